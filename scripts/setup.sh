@@ -1,0 +1,8 @@
+#!/usr/bin/env bash
+# Creates .venv and installs spark-ducklake with the given extras (default: test). Idempotent.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+extras="${1:-test}"
+python3 -m venv .venv
+.venv/bin/python -m pip install --quiet --upgrade pip
+.venv/bin/python -m pip install --quiet -e ".[${extras}]"

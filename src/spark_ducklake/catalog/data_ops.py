@@ -1,0 +1,172 @@
+"""Commit operations that change table data: register files, inline rows, replace everything."""
+
+from __future__ import annotations
+
+import io
+from dataclasses import dataclass
+
+import pyarrow as pa
+import pyarrow.parquet as pq
+import sqlalchemy as sa
+
+from . import inlined_tables, paths, stats
+from .changes import Change
+from .commit import CommitContext
+from .ddl_ops import TableRef
+from .model import ColumnStats, NewDataFile, TableInfo
+from .spec_tables import T
+
+
+def _table_id(table: TableInfo | TableRef) -> int:
+    return table.table_id  # TableRef is filled by CreateTable earlier in the same commit
+
+
+def _stats_row(ctx: CommitContext, table_id: int) -> dict:
+    ts = T["ducklake_table_stats"]
+    row = ctx.conn.execute(sa.select(ts).where(ts.c.table_id == table_id)).mappings().one_or_none()
+    if row is None:
+        row = {"table_id": table_id, "record_count": 0, "next_row_id": 0, "file_size_bytes": 0}
+        ctx.conn.execute(ts.insert().values(**row))
+    return dict(row)
+
+
+def _bump_table_stats(ctx: CommitContext, table_id: int, rows: int, size: int, next_row_id: int) -> None:
+    ts = T["ducklake_table_stats"]
+    ctx.conn.execute(ts.update().where(ts.c.table_id == table_id).values(
+        record_count=ts.c.record_count + rows, next_row_id=next_row_id,
+        file_size_bytes=ts.c.file_size_bytes + size,
+    ))
+
+
+def _merge_column_stats(ctx: CommitContext, table_id: int, columns, new: list[dict[int, ColumnStats]]) -> None:
+    tcs = T["ducklake_table_column_stats"]
+    current = {
+        r.column_id: stats.TableColumnStats(
+            contains_null=r.contains_null, contains_nan=r.contains_nan, min_value=r.min_value,
+            max_value=r.max_value,
+        )
+        for r in ctx.conn.execute(sa.select(tcs).where(tcs.c.table_id == table_id))
+    }
+    types = {col.column_id: col.type for top in columns for col in top.walk() if not col.is_nested}
+    merged = stats.merge_table_column_stats(current or None, new, types)
+    ctx.conn.execute(tcs.delete().where(tcs.c.table_id == table_id))
+    rows = [
+        {"table_id": table_id, "column_id": cid, "contains_null": s.contains_null, "contains_nan": s.contains_nan,
+         "min_value": s.min_value, "max_value": s.max_value, "extra_stats": None}
+        for cid, s in sorted(merged.items())
+    ]
+    if rows:
+        ctx.conn.execute(tcs.insert(), rows)
+
+
+@dataclass
+class AppendFiles:
+    """INSERT by registering Parquet files the writer already staged."""
+
+    table: TableInfo
+    files: list[NewDataFile]
+    ref: TableRef | None = None  # set when the table is created in the same commit
+
+    def _id(self) -> int:
+        return self.ref.table_id if self.ref is not None else self.table.table_id
+
+    def intents(self) -> list[Change]:
+        return [] if self.ref is not None else [Change("inserted_into_table", str(self.table.table_id))]
+
+    def apply(self, ctx: CommitContext) -> None:
+        table_id = self._id()
+        current = _stats_row(ctx, table_id)
+        next_row_id = current["next_row_id"]
+        data_rows, stat_rows, part_rows = [], [], []
+        for f in self.files:
+            file_id = ctx.file_id()
+            rel, is_rel = paths.relative_to(self.table.path, f.path)
+            data_rows.append({
+                "data_file_id": file_id, "table_id": table_id, "begin_snapshot": ctx.snapshot_id,
+                "end_snapshot": None, "file_order": None, "path": rel, "path_is_relative": is_rel,
+                "file_format": "parquet", "record_count": f.record_count, "file_size_bytes": f.file_size_bytes,
+                "footer_size": f.footer_size, "row_id_start": next_row_id, "partition_id": None,
+                "encryption_key": None, "mapping_id": None, "partial_max": None,
+            })
+            next_row_id += f.record_count
+            for cid, s in sorted(f.column_stats.items()):
+                stat_rows.append({
+                    "data_file_id": file_id, "table_id": table_id, "column_id": cid,
+                    "column_size_bytes": s.column_size_bytes, "value_count": s.value_count,
+                    "null_count": s.null_count, "min_value": s.min_value, "max_value": s.max_value,
+                    "contains_nan": s.contains_nan, "extra_stats": None,
+                })
+            for key_index, value in sorted(f.partition_values.items()):
+                part_rows.append({"data_file_id": file_id, "table_id": table_id,
+                                  "partition_key_index": key_index, "partition_value": value})
+        if data_rows:
+            ctx.conn.execute(T["ducklake_data_file"].insert(), data_rows)
+        if stat_rows:
+            ctx.conn.execute(T["ducklake_file_column_stats"].insert(), stat_rows)
+        if part_rows:
+            ctx.conn.execute(T["ducklake_file_partition_value"].insert(), part_rows)
+        _bump_table_stats(ctx, table_id, sum(f.record_count for f in self.files),
+                          sum(f.file_size_bytes for f in self.files), next_row_id)
+        _merge_column_stats(ctx, table_id, self.table.columns, [f.column_stats for f in self.files])
+        ctx.record("inserted_into_table", table_id)
+
+
+@dataclass
+class InlineInsert:
+    """INSERT of a few rows straight into the catalog's inlined data table."""
+
+    table: TableInfo
+    data: pa.Table  # columns in table order, Arrow types of types.to_arrow_type
+    ref: TableRef | None = None
+
+    def _id(self) -> int:
+        return self.ref.table_id if self.ref is not None else self.table.table_id
+
+    def intents(self) -> list[Change]:
+        return [] if self.ref is not None else [Change("inlined_insert", str(self.table.table_id))]
+
+    def apply(self, ctx: CommitContext) -> None:
+        table_id = self._id()
+        current = _stats_row(ctx, table_id)
+        target = inlined_tables.current_inlined_table(ctx.conn, table_id, self.table.columns)
+        first = current["next_row_id"]
+        inlined_tables.insert_rows(ctx.conn, target, self.data, self.table.columns, first, ctx.snapshot_id)
+        ctx.file_id()  # the reference spends one file id per inlined insert; keep the counters in step
+        _bump_table_stats(ctx, table_id, self.data.num_rows, 0, first + self.data.num_rows)
+        _merge_column_stats(ctx, table_id, self.table.columns, [_arrow_stats(self.data, self.table)])
+        ctx.record("inlined_insert", table_id)
+
+
+def _arrow_stats(data: pa.Table, table: TableInfo) -> dict[int, ColumnStats]:
+    """Column stats of a few in-memory rows, computed the same way as for files (via a Parquet footer)."""
+    from .types import to_arrow_schema
+
+    buf = io.BytesIO()
+    pq.write_table(data.cast(to_arrow_schema(table.columns)), buf)
+    buf.seek(0)
+    return stats.file_column_stats(pq.ParquetFile(buf).metadata, table.columns)
+
+
+@dataclass
+class ReplaceAll:
+    """Delete every row visible now (the first half of an overwrite)."""
+
+    table: TableInfo
+
+    def intents(self) -> list[Change]:
+        return [Change("deleted_from_table", str(self.table.table_id))]
+
+    @property
+    def deleted_file_ids(self) -> set[int]:
+        return set()  # every file: conflicts with any concurrent delete on this table
+
+    def apply(self, ctx: CommitContext) -> None:
+        tid = self.table.table_id
+        for name in ("ducklake_data_file", "ducklake_delete_file"):
+            tbl = T[name]
+            ctx.conn.execute(tbl.update().where(tbl.c.table_id == tid, tbl.c.end_snapshot.is_(None))
+                             .values(end_snapshot=ctx.snapshot_id))
+        ended = inlined_tables.end_all_rows(ctx.conn, tid, ctx.snapshot_id)
+        ctx.record("deleted_from_table", tid)
+        if ended:
+            ctx.record("inlined_delete", tid)

@@ -1,0 +1,189 @@
+"""Commit operations that change the catalog's structure: schemas and tables."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+import sqlalchemy as sa
+
+from ..errors import AlreadyExistsError, DuckLakeError, NotFoundError
+from . import paths, reader
+from .changes import Change, quote_name
+from .commit import CommitContext
+from .inlined_tables import create_inlined_data_table
+from .model import Column
+from .spec_tables import T, new_uuid
+
+
+@dataclass
+class TableRef:
+    """A table id known only once the commit assigns it (tables created in the same commit)."""
+
+    table_id: int | None = None
+
+
+def _end(ctx: CommitContext, table: sa.Table, *where) -> int:
+    stmt = table.update().where(table.c.end_snapshot.is_(None), *where).values(end_snapshot=ctx.snapshot_id)
+    return ctx.conn.execute(stmt).rowcount
+
+
+def _record_schema_version(ctx: CommitContext, table_id: int) -> None:
+    ctx.schema_changed = True
+    ctx.conn.execute(T["ducklake_schema_versions"].insert().values(
+        begin_snapshot=ctx.snapshot_id, schema_version=ctx.schema_version, table_id=table_id,
+    ))
+
+
+@dataclass
+class CreateSchema:
+    """CREATE SCHEMA name."""
+
+    name: str
+
+    def intents(self) -> list[Change]:
+        return [Change("created_schema", quote_name(self.name))]
+
+    def apply(self, ctx: CommitContext) -> None:
+        existing = reader.list_schemas(ctx.conn, ctx.snapshot_id - 1, ctx.data_path)
+        if any(s.name == self.name for s in existing):
+            raise AlreadyExistsError(f"schema {self.name!r} already exists")
+        schema_id, schema_uuid = ctx.catalog_id(), new_uuid()
+        ctx.conn.execute(T["ducklake_schema"].insert().values(
+            schema_id=schema_id, schema_uuid=schema_uuid, begin_snapshot=ctx.snapshot_id, end_snapshot=None,
+            schema_name=self.name, path=paths.dir_name_for(self.name, schema_uuid), path_is_relative=True,
+        ))
+        ctx.schema_changed = True
+        ctx.record("created_schema", quote_name(self.name))
+
+
+@dataclass
+class DropSchema:
+    """DROP SCHEMA name (must be empty unless `cascade`)."""
+
+    name: str
+    cascade: bool = False
+    schema_id: int | None = None
+
+    def intents(self) -> list[Change]:
+        return [Change("dropped_schema", str(self.schema_id))] if self.schema_id is not None else []
+
+    def apply(self, ctx: CommitContext) -> None:
+        schema = reader.find_schema(ctx.conn, ctx.snapshot_id - 1, ctx.data_path, self.name)
+        tables = reader.list_tables(ctx.conn, ctx.snapshot_id - 1, ctx.data_path, schema=self.name)
+        if tables and not self.cascade:
+            names = ", ".join(t.name for t in tables)
+            raise DuckLakeError(f"schema {self.name!r} is not empty (tables: {names}); use cascade=True")
+        for table in tables:
+            DropTable(table.table_id).apply(ctx)
+        sc = T["ducklake_schema"]
+        _end(ctx, sc, sc.c.schema_id == schema.schema_id)
+        ctx.schema_changed = True
+        ctx.record("dropped_schema", schema.schema_id)
+
+
+@dataclass
+class CreateTable:
+    """CREATE TABLE schema.name (columns) — column ids are already assigned in `columns`."""
+
+    schema: str
+    name: str
+    columns: list[Column]
+    ref: TableRef = field(default_factory=TableRef)
+    table_uuid: str = field(default_factory=new_uuid)  # fixed up front: writers need the table's directory
+
+    def intents(self) -> list[Change]:
+        return [Change("created_table", quote_name(self.schema, self.name))]
+
+    def apply(self, ctx: CommitContext) -> None:
+        if not self.columns:
+            raise DuckLakeError(f"table {self.schema}.{self.name} needs at least one column")
+        schema = reader.find_schema(ctx.conn, ctx.snapshot_id - 1, ctx.data_path, self.schema)
+        if reader.list_tables(ctx.conn, ctx.snapshot_id - 1, ctx.data_path, schema=self.schema, name=self.name):
+            raise AlreadyExistsError(f"table {self.schema}.{self.name} already exists")
+        table_id, table_uuid = ctx.catalog_id(), self.table_uuid
+        self.ref.table_id = table_id
+        ctx.conn.execute(T["ducklake_table"].insert().values(
+            table_id=table_id, table_uuid=table_uuid, begin_snapshot=ctx.snapshot_id, end_snapshot=None,
+            schema_id=schema.schema_id, table_name=self.name, path=paths.dir_name_for(self.name, table_uuid),
+            path_is_relative=True,
+        ))
+        insert_columns(ctx, table_id, self.columns)
+        _record_schema_version(ctx, table_id)
+        create_inlined_data_table(ctx.conn, table_id, ctx.schema_version, self.columns)
+        ctx.record("created_table", quote_name(self.schema, self.name))
+
+
+def insert_columns(ctx: CommitContext, table_id: int, columns: list[Column]) -> None:
+    """Write column rows depth first, as the reference orders them."""
+    rows = []
+
+    def add(col: Column, parent: int | None) -> None:
+        rows.append({
+            "column_id": col.column_id, "begin_snapshot": ctx.snapshot_id, "end_snapshot": None,
+            "table_id": table_id, "column_order": col.column_id, "column_name": col.name,
+            "column_type": col.type, "initial_default": col.initial_default,
+            "default_value": col.default_value if col.default_value is not None else "NULL",
+            "nulls_allowed": col.nullable, "parent_column": parent,
+            "default_value_type": "" if col.is_nested else "literal", "default_value_dialect": "duckdb",
+        })
+        for child in col.children:
+            add(child, col.column_id)
+
+    for col in columns:
+        add(col, None)
+    ctx.conn.execute(T["ducklake_column"].insert(), rows)
+
+
+@dataclass
+class DropTable:
+    """DROP TABLE by id: end every row that belongs to it."""
+
+    table_id: int
+
+    def intents(self) -> list[Change]:
+        return [Change("dropped_table", str(self.table_id))]
+
+    def apply(self, ctx: CommitContext) -> None:
+        tid = self.table_id
+        for name in ("ducklake_table", "ducklake_partition_info", "ducklake_column", "ducklake_column_tag",
+                     "ducklake_data_file", "ducklake_delete_file", "ducklake_sort_info"):
+            table = T[name]
+            ended = _end(ctx, table, table.c.table_id == tid)
+            if name == "ducklake_table" and not ended:
+                raise NotFoundError(f"table id {tid} does not exist")
+        tag = T["ducklake_tag"]
+        _end(ctx, tag, tag.c.object_id == tid)
+        ctx.schema_changed = True
+        ctx.record("dropped_table", tid)
+
+
+@dataclass
+class RenameTable:
+    """ALTER TABLE ... RENAME TO: a new version of the table row (the reference logs it as created_table)."""
+
+    table_id: int
+    schema: str
+    new_name: str
+
+    def intents(self) -> list[Change]:
+        return [Change("created_table", quote_name(self.schema, self.new_name)),
+                Change("altered_table", str(self.table_id))]
+
+    def apply(self, ctx: CommitContext) -> None:
+        t = T["ducklake_table"]
+        if reader.list_tables(ctx.conn, ctx.snapshot_id - 1, ctx.data_path, schema=self.schema,
+                              name=self.new_name):
+            raise AlreadyExistsError(f"table {self.schema}.{self.new_name} already exists")
+        current = ctx.conn.execute(
+            sa.select(t).where(t.c.table_id == self.table_id, t.c.end_snapshot.is_(None))
+        ).mappings().one_or_none()
+        if current is None:
+            raise NotFoundError(f"table id {self.table_id} does not exist")
+        _end(ctx, t, t.c.table_id == self.table_id)
+        row = dict(current)
+        row.update(begin_snapshot=ctx.snapshot_id, end_snapshot=None, table_name=self.new_name)
+        ctx.conn.execute(t.insert().values(**row))
+        _record_schema_version(ctx, self.table_id)
+        columns = reader.load_columns(ctx.conn, [self.table_id], ctx.snapshot_id - 1)[self.table_id]
+        create_inlined_data_table(ctx.conn, self.table_id, ctx.schema_version, columns)
+        ctx.record("created_table", quote_name(self.schema, self.new_name))

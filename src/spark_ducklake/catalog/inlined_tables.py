@@ -1,0 +1,134 @@
+"""Catalog-side bookkeeping of inlined data tables: which exist, creating, filling and reading them."""
+
+from __future__ import annotations
+
+import pyarrow as pa
+import sqlalchemy as sa
+
+from . import inlined, reader
+from .model import Column
+from .spec_tables import T
+
+
+def _dialect(conn: sa.Connection) -> str:
+    return conn.engine.dialect.name
+
+
+def create_inlined_data_table(conn: sa.Connection, table_id: int, schema_version: int,
+                              columns: list[Column]) -> str:
+    """Create ducklake_inlined_data_<table>_<version> and register it, as the reference does on DDL."""
+    md = sa.MetaData()
+    table = inlined.inlined_data_table(md, _dialect(conn), table_id, schema_version, columns)
+    table.create(conn, checkfirst=True)
+    registry = T["ducklake_inlined_data_tables"]
+    exists = conn.execute(sa.select(registry.c.table_name).where(registry.c.table_name == table.name)).first()
+    if exists is None:
+        conn.execute(registry.insert().values(table_id=table_id, table_name=table.name,
+                                              schema_version=schema_version))
+    return table.name
+
+
+def inlined_versions(conn: sa.Connection, table_id: int) -> list[tuple[str, int]]:
+    """(table name, schema version) of every inlined data table of a table, oldest first."""
+    registry = T["ducklake_inlined_data_tables"]
+    rows = conn.execute(
+        sa.select(registry.c.table_name, registry.c.schema_version)
+        .where(registry.c.table_id == table_id).order_by(registry.c.schema_version)
+    )
+    return [(name, version) for name, version in rows]
+
+
+def current_inlined_table(conn: sa.Connection, table_id: int, columns: list[Column]) -> sa.Table:
+    """The inlined data table for the table's newest schema version, created when missing."""
+    sv = T["ducklake_schema_versions"]
+    latest = conn.execute(sa.select(sa.func.max(sv.c.schema_version)).where(sv.c.table_id == table_id)).scalar()
+    versions = inlined_versions(conn, table_id)
+    if latest is None:
+        latest = versions[-1][1] if versions else 0
+    if not versions or versions[-1][1] < latest:
+        create_inlined_data_table(conn, table_id, latest, columns)
+    return inlined.inlined_data_table(sa.MetaData(), _dialect(conn), table_id, latest, columns)
+
+
+def insert_rows(conn: sa.Connection, table: sa.Table, data: pa.Table, columns: list[Column],
+                first_row_id: int, snapshot_id: int) -> None:
+    """Insert Arrow rows with consecutive row ids, visible from `snapshot_id`."""
+    rows = inlined.encode_rows(data, columns, _dialect(conn))
+    for offset, row in enumerate(rows):
+        row.update(row_id=first_row_id + offset, begin_snapshot=snapshot_id, end_snapshot=None)
+    if rows:
+        conn.execute(table.insert(), rows)
+
+
+def end_all_rows(conn: sa.Connection, table_id: int, snapshot_id: int) -> int:
+    """Mark every live inlined row of the table deleted at `snapshot_id`; returns how many."""
+    ended = 0
+    for name, _version in inlined_versions(conn, table_id):
+        tbl = sa.table(name, sa.column("end_snapshot"))
+        ended += conn.execute(
+            tbl.update().where(tbl.c.end_snapshot.is_(None)).values(end_snapshot=snapshot_id)
+        ).rowcount
+    return ended
+
+
+def read_rows(conn: sa.Connection, table_id: int, columns: list[Column], snapshot_id: int) -> pa.Table | None:
+    """Inlined rows visible at the snapshot, in the table's current columns plus `row_id`; None if none."""
+    sv = T["ducklake_schema_versions"]
+    begins = dict(
+        (version, begin) for begin, version in
+        conn.execute(sa.select(sv.c.begin_snapshot, sv.c.schema_version).where(sv.c.table_id == table_id))
+    )
+    parts = []
+    for name, version in inlined_versions(conn, table_id):
+        # The inlined table holds the columns of its own schema version.
+        at = begins.get(version)
+        old_columns = columns if at is None else reader.load_columns(conn, [table_id], at).get(table_id, columns)
+        md = sa.MetaData()
+        tbl = inlined.inlined_data_table(md, _dialect(conn), table_id, version, old_columns)
+        if not sa.inspect(conn).has_table(name):
+            continue
+        query = sa.select(tbl).where(
+            tbl.c.begin_snapshot <= snapshot_id,
+            sa.or_(tbl.c.end_snapshot.is_(None), tbl.c.end_snapshot > snapshot_id),
+        ).order_by(tbl.c.row_id)
+        rows = conn.execute(query).mappings().all()
+        if not rows:
+            continue
+        decoded = inlined.decode_rows(rows, old_columns, _dialect(conn))
+        parts.append(_to_current(decoded, [r["row_id"] for r in rows], old_columns, columns))
+    if not parts:
+        return None
+    return pa.concat_tables(parts)
+
+
+def _to_current(data: pa.Table, row_ids: list[int], old: list[Column], current: list[Column]) -> pa.Table:
+    from .types import parse_literal, to_arrow_type
+
+    by_id = {col.column_id: i for i, col in enumerate(old)}
+    arrays, names = [], []
+    for col in current:
+        target = to_arrow_type(col)
+        if col.column_id in by_id:
+            arr = data.column(by_id[col.column_id])
+            arrays.append(arr if arr.type == target else arr.cast(target))
+        else:
+            value = parse_literal(col.type, col.initial_default) if col.initial_default is not None else None
+            arrays.append(pa.array([value] * data.num_rows, type=target))
+        names.append(col.name)
+    arrays.append(pa.array(row_ids, type=pa.int64()))
+    names.append("row_id")
+    return pa.Table.from_arrays(arrays, names=names)
+
+
+def inlined_deletes(conn: sa.Connection, table_id: int, snapshot_id: int) -> dict[int, list[int]]:
+    """Positions deleted by inlined deletes visible at the snapshot, per data file id."""
+    name = f"ducklake_inlined_delete_{table_id}"
+    if not sa.inspect(conn).has_table(name):
+        return {}
+    tbl = sa.table(name, sa.column("file_id"), sa.column("row_id"), sa.column("begin_snapshot"))
+    out: dict[int, list[int]] = {}
+    for file_id, row_id in conn.execute(
+        sa.select(tbl.c.file_id, tbl.c.row_id).where(tbl.c.begin_snapshot <= snapshot_id)
+    ):
+        out.setdefault(file_id, []).append(row_id)
+    return out

@@ -1,0 +1,140 @@
+"""Plain data objects read from and written to the catalog; no SQL here."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from datetime import datetime
+
+NESTED_TYPES = ("list", "struct", "map")
+
+
+@dataclass(frozen=True)
+class Snapshot:
+    """One row of ducklake_snapshot, joined with its ducklake_snapshot_changes row."""
+
+    snapshot_id: int
+    snapshot_time: datetime
+    schema_version: int
+    next_catalog_id: int
+    next_file_id: int
+    changes: str | None = None
+    author: str | None = None
+    commit_message: str | None = None
+    commit_extra_info: str | None = None
+
+
+@dataclass
+class Column:
+    """A (possibly nested) column at one snapshot; `type` is the DuckLake type string."""
+
+    column_id: int
+    name: str
+    type: str
+    nullable: bool = True
+    children: list[Column] = field(default_factory=list)
+    initial_default: str | None = None
+    default_value: str | None = None
+    # First snapshot in which this column_id existed (older files lack it).
+    added_snapshot: int | None = None
+
+    @property
+    def is_nested(self) -> bool:
+        """True for list, struct and map columns."""
+        return self.type in NESTED_TYPES
+
+    def walk(self):
+        """Yield this column and all nested children, depth first."""
+        yield self
+        for child in self.children:
+            yield from child.walk()
+
+
+@dataclass
+class SchemaInfo:
+    """A schema visible at a snapshot."""
+
+    schema_id: int
+    name: str
+    path: str  # absolute, ends with '/'
+    begin_snapshot: int
+
+
+@dataclass
+class TableInfo:
+    """A table visible at a snapshot, with its top-level columns in order."""
+
+    table_id: int
+    table_uuid: str
+    schema_id: int
+    schema_name: str
+    name: str
+    path: str  # absolute data directory of the table, ends with '/'
+    columns: list[Column]
+    begin_snapshot: int
+
+    @property
+    def qualified_name(self) -> str:
+        """schema.table"""
+        return f"{self.schema_name}.{self.name}"
+
+    def all_columns(self):
+        """Every column including nested children."""
+        for col in self.columns:
+            yield from col.walk()
+
+
+@dataclass
+class DeleteFile:
+    """A positional delete file attached to one data file."""
+
+    delete_file_id: int
+    data_file_id: int
+    path: str  # absolute
+    delete_count: int
+    begin_snapshot: int
+    partial_max: int | None = None
+    file_size_bytes: int | None = None
+    footer_size: int | None = None
+
+
+@dataclass
+class DataFile:
+    """A Parquet data file visible at a snapshot, with its delete file if any."""
+
+    data_file_id: int
+    table_id: int
+    path: str  # absolute
+    record_count: int
+    file_size_bytes: int
+    footer_size: int | None
+    row_id_start: int | None
+    begin_snapshot: int
+    partial_max: int | None = None
+    partition_id: int | None = None
+    mapping_id: int | None = None
+    delete_file: DeleteFile | None = None
+
+
+@dataclass
+class ColumnStats:
+    """Per-file statistics of one column, values in the spec's string encodings."""
+
+    column_id: int
+    value_count: int | None = None
+    null_count: int | None = None
+    min_value: str | None = None
+    max_value: str | None = None
+    contains_nan: bool | None = None
+    column_size_bytes: int | None = None
+
+
+@dataclass
+class NewDataFile:
+    """A data file written (staged) by a writer and not yet committed."""
+
+    path: str  # absolute final path
+    record_count: int
+    file_size_bytes: int
+    footer_size: int
+    column_stats: dict[int, ColumnStats] = field(default_factory=dict)
+    partition_values: dict[int, str] = field(default_factory=dict)

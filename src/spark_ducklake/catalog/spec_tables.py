@@ -1,0 +1,210 @@
+"""The DuckLake 1.0 catalog tables as SQLAlchemy Core objects, typed per dialect like the reference."""
+
+from __future__ import annotations
+
+import uuid
+from datetime import datetime, timezone
+
+import sqlalchemy as sa
+from sqlalchemy.dialects import postgresql
+from sqlalchemy.types import TypeDecorator
+
+SPEC_VERSION = "1.0"
+
+
+class CatalogBool(TypeDecorator):
+    """BOOLEAN, stored as BIGINT in SQLite as the reference does."""
+
+    impl = sa.Boolean
+    cache_ok = True
+
+    def load_dialect_impl(self, dialect):
+        if dialect.name == "sqlite":
+            return dialect.type_descriptor(sa.BigInteger())
+        return dialect.type_descriptor(sa.Boolean())
+
+    def process_bind_param(self, value, dialect):
+        if value is None:
+            return None
+        return int(bool(value)) if dialect.name == "sqlite" else bool(value)
+
+    def process_result_value(self, value, dialect):
+        return None if value is None else bool(value)
+
+
+class CatalogUuid(TypeDecorator):
+    """UUID, stored as text in SQLite; always handed to Python as str."""
+
+    impl = sa.String
+    cache_ok = True
+
+    def load_dialect_impl(self, dialect):
+        if dialect.name == "postgresql":
+            return dialect.type_descriptor(postgresql.UUID(as_uuid=False))
+        if dialect.name == "duckdb":
+            return dialect.type_descriptor(sa.Uuid(as_uuid=False))
+        return dialect.type_descriptor(sa.String())
+
+    def process_bind_param(self, value, dialect):
+        return None if value is None else str(value)
+
+    def process_result_value(self, value, dialect):
+        return None if value is None else str(value)
+
+
+class CatalogTimestamp(TypeDecorator):
+    """TIMESTAMPTZ; SQLite keeps the reference's text form `2026-11-22 11:42:19.375589+00`."""
+
+    impl = sa.DateTime
+    cache_ok = True
+
+    def load_dialect_impl(self, dialect):
+        if dialect.name == "sqlite":
+            return dialect.type_descriptor(sa.String())
+        return dialect.type_descriptor(sa.DateTime(timezone=True))
+
+    def process_bind_param(self, value, dialect):
+        if value is None:
+            return None
+        value = value.astimezone(timezone.utc)
+        if dialect.name == "sqlite":
+            return format_sqlite_timestamp(value)
+        return value
+
+    def process_result_value(self, value, dialect):
+        if value is None:
+            return None
+        if isinstance(value, str):
+            return parse_catalog_timestamp(value)
+        return value if value.tzinfo else value.replace(tzinfo=timezone.utc)
+
+
+def format_sqlite_timestamp(value: datetime) -> str:
+    """The reference's text form: microseconds only when non-zero, trimmed, offset '+00'."""
+    text = value.astimezone(timezone.utc).strftime("%Y-%m-%d %H:%M:%S")
+    if value.microsecond:
+        text += f".{value.microsecond:06d}".rstrip("0")
+    return text + "+00"
+
+
+def parse_catalog_timestamp(text: str) -> datetime:
+    """Parse `YYYY-MM-DD HH:MM:SS[.ffffff][+HH[:MM]]` as written by DuckDB into SQLite."""
+    text = text.strip().replace("T", " ")
+    if text.endswith("Z"):
+        text = text[:-1] + "+00:00"
+    elif len(text) >= 3 and text[-3] in "+-" and text[-3:].lstrip("+-").isdigit():
+        text += ":00"
+    value = datetime.fromisoformat(text)
+    return value if value.tzinfo else value.replace(tzinfo=timezone.utc)
+
+
+def new_uuid() -> str:
+    """A time-ordered UUID (v7) like the reference's, as text."""
+    if hasattr(uuid, "uuid7"):  # Python 3.14+
+        return str(uuid.uuid7())
+    import os
+    import time
+
+    ms = int(time.time() * 1000)
+    rand = bytearray(os.urandom(10))
+    raw = ms.to_bytes(6, "big") + bytes([0x70 | (rand[0] & 0x0F), rand[1], 0x80 | (rand[2] & 0x3F)]) + rand[3:]
+    return str(uuid.UUID(bytes=bytes(raw)))
+
+
+def _col(name: str, type_, **kw) -> sa.Column:
+    return sa.Column(name, type_, **kw)
+
+
+BIG = sa.BigInteger
+TEXT = sa.String
+
+
+def build_metadata() -> sa.MetaData:
+    """All spec-1.0 catalog tables (inlined data tables are created per table elsewhere)."""
+    md = sa.MetaData()
+
+    def table(name: str, *cols: sa.Column) -> sa.Table:
+        return sa.Table(name, md, *cols)
+
+    table("ducklake_metadata", _col("key", TEXT, nullable=False), _col("value", TEXT, nullable=False),
+          _col("scope", TEXT), _col("scope_id", BIG))
+    table("ducklake_snapshot", _col("snapshot_id", BIG, primary_key=True, autoincrement=False),
+          _col("snapshot_time", CatalogTimestamp), _col("schema_version", BIG), _col("next_catalog_id", BIG),
+          _col("next_file_id", BIG))
+    table("ducklake_snapshot_changes", _col("snapshot_id", BIG, primary_key=True, autoincrement=False),
+          _col("changes_made", TEXT), _col("author", TEXT), _col("commit_message", TEXT),
+          _col("commit_extra_info", TEXT))
+    table("ducklake_schema", _col("schema_id", BIG, primary_key=True, autoincrement=False),
+          _col("schema_uuid", CatalogUuid), _col("begin_snapshot", BIG), _col("end_snapshot", BIG),
+          _col("schema_name", TEXT), _col("path", TEXT), _col("path_is_relative", CatalogBool))
+    table("ducklake_table", _col("table_id", BIG), _col("table_uuid", CatalogUuid), _col("begin_snapshot", BIG),
+          _col("end_snapshot", BIG), _col("schema_id", BIG), _col("table_name", TEXT), _col("path", TEXT),
+          _col("path_is_relative", CatalogBool))
+    table("ducklake_view", _col("view_id", BIG), _col("view_uuid", CatalogUuid), _col("begin_snapshot", BIG),
+          _col("end_snapshot", BIG), _col("schema_id", BIG), _col("view_name", TEXT), _col("dialect", TEXT),
+          _col("sql", TEXT), _col("column_aliases", TEXT))
+    table("ducklake_tag", _col("object_id", BIG), _col("begin_snapshot", BIG), _col("end_snapshot", BIG),
+          _col("key", TEXT), _col("value", TEXT))
+    table("ducklake_column_tag", _col("table_id", BIG), _col("column_id", BIG), _col("begin_snapshot", BIG),
+          _col("end_snapshot", BIG), _col("key", TEXT), _col("value", TEXT))
+    table("ducklake_data_file", _col("data_file_id", BIG, primary_key=True, autoincrement=False),
+          _col("table_id", BIG), _col("begin_snapshot", BIG), _col("end_snapshot", BIG), _col("file_order", BIG),
+          _col("path", TEXT), _col("path_is_relative", CatalogBool), _col("file_format", TEXT),
+          _col("record_count", BIG), _col("file_size_bytes", BIG), _col("footer_size", BIG),
+          _col("row_id_start", BIG), _col("partition_id", BIG), _col("encryption_key", TEXT),
+          _col("mapping_id", BIG), _col("partial_max", BIG))
+    table("ducklake_file_column_stats", _col("data_file_id", BIG), _col("table_id", BIG), _col("column_id", BIG),
+          _col("column_size_bytes", BIG), _col("value_count", BIG), _col("null_count", BIG),
+          _col("min_value", TEXT), _col("max_value", TEXT), _col("contains_nan", CatalogBool),
+          _col("extra_stats", TEXT))
+    table("ducklake_file_variant_stats", _col("data_file_id", BIG), _col("table_id", BIG),
+          _col("column_id", BIG), _col("variant_path", TEXT), _col("shredded_type", TEXT),
+          _col("column_size_bytes", BIG), _col("value_count", BIG), _col("null_count", BIG),
+          _col("min_value", TEXT), _col("max_value", TEXT), _col("contains_nan", CatalogBool),
+          _col("extra_stats", TEXT))
+    table("ducklake_delete_file", _col("delete_file_id", BIG, primary_key=True, autoincrement=False),
+          _col("table_id", BIG), _col("begin_snapshot", BIG), _col("end_snapshot", BIG),
+          _col("data_file_id", BIG), _col("path", TEXT), _col("path_is_relative", CatalogBool),
+          _col("format", TEXT), _col("delete_count", BIG), _col("file_size_bytes", BIG),
+          _col("footer_size", BIG), _col("encryption_key", TEXT), _col("partial_max", BIG))
+    table("ducklake_column", _col("column_id", BIG), _col("begin_snapshot", BIG), _col("end_snapshot", BIG),
+          _col("table_id", BIG), _col("column_order", BIG), _col("column_name", TEXT), _col("column_type", TEXT),
+          _col("initial_default", TEXT), _col("default_value", TEXT), _col("nulls_allowed", CatalogBool),
+          _col("parent_column", BIG), _col("default_value_type", TEXT), _col("default_value_dialect", TEXT))
+    table("ducklake_table_stats", _col("table_id", BIG), _col("record_count", BIG), _col("next_row_id", BIG),
+          _col("file_size_bytes", BIG))
+    table("ducklake_table_column_stats", _col("table_id", BIG), _col("column_id", BIG),
+          _col("contains_null", CatalogBool), _col("contains_nan", CatalogBool), _col("min_value", TEXT),
+          _col("max_value", TEXT), _col("extra_stats", TEXT))
+    table("ducklake_partition_info", _col("partition_id", BIG), _col("table_id", BIG),
+          _col("begin_snapshot", BIG), _col("end_snapshot", BIG))
+    table("ducklake_partition_column", _col("partition_id", BIG), _col("table_id", BIG),
+          _col("partition_key_index", BIG), _col("column_id", BIG), _col("transform", TEXT))
+    table("ducklake_file_partition_value", _col("data_file_id", BIG), _col("table_id", BIG),
+          _col("partition_key_index", BIG), _col("partition_value", TEXT))
+    table("ducklake_files_scheduled_for_deletion", _col("data_file_id", BIG), _col("path", TEXT),
+          _col("path_is_relative", CatalogBool), _col("schedule_start", CatalogTimestamp))
+    table("ducklake_inlined_data_tables", _col("table_id", BIG), _col("table_name", TEXT),
+          _col("schema_version", BIG))
+    table("ducklake_column_mapping", _col("mapping_id", BIG), _col("table_id", BIG), _col("type", TEXT))
+    table("ducklake_name_mapping", _col("mapping_id", BIG), _col("column_id", BIG), _col("source_name", TEXT),
+          _col("target_field_id", BIG), _col("parent_column", BIG), _col("is_partition", CatalogBool))
+    table("ducklake_schema_versions", _col("begin_snapshot", BIG), _col("schema_version", BIG),
+          _col("table_id", BIG))
+    table("ducklake_macro", _col("schema_id", BIG), _col("macro_id", BIG), _col("macro_name", TEXT),
+          _col("begin_snapshot", BIG), _col("end_snapshot", BIG))
+    table("ducklake_macro_impl", _col("macro_id", BIG), _col("impl_id", BIG), _col("dialect", TEXT),
+          _col("sql", TEXT), _col("type", TEXT))
+    table("ducklake_macro_parameters", _col("macro_id", BIG), _col("impl_id", BIG), _col("column_id", BIG),
+          _col("parameter_name", TEXT), _col("parameter_type", TEXT), _col("default_value", TEXT),
+          _col("default_value_type", TEXT))
+    table("ducklake_sort_info", _col("sort_id", BIG), _col("table_id", BIG), _col("begin_snapshot", BIG),
+          _col("end_snapshot", BIG))
+    table("ducklake_sort_expression", _col("sort_id", BIG), _col("table_id", BIG),
+          _col("sort_key_index", BIG), _col("expression", TEXT), _col("dialect", TEXT),
+          _col("sort_direction", TEXT), _col("null_order", TEXT))
+    return md
+
+
+METADATA = build_metadata()
+T = METADATA.tables  # short alias used by the catalog modules: T["ducklake_snapshot"]

@@ -1,0 +1,298 @@
+"""`DuckLake`: the user-facing handle on one lake (catalog database + data path)."""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+from contextlib import contextmanager
+from datetime import datetime
+from typing import TYPE_CHECKING, Any, NamedTuple
+
+import pyarrow as pa
+import sqlalchemy as sa
+
+from .catalog import bootstrap, reader
+from .catalog.changes import display_changes
+from .catalog.commit import CommitInfo, commit
+from .catalog.connection import CatalogLocation, catalog_exists, create_engine, parse_catalog
+from .catalog.data_ops import AppendFiles, InlineInsert, ReplaceAll
+from .catalog.ddl_ops import CreateSchema, CreateTable, DropSchema, DropTable, RenameTable
+from .catalog.model import Snapshot, TableInfo
+from .catalog.paths import absolute_data_path
+from .errors import AlreadyExistsError, CatalogError, NotFoundError, ReadOnlyError
+from .write_plan import conform_arrow, plan_columns
+
+if TYPE_CHECKING:
+    from pyspark.sql import DataFrame, SparkSession
+
+DEFAULT_INLINING_ROW_LIMIT = 10
+WRITE_MODES = ("append", "overwrite", "error", "errorifexists")
+
+
+class SnapshotRow(NamedTuple):
+    """A row of `snapshots()`, with the reference's columns."""
+
+    snapshot_id: int
+    snapshot_time: datetime
+    schema_version: int
+    changes: dict[str, list[str]]
+    author: str | None
+    commit_message: str | None
+    commit_extra_info: str | None
+
+
+def split_name(name: str) -> tuple[str, str]:
+    """'schema.table' or 'table' (schema main) -> (schema, table)."""
+    if not isinstance(name, str) or not name.strip():
+        raise NotFoundError(f"table name must be a non-empty string, got {name!r}")
+    schema, dot, table = name.partition(".")
+    return (schema, table) if dot else ("main", name)
+
+
+class DuckLake:
+    """A DuckLake lake: catalog operations in pure Python, data movement on Spark."""
+
+    def __init__(self, location: CatalogLocation, engine: sa.Engine, data_path: str, *, spark=None,
+                 read_only: bool = False, data_inlining_row_limit: int | None = None,
+                 pinned_snapshot: int | None = None, author: str | None = None):
+        self.location = location
+        self.engine = engine
+        self.data_path = data_path
+        self.read_only = read_only or pinned_snapshot is not None
+        self.data_inlining_row_limit = data_inlining_row_limit
+        self.pinned_snapshot = pinned_snapshot
+        self.author = author
+        self._spark = spark
+
+    # ----------------------------------------------------------------------------------------- attaching
+    @classmethod
+    def attach(
+        cls,
+        catalog: str,
+        data_path: str | None = None,
+        *,
+        spark: SparkSession | None = None,
+        create_if_missing: bool = True,
+        read_only: bool = False,
+        data_inlining_row_limit: int | None = None,
+        snapshot_version: int | None = None,
+        snapshot_time: datetime | None = None,
+        author: str | None = None,
+    ) -> DuckLake:
+        """Open (or create) a lake; `catalog` takes the reference's ATTACH strings. Never starts Spark."""
+        location = parse_catalog(catalog)
+        if not catalog_exists(location) and (read_only or not create_if_missing):
+            raise CatalogError(f"no DuckLake catalog at {location.describe()} (create_if_missing is off)")
+        engine = create_engine(location)
+        try:
+            with engine.begin() as conn:
+                if bootstrap.lake_exists(conn):
+                    metadata = bootstrap.read_global_metadata(conn)
+                    bootstrap.check_version(metadata)
+                    stored = metadata.get("data_path")
+                    if stored is None:
+                        raise CatalogError("catalog has no data_path in ducklake_metadata")
+                    data_path = absolute_data_path(stored)
+                elif read_only or not create_if_missing:
+                    raise CatalogError(f"{location.describe()} holds no DuckLake catalog")
+                else:
+                    data_path = data_path or location.default_data_path
+                    if data_path is None:
+                        raise CatalogError(f"a new lake on {location.kind} needs data_path=")
+                    data_path = absolute_data_path(data_path)
+                    bootstrap.create_lake(conn, data_path)
+                pinned = None
+                if snapshot_version is not None:
+                    pinned = reader.get_snapshot(conn, snapshot_version).snapshot_id
+                elif snapshot_time is not None:
+                    pinned = reader.snapshot_at(conn, snapshot_time).snapshot_id
+        except sa.exc.OperationalError as exc:
+            engine.dispose()
+            raise CatalogError(f"cannot open catalog {location.describe()}: {exc.orig}") from exc
+        except Exception:
+            engine.dispose()
+            raise
+        return cls(location, engine, data_path, spark=spark, read_only=read_only,
+                   data_inlining_row_limit=data_inlining_row_limit, pinned_snapshot=pinned, author=author)
+
+    def close(self) -> None:
+        """Release catalog connections (DuckDB catalog files can then be opened elsewhere)."""
+        self.engine.dispose()
+
+    def __enter__(self) -> DuckLake:
+        return self
+
+    def __exit__(self, *exc) -> None:
+        self.close()
+
+    @property
+    def spark(self) -> SparkSession:
+        """The Spark session used to move data, started on first use."""
+        if self._spark is None:
+            from .spark.session import get_or_create_spark
+
+            self._spark = get_or_create_spark()
+        return self._spark
+
+    @contextmanager
+    def _read(self):
+        with self.engine.connect() as conn:
+            yield conn
+
+    def _snapshot_id(self, conn, version: int | None = None, timestamp: datetime | None = None) -> int:
+        if version is not None:
+            snap = reader.get_snapshot(conn, version).snapshot_id
+        elif timestamp is not None:
+            snap = reader.snapshot_at(conn, timestamp).snapshot_id
+        elif self.pinned_snapshot is not None:
+            snap = self.pinned_snapshot
+        else:
+            snap = reader.latest_snapshot(conn).snapshot_id
+        if self.pinned_snapshot is not None and snap > self.pinned_snapshot:
+            raise NotFoundError(f"snapshot {snap} is newer than the attached snapshot {self.pinned_snapshot}")
+        return snap
+
+    # ----------------------------------------------------------------------------------------- listing
+    def current_snapshot(self) -> int:
+        """Id of the snapshot reads see now."""
+        with self._read() as conn:
+            return self._snapshot_id(conn)
+
+    def snapshots(self) -> list[SnapshotRow]:
+        """Every snapshot, like the reference's `snapshots()`."""
+        with self._read() as conn:
+            snaps = reader.list_snapshots(conn)
+        if self.pinned_snapshot is not None:
+            snaps = [s for s in snaps if s.snapshot_id <= self.pinned_snapshot]
+        return [
+            SnapshotRow(s.snapshot_id, s.snapshot_time, s.schema_version, display_changes(s.changes), s.author,
+                        s.commit_message, s.commit_extra_info)
+            for s in snaps
+        ]
+
+    def schemas(self) -> list[str]:
+        """Names of the schemas visible now."""
+        with self._read() as conn:
+            return [s.name for s in reader.list_schemas(conn, self._snapshot_id(conn), self.data_path)]
+
+    def tables(self, schema: str | None = None, *, version: int | None = None) -> list[TableInfo]:
+        """Tables (with columns) visible now or at `version`."""
+        with self._read() as conn:
+            return reader.list_tables(conn, self._snapshot_id(conn, version), self.data_path, schema=schema)
+
+    def table_info(self, table: str, *, version: int | None = None) -> TableInfo:
+        """One table's definition."""
+        schema, name = split_name(table)
+        with self._read() as conn:
+            return reader.find_table(conn, self._snapshot_id(conn, version), self.data_path, schema, name)
+
+    # ----------------------------------------------------------------------------------------- DDL
+    def _commit(self, operations, *, read_snapshot: int | None = None, message: str | None = None,
+                author: str | None = None, extra_info: str | None = None) -> int:
+        if self.read_only:
+            raise ReadOnlyError("this lake is attached read-only (or at a past snapshot)")
+        if read_snapshot is None:
+            with self._read() as conn:
+                read_snapshot = reader.latest_snapshot(conn).snapshot_id
+        info = CommitInfo(author=author or self.author, message=message, extra_info=extra_info)
+        return commit(self.engine, operations, read_snapshot=read_snapshot, data_path=self.data_path, info=info)
+
+    def create_schema(self, name: str, *, if_not_exists: bool = False, **commit_args: Any) -> int | None:
+        """CREATE SCHEMA; returns the new snapshot id."""
+        if if_not_exists and name in self.schemas():
+            return None
+        return self._commit([CreateSchema(name)], **commit_args)
+
+    def drop_schema(self, name: str, *, cascade: bool = False, if_exists: bool = False,
+                    **commit_args: Any) -> int | None:
+        """DROP SCHEMA (empty unless cascade=True)."""
+        if name not in self.schemas():
+            if if_exists:
+                return None
+            raise NotFoundError(f"schema {name!r} does not exist")
+        return self._commit([DropSchema(name, cascade)], **commit_args)
+
+    def create_table(self, name: str, schema, *, if_not_exists: bool = False, **commit_args: Any) -> int | None:
+        """CREATE TABLE from a Spark StructType, a pyarrow Schema or a DDL string ('id INT, s STRING')."""
+        schema_name, table = split_name(name)
+        if if_not_exists and self._find(schema_name, table) is not None:
+            return None
+        columns = plan_columns(schema)
+        return self._commit([CreateTable(schema_name, table, columns)], **commit_args)
+
+    def drop_table(self, name: str, *, if_exists: bool = False, **commit_args: Any) -> int | None:
+        """DROP TABLE."""
+        schema, table = split_name(name)
+        info = self._find(schema, table)
+        if info is None:
+            if if_exists:
+                return None
+            raise NotFoundError(f"table {schema}.{table} does not exist")
+        return self._commit([DropTable(info.table_id)], **commit_args)
+
+    def rename_table(self, name: str, new_name: str, **commit_args: Any) -> int:
+        """ALTER TABLE name RENAME TO new_name (same schema)."""
+        info = self.table_info(name)
+        return self._commit([RenameTable(info.table_id, info.schema_name, new_name)], **commit_args)
+
+    def _find(self, schema: str, table: str) -> TableInfo | None:
+        with self._read() as conn:
+            found = reader.list_tables(conn, self._snapshot_id(conn), self.data_path, schema=schema, name=table)
+        return found[0] if found else None
+
+    # ----------------------------------------------------------------------------------------- data
+    def read(self, table: str, *, version: int | None = None, timestamp: datetime | None = None) -> DataFrame:
+        """The table as a Spark DataFrame (latest, or at a snapshot id / timestamp)."""
+        from .spark.scan import scan_table
+
+        schema, name = split_name(table)
+        with self._read() as conn:
+            snap = self._snapshot_id(conn, version, timestamp)
+            info = reader.find_table(conn, snap, self.data_path, schema, name)
+            files = reader.data_files(conn, info, snap)
+            from .catalog import inlined_tables
+
+            inlined = inlined_tables.read_rows(conn, info.table_id, info.columns, snap)
+            inlined_deletes = inlined_tables.inlined_deletes(conn, info.table_id, snap)
+            stable = reader.column_names_stable(conn, info.table_id)
+        return scan_table(self.spark, info, files, snapshot_id=snap, inlined=inlined,
+                          inlined_deletes=inlined_deletes, names_stable=stable)
+
+    def write(self, df, table: str, mode: str = "append", *, commit_message: str | None = None,
+              author: str | None = None, extra_info: str | None = None) -> int:
+        """Append, overwrite or create (`error`) a table from a Spark DataFrame or a pyarrow Table."""
+        from .writer import write_table
+
+        if mode not in WRITE_MODES:
+            raise ValueError(f"mode must be one of {', '.join(WRITE_MODES)}; got {mode!r}")
+        if self.read_only:
+            raise ReadOnlyError("this lake is attached read-only (or at a past snapshot)")
+        schema, name = split_name(table)
+        existing = self._find(schema, name)
+        if existing is not None and mode in ("error", "errorifexists"):
+            raise AlreadyExistsError(f"table {schema}.{name} already exists (mode='error')")
+        return write_table(self, df, schema, name, existing, mode,
+                           CommitInfo(author or self.author, commit_message, extra_info))
+
+    def inlining_limit(self, table: TableInfo | None) -> int:
+        """The data_inlining_row_limit in force: table, schema, global option, attach value, default 10."""
+        with self._read() as conn:
+            rows = reader.options(conn)
+        value = reader.option_value(rows, "data_inlining_row_limit",
+                                    table_id=table.table_id if table else None,
+                                    schema_id=table.schema_id if table else None)
+        if value is not None:
+            return int(value)
+        if self.data_inlining_row_limit is not None:
+            return int(self.data_inlining_row_limit)
+        return DEFAULT_INLINING_ROW_LIMIT
+
+    def option(self, key: str, table: TableInfo | None = None) -> str | None:
+        """An option's value in the most specific scope that sets it."""
+        with self._read() as conn:
+            rows = reader.options(conn)
+        return reader.option_value(rows, key, table_id=table.table_id if table else None,
+                                   schema_id=table.schema_id if table else None)
+
+
+__all__ = ["DuckLake", "SnapshotRow", "split_name", "Iterable", "pa", "Snapshot", "AppendFiles",
+           "InlineInsert", "ReplaceAll", "conform_arrow"]

@@ -1,0 +1,130 @@
+"""Fitting incoming data to a table: new-table columns from a schema, and checks before any write."""
+
+from __future__ import annotations
+
+import pyarrow as pa
+
+from .catalog import types
+from .catalog.model import Column, TableInfo
+from .errors import SchemaMismatchError
+
+
+def plan_columns(schema) -> list[Column]:
+    """Columns (ids 1..) for a new table from a Spark StructType, a pyarrow Schema or a DDL string."""
+    from pyspark.sql.types import StructType
+
+    if isinstance(schema, StructType):
+        return types.columns_from_spark(schema)
+    if isinstance(schema, pa.Schema):
+        return types.columns_from_arrow(schema)
+    if isinstance(schema, str):
+        from .sql.ddl import parse_columns_ddl
+
+        return types.columns_from_spark(parse_columns_ddl(schema))
+    raise SchemaMismatchError(
+        f"a table schema must be a Spark StructType, a pyarrow Schema or a DDL string, not {type(schema).__name__}"
+    )
+
+
+def _match(names: list[str], table: TableInfo) -> dict[str, Column]:
+    """Map incoming names to table columns (case-insensitive, like Spark); name the ones that do not fit."""
+    by_lower = {col.name.lower(): col for col in table.columns}
+    unknown = [n for n in names if n.lower() not in by_lower]
+    if unknown:
+        raise SchemaMismatchError(
+            f"columns not in table {table.qualified_name}: {', '.join(unknown)} "
+            f"(table columns: {', '.join(c.name for c in table.columns)})"
+        )
+    matched = {n: by_lower[n.lower()] for n in names}
+    missing_required = [
+        c.name for c in table.columns
+        if c not in matched.values() and not c.nullable and c.default_value in (None, "NULL")
+    ]
+    if missing_required:
+        raise SchemaMismatchError(
+            f"NOT NULL columns of {table.qualified_name} missing from the data: {', '.join(missing_required)}"
+        )
+    return matched
+
+
+def _fits(incoming: str, target: Column) -> bool:
+    return incoming == target.type or types.can_promote(incoming, target.type)
+
+
+def conform_spark(df, table: TableInfo):
+    """`df` reordered, cast and completed to the table's columns; SchemaMismatchError names misfits."""
+    from pyspark.sql import functions as F
+
+    fields = {f.name: f for f in df.schema.fields}
+    matched = _match(list(fields), table)
+    bad = []
+    for name, col in matched.items():
+        wanted = types.to_spark_type(col)
+        got = fields[name].dataType
+        if _strip(got) == _strip(wanted):
+            continue
+        incoming = _ducklake_type_of_spark(name, got)
+        if incoming is None or not _fits(incoming, col):
+            bad.append(f"{name} ({got.simpleString()} into {col.type})")
+    if bad:
+        raise SchemaMismatchError(f"columns of incompatible type for {table.qualified_name}: {', '.join(bad)}")
+    by_col = {id(col): name for name, col in matched.items()}
+    exprs = []
+    for col in table.columns:
+        target = types.to_spark_type(col)
+        if id(col) in by_col:
+            exprs.append(F.col(f"`{by_col[id(col)]}`").cast(target).alias(col.name))
+        else:
+            exprs.append(F.lit(_default(col)).cast(target).alias(col.name))
+    return df.select(*exprs)
+
+
+def conform_arrow(data: pa.Table, table: TableInfo) -> pa.Table:
+    """Arrow rows reordered, cast and completed to the table's columns."""
+    matched = _match(data.column_names, table)
+    by_col = {id(col): name for name, col in matched.items()}
+    arrays, bad = [], []
+    for col in table.columns:
+        target = types.to_arrow_type(col)
+        if id(col) not in by_col:
+            arrays.append(pa.array([_default(col)] * data.num_rows, type=target))
+            continue
+        arr = data.column(by_col[id(col)])
+        if arr.type != target:
+            try:
+                arr = arr.cast(target, safe=True)
+            except (pa.ArrowInvalid, pa.ArrowNotImplementedError):
+                bad.append(f"{by_col[id(col)]} ({arr.type} into {col.type})")
+                continue
+        arrays.append(arr)
+    if bad:
+        raise SchemaMismatchError(f"columns of incompatible type for {table.qualified_name}: {', '.join(bad)}")
+    return pa.Table.from_arrays(arrays, names=[c.name for c in table.columns])
+
+
+def _default(col: Column):
+    if col.default_value in (None, "NULL"):
+        return None
+    return types.parse_literal(col.type, col.default_value)
+
+
+def _ducklake_type_of_spark(name: str, data_type) -> str | None:
+    from pyspark.sql.types import StructField, StructType
+
+    try:
+        return types.columns_from_spark(StructType([StructField(name, data_type)]))[0].type
+    except SchemaMismatchError:
+        return None
+
+
+def _strip(data_type):
+    """A type with nullability and metadata removed, for structural comparison."""
+    from pyspark.sql.types import ArrayType, MapType, StructField, StructType
+
+    if isinstance(data_type, StructType):
+        return StructType([StructField(f.name.lower(), _strip(f.dataType)) for f in data_type.fields])
+    if isinstance(data_type, ArrayType):
+        return ArrayType(_strip(data_type.elementType))
+    if isinstance(data_type, MapType):
+        return MapType(_strip(data_type.keyType), _strip(data_type.valueType))
+    return data_type

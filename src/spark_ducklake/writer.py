@@ -1,0 +1,101 @@
+"""Orchestrating a write: conform the data, inline it or stage Parquet files on Spark, then commit once."""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+import pyarrow as pa
+
+from .catalog import paths, reader
+from .catalog.commit import CommitInfo, commit
+from .catalog.data_ops import AppendFiles, InlineInsert, ReplaceAll
+from .catalog.ddl_ops import CreateTable
+from .catalog.model import TableInfo
+from .write_plan import conform_arrow, conform_spark, plan_columns
+
+if TYPE_CHECKING:
+    from .lake import DuckLake
+
+
+def _new_table(lake: DuckLake, conn, schema: str, name: str, source_schema) -> tuple[CreateTable, TableInfo]:
+    snap = reader.latest_snapshot(conn).snapshot_id
+    sch = reader.find_schema(conn, snap, lake.data_path, schema)
+    create = CreateTable(schema, name, plan_columns(source_schema))
+    info = TableInfo(
+        table_id=-1, table_uuid=create.table_uuid, schema_id=sch.schema_id, schema_name=schema, name=name,
+        path=sch.path + paths.dir_name_for(name, create.table_uuid), columns=create.columns,
+        begin_snapshot=snap,
+    )
+    return create, info
+
+
+def write_table(lake: DuckLake, data, schema: str, name: str, existing: TableInfo | None, mode: str,
+                info: CommitInfo) -> int:
+    """Write `data` (Spark DataFrame, pyarrow Table or pandas DataFrame) into a table as one snapshot."""
+    if _is_pandas(data):
+        data = pa.Table.from_pandas(data, preserve_index=False)
+    is_arrow = isinstance(data, pa.Table)
+    with lake.engine.connect() as conn:
+        read_snapshot = reader.latest_snapshot(conn).snapshot_id
+        ops: list = []
+        if existing is None:
+            create, table = _new_table(lake, conn, schema, name, data.schema)
+            ops.append(create)
+            ref = create.ref
+        else:
+            table, ref = existing, None
+            if mode == "overwrite":
+                ops.append(ReplaceAll(existing))
+    limit = lake.inlining_limit(existing)
+    small = None
+    if is_arrow:
+        if data.num_rows <= limit:
+            small = conform_arrow(data, table)
+        else:
+            data = lake.spark.createDataFrame(data)
+    if small is None and not is_arrow:
+        conformed = conform_spark(data, table)  # schema errors surface before any Spark job runs
+        if limit > 0:
+            head = conformed.limit(limit + 1).toArrow()
+            if head.num_rows <= limit:
+                small = conform_arrow(head, table)
+    staged = []
+    if small is not None:
+        if small.num_rows:
+            ops.append(InlineInsert(table, small, ref))
+    else:
+        from .spark.write import write_data_files
+
+        conformed = conform_spark(data, table)
+        staged = write_data_files(lake.spark, conformed, table, options=_write_options(lake, existing))
+        if staged:
+            ops.append(AppendFiles(table, staged, ref))
+    if not ops:
+        return read_snapshot
+    try:
+        return commit(lake.engine, ops, read_snapshot=read_snapshot, data_path=lake.data_path, info=info)
+    except BaseException:
+        _remove(staged)
+        raise
+
+
+def _write_options(lake: DuckLake, table: TableInfo | None):
+    from .spark.write import WriteOptions
+
+    return WriteOptions.from_lake_options(lambda key: lake.option(key, table))
+
+
+def _remove(staged) -> None:
+    """Files of a failed commit are deleted: nobody can ever see them."""
+    import pyarrow.fs as pafs
+
+    for f in staged:
+        try:
+            fs, path = pafs.FileSystem.from_uri(f.path) if "://" in f.path else (pafs.LocalFileSystem(), f.path)
+            fs.delete_file(path)
+        except OSError:
+            pass
+
+
+def _is_pandas(data) -> bool:
+    return type(data).__module__.startswith("pandas") and type(data).__name__ == "DataFrame"

@@ -1,0 +1,77 @@
+"""Shared fixtures: one Spark session per test run, fresh catalogs on every backend."""
+
+from __future__ import annotations
+
+import os
+import uuid
+
+import pytest
+
+IN_CI = os.environ.get("CI", "").lower() in ("1", "true", "yes")
+PG_DSN = os.environ.get("SPARK_DUCKLAKE_TEST_PG", "host=127.0.0.1 port=5432 user=postgres dbname=test")
+
+
+def _pg_available() -> str | None:
+    try:
+        import psycopg
+
+        with psycopg.connect(PG_DSN, connect_timeout=3):
+            return None
+    except Exception as exc:  # noqa: BLE001 - any failure means "not here"
+        return f"PostgreSQL not reachable at {PG_DSN!r}: {exc}"
+
+
+_PG_PROBLEM = _pg_available()
+
+
+def require_postgres() -> None:
+    """Skip on a laptop without PostgreSQL; fail in CI, where it must run."""
+    if _PG_PROBLEM:
+        if IN_CI:
+            pytest.fail(_PG_PROBLEM)
+        pytest.skip(_PG_PROBLEM)
+
+
+@pytest.fixture
+def pg_catalog():
+    """A catalog string for a brand-new PostgreSQL database, dropped afterwards."""
+    require_postgres()
+    import psycopg
+
+    name = f"dl_test_{uuid.uuid4().hex[:12]}"
+    with psycopg.connect(PG_DSN, autocommit=True) as con:
+        con.execute(f'CREATE DATABASE "{name}"')
+    base = " ".join(p for p in PG_DSN.split() if not p.startswith("dbname="))
+    yield f"postgres:dbname={name} {base}"
+    with psycopg.connect(PG_DSN, autocommit=True) as con:
+        con.execute(f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)')
+
+
+@pytest.fixture(params=["sqlite", "duckdb", "postgres"])
+def catalog(request, tmp_path):
+    """A fresh catalog string (the part after 'ducklake:') on each backend."""
+    if request.param == "sqlite":
+        return f"sqlite:{tmp_path / 'meta.sqlite'}"
+    if request.param == "duckdb":
+        return f"duckdb:{tmp_path / 'meta.ducklake'}"
+    return request.getfixturevalue("pg_catalog")
+
+
+@pytest.fixture(scope="session")
+def spark():
+    """One local Spark session for the whole run (start-up costs ~6 s)."""
+    from spark_ducklake.spark.session import get_or_create_spark
+
+    session = get_or_create_spark()
+    yield session
+    session.stop()
+
+
+@pytest.fixture
+def reference():
+    """A DuckDB connection with the reference ducklake extension loaded."""
+    from tests.support.reference import connect
+
+    con = connect()
+    yield con
+    con.close()

@@ -1,0 +1,144 @@
+"""The pure-Python catalog layer on every backend: creating, DDL, snapshots, versions, bad input."""
+
+from __future__ import annotations
+
+import sqlalchemy as sa
+import pytest
+from pyspark.sql.types import IntegerType, StringType, StructField, StructType
+
+from spark_ducklake import DuckLake
+from spark_ducklake.catalog.commit import commit
+from spark_ducklake.catalog.ddl_ops import CreateSchema
+from spark_ducklake.errors import (
+    AlreadyExistsError,
+    CatalogError,
+    ConflictError,
+    NotFoundError,
+    UnsupportedVersionError,
+)
+from tests.support.reference import attach
+
+
+def _catalog_rows(lake: DuckLake, table: str) -> list[tuple]:
+    with lake.engine.connect() as conn:
+        return [tuple(r) for r in conn.execute(sa.text(f"SELECT * FROM {table}"))]
+
+
+def test_new_lake_has_spec_metadata_and_snapshot_zero(catalog, tmp_path):
+    lake = DuckLake.attach(catalog, str(tmp_path / "data"))
+    meta = {row[0]: row[1] for row in _catalog_rows(lake, "ducklake_metadata")}
+    assert meta["version"] == "1.0"
+    assert meta["data_path"] == str(tmp_path / "data") + "/"
+    assert meta["encrypted"] == "false"
+    assert meta["created_by"].startswith("spark-ducklake")
+    snaps = lake.snapshots()
+    assert [s.snapshot_id for s in snaps] == [0]
+    assert snaps[0].changes == {"schemas_created": ["main"]}
+    assert lake.schemas() == ["main"]
+    lake.close()
+
+
+def test_ddl_round_trip_and_duckdb_sees_it(catalog, tmp_path, reference):
+    lake = DuckLake.attach(catalog, str(tmp_path / "data"))
+    lake.create_schema("sales")
+    lake.create_table("sales.orders", "id BIGINT NOT NULL, customer STRING, tags ARRAY<STRING>, "
+                                      "address STRUCT<city: STRING, zip: INT>, attrs MAP<STRING, DOUBLE>")
+    lake.create_table("main.t", StructType([StructField("a", IntegerType()), StructField("b", StringType())]))
+    lake.rename_table("main.t", "t2")
+    lake.drop_table("t2")
+    changes = [s.changes for s in lake.snapshots()]
+    assert changes[1:] == [
+        {"schemas_created": ["sales"]},
+        {"tables_created": ["sales.orders"]},
+        {"tables_created": ["main.t"]},
+        {"tables_created": ["main.t2"]},
+        {"tables_dropped": ["3"]},
+    ]
+    assert [t.qualified_name for t in lake.tables()] == ["sales.orders"]
+    orders = lake.table_info("sales.orders")
+    assert [c.name for c in orders.columns] == ["id", "customer", "tags", "address", "attrs"]
+    assert orders.columns[0].nullable is False
+    lake.close()
+
+    attach(reference, catalog)
+    described = reference.execute("DESCRIBE lake.sales.orders").fetchall()
+    assert [(r[0], r[1]) for r in described] == [
+        ("id", "BIGINT"), ("customer", "VARCHAR"), ("tags", "VARCHAR[]"),
+        ("address", "STRUCT(city VARCHAR, zip INTEGER)"), ("attrs", "MAP(VARCHAR, DOUBLE)"),
+    ]
+    assert reference.execute("SELECT count(*) FROM lake.sales.orders").fetchone()[0] == 0
+    assert reference.execute(
+        "SELECT count(*) FROM information_schema.tables WHERE table_catalog = 'lake' AND table_name = 't2'"
+    ).fetchone()[0] == 0
+
+
+def test_we_read_a_catalog_duckdb_created(catalog, tmp_path, reference):
+    attach(reference, catalog, str(tmp_path / "data"))
+    reference.execute("CREATE SCHEMA lake.s")
+    reference.execute("CREATE TABLE lake.s.t (id INTEGER, name VARCHAR, vals INTEGER[], st STRUCT(a INT, b DATE))")
+    reference.execute("DETACH lake")
+    lake = DuckLake.attach(catalog)
+    assert lake.data_path == str(tmp_path / "data") + "/"
+    info = lake.table_info("s.t")
+    assert [(c.name, c.type) for c in info.columns] == [
+        ("id", "int32"), ("name", "varchar"), ("vals", "list"), ("st", "struct")]
+    assert [(c.name, c.type) for c in info.columns[3].children] == [("a", "int32"), ("b", "date")]
+    assert info.path == str(tmp_path / "data") + "/s/t/"
+    lake.close()
+
+
+def test_unsupported_version_is_refused_and_untouched(tmp_path):
+    catalog = f"sqlite:{tmp_path / 'meta.sqlite'}"
+    DuckLake.attach(catalog, str(tmp_path / "data")).close()
+    engine = sa.create_engine(f"sqlite:///{tmp_path / 'meta.sqlite'}")
+    with engine.begin() as conn:
+        conn.execute(sa.text("UPDATE ducklake_metadata SET value = '0.3' WHERE key = 'version'"))
+    before = (tmp_path / "meta.sqlite").read_bytes()
+    with pytest.raises(UnsupportedVersionError, match="spec 0.3"):
+        DuckLake.attach(catalog)
+    assert (tmp_path / "meta.sqlite").read_bytes() == before
+
+
+@pytest.mark.parametrize("bad", ["", "mysql:db=x", "ducklake:postgres:"])
+def test_bad_catalog_strings(bad):
+    with pytest.raises(CatalogError):
+        DuckLake.attach(bad)
+
+
+def test_missing_catalog_without_create(tmp_path):
+    with pytest.raises(CatalogError, match="create_if_missing"):
+        DuckLake.attach(str(tmp_path / "nope.sqlite"), create_if_missing=False)
+    assert not (tmp_path / "nope.sqlite").exists()
+
+
+def test_unknown_names_are_clear(tmp_path):
+    lake = DuckLake.attach(str(tmp_path / "meta.sqlite"), str(tmp_path / "data"))
+    with pytest.raises(NotFoundError, match="schema 'nope'"):
+        lake.table_info("nope.t")
+    with pytest.raises(NotFoundError, match="main.missing"):
+        lake.table_info("missing")
+    lake.create_schema("s")
+    with pytest.raises(AlreadyExistsError):
+        lake.create_schema("s")
+    assert len(lake.snapshots()) == 2
+
+
+def test_stale_writer_retries_or_conflicts(catalog, tmp_path):
+    lake = DuckLake.attach(catalog, str(tmp_path / "data"))
+    stale = lake.current_snapshot()
+    lake.create_schema("a")  # another writer got in first
+    snapshot = commit(lake.engine, [CreateSchema("b")], read_snapshot=stale, data_path=lake.data_path)
+    assert snapshot == 2
+    before = lake.snapshots()
+    with pytest.raises(ConflictError, match="schema"):
+        commit(lake.engine, [CreateSchema("a")], read_snapshot=stale, data_path=lake.data_path)
+    assert lake.snapshots() == before
+    assert sorted(lake.schemas()) == ["a", "b", "main"]
+    lake.close()
+
+
+def test_commit_metadata_is_stored(tmp_path):
+    lake = DuckLake.attach(str(tmp_path / "meta.sqlite"), str(tmp_path / "data"), author="alice")
+    lake.create_schema("s", message="made s", extra_info='{"ticket": 7}')
+    last = lake.snapshots()[-1]
+    assert (last.author, last.commit_message, last.commit_extra_info) == ("alice", "made s", '{"ticket": 7}')
