@@ -2,8 +2,8 @@
 
 from __future__ import annotations
 
-import sqlalchemy as sa
 import pytest
+import sqlalchemy as sa
 from pyspark.sql.types import IntegerType, StringType, StructField, StructType
 
 from spark_ducklake import DuckLake

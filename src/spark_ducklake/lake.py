@@ -2,24 +2,23 @@
 
 from __future__ import annotations
 
-from collections.abc import Iterable
 from contextlib import contextmanager
 from datetime import datetime
 from typing import TYPE_CHECKING, Any, NamedTuple
 
-import pyarrow as pa
 import sqlalchemy as sa
 
-from .catalog import bootstrap, reader
+from .catalog import bootstrap, inlined_tables, reader
 from .catalog.changes import display_changes
 from .catalog.commit import CommitInfo, commit
 from .catalog.connection import CatalogLocation, catalog_exists, create_engine, parse_catalog
-from .catalog.data_ops import AppendFiles, InlineInsert, ReplaceAll
 from .catalog.ddl_ops import CreateSchema, CreateTable, DropSchema, DropTable, RenameTable
-from .catalog.model import Snapshot, TableInfo
+from .catalog.model import TableInfo
 from .catalog.paths import absolute_data_path
+from .catalog.pruning import prune_files
 from .errors import AlreadyExistsError, CatalogError, NotFoundError, ReadOnlyError
-from .write_plan import conform_arrow, plan_columns
+from .scan_plan import ScanPlan
+from .write_plan import plan_columns
 
 if TYPE_CHECKING:
     from pyspark.sql import DataFrame, SparkSession
@@ -240,22 +239,32 @@ class DuckLake:
         return found[0] if found else None
 
     # ----------------------------------------------------------------------------------------- data
-    def read(self, table: str, *, version: int | None = None, timestamp: datetime | None = None) -> DataFrame:
-        """The table as a Spark DataFrame (latest, or at a snapshot id / timestamp)."""
-        from .spark.scan import scan_table
+    def read(self, table: str, *, version: int | None = None, timestamp: datetime | None = None,
+             where: str | None = None) -> DataFrame:
+        """The table as a Spark DataFrame (latest, or at a snapshot id / timestamp).
 
+        `where` (a SQL predicate) is applied to the result and, before Spark sees the files, used to skip
+        files whose min/max statistics prove it false.
+        """
+        plan = self.plan_scan(table, version=version, timestamp=timestamp, where=where)
+        frame = plan.to_dataframe(self.spark)
+        return frame.where(where) if where else frame
+
+    def plan_scan(self, table: str, *, version: int | None = None, timestamp: datetime | None = None,
+                  where: str | None = None) -> ScanPlan:
+        """Everything a scan needs from the catalog (files after pruning, inlined rows), without Spark."""
         schema, name = split_name(table)
         with self._read() as conn:
             snap = self._snapshot_id(conn, version, timestamp)
             info = reader.find_table(conn, snap, self.data_path, schema, name)
             files = reader.data_files(conn, info, snap)
-            from .catalog import inlined_tables
-
-            inlined = inlined_tables.read_rows(conn, info.table_id, info.columns, snap)
-            inlined_deletes = inlined_tables.inlined_deletes(conn, info.table_id, snap)
-            stable = reader.column_names_stable(conn, info.table_id)
-        return scan_table(self.spark, info, files, snapshot_id=snap, inlined=inlined,
-                          inlined_deletes=inlined_deletes, names_stable=stable)
+            pruned = prune_files(conn, info, files, where)
+            return ScanPlan(
+                table=info, snapshot_id=snap, files=pruned, total_files=len(files),
+                inlined=inlined_tables.read_rows(conn, info.table_id, info.columns, snap),
+                inlined_deletes=inlined_tables.inlined_deletes(conn, info.table_id, snap),
+                names_stable=reader.column_names_stable(conn, info.table_id),
+            )
 
     def write(self, df, table: str, mode: str = "append", *, commit_message: str | None = None,
               author: str | None = None, extra_info: str | None = None) -> int:
@@ -293,6 +302,3 @@ class DuckLake:
         return reader.option_value(rows, key, table_id=table.table_id if table else None,
                                    schema_id=table.schema_id if table else None)
 
-
-__all__ = ["DuckLake", "SnapshotRow", "split_name", "Iterable", "pa", "Snapshot", "AppendFiles",
-           "InlineInsert", "ReplaceAll", "conform_arrow"]

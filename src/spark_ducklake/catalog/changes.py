@@ -156,8 +156,9 @@ def find_conflict(
         return f"cannot compact table {sorted(hit)[0]}: another transaction deleted from or dropped it"
     for schema_id in mine.get("dropped_schema", set()):
         for created in other.get("created_table", set()) | other.get("created_view", set()):
-            if _schema_of_created(created) == schema_names.get(schema_id, schema_id):
-                return f"cannot drop schema {schema_names.get(schema_id, schema_id)}: another transaction created {created} in it"
+            name = schema_names.get(schema_id, schema_id)
+            if _schema_of_created(created) == name:
+                return f"cannot drop schema {name}: another transaction created {created} in it"
     return None
 
 

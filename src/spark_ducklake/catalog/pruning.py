@@ -1,0 +1,211 @@
+"""Dropping data files whose min/max statistics prove a simple predicate false, before Spark plans a scan.
+
+Understood predicates (conjuncts of a SQL WHERE clause, parsed with sqlglot): `col = lit`, `<`, `<=`, `>`, `>=`,
+`<>` (never prunes), `col IN (lits)`, `col BETWEEN a AND b`, `col IS NULL`, `col IS NOT NULL`, literals on either
+side. Anything else keeps every file: pruning is only ever an optimisation, the filter itself still runs on Spark.
+"""
+
+from __future__ import annotations
+
+from collections import defaultdict
+from collections.abc import Callable
+from dataclasses import dataclass
+
+import sqlalchemy as sa
+import sqlglot
+from sqlglot import exp
+
+from .model import ColumnStats, DataFile, TableInfo
+from .spec_tables import T
+
+_FLIP = {"<": ">", "<=": ">=", ">": "<", ">=": "<=", "=": "="}
+_OPS = {exp.EQ: "=", exp.LT: "<", exp.LTE: "<=", exp.GT: ">", exp.GTE: ">="}
+
+
+@dataclass(frozen=True)
+class Condition:
+    """One prunable conjunct on a top-level column."""
+
+    column: str
+    op: str  # = < <= > >= in is_null not_null
+    values: tuple = ()
+
+
+def parse_conditions(where: str) -> list[Condition]:
+    """The prunable conjuncts of a WHERE clause (others are ignored)."""
+    try:
+        tree = sqlglot.parse_one(where, read="spark")
+    except sqlglot.errors.ParseError:
+        return []
+    out: list[Condition] = []
+    for node in _conjuncts(tree):
+        cond = _condition(node)
+        if cond is not None:
+            out.append(cond)
+    return out
+
+
+def _conjuncts(node: exp.Expression):
+    if isinstance(node, exp.And):
+        yield from _conjuncts(node.left)
+        yield from _conjuncts(node.right)
+    elif isinstance(node, exp.Paren):
+        yield from _conjuncts(node.this)
+    else:
+        yield node
+
+
+def _literal(node: exp.Expression):
+    if isinstance(node, exp.Literal):
+        return node.this if node.is_string else _number(node.this)
+    if isinstance(node, exp.Neg) and isinstance(node.this, exp.Literal) and not node.this.is_string:
+        return -_number(node.this.this)
+    if isinstance(node, exp.Cast) and isinstance(node.this, exp.Literal):
+        return node.this.this
+    if isinstance(node, exp.Boolean):
+        return node.this
+    return _NO
+
+
+_NO = object()
+
+
+def _number(text: str):
+    try:
+        return int(text)
+    except ValueError:
+        return float(text)
+
+
+def _condition(node: exp.Expression) -> Condition | None:
+    for klass, op in _OPS.items():
+        if isinstance(node, klass):
+            left, right = node.left, node.right
+            if isinstance(left, exp.Column) and (value := _literal(right)) is not _NO:
+                return Condition(left.name, op, (value,))
+            if isinstance(right, exp.Column) and (value := _literal(left)) is not _NO:
+                return Condition(right.name, _FLIP[op], (value,))
+            return None
+    if isinstance(node, exp.In) and isinstance(node.this, exp.Column):
+        values = tuple(_literal(v) for v in node.expressions)
+        if values and all(v is not _NO for v in values):
+            return Condition(node.this.name, "in", values)
+    if isinstance(node, exp.Between) and isinstance(node.this, exp.Column):
+        low, high = _literal(node.args["low"]), _literal(node.args["high"])
+        if low is not _NO and high is not _NO:
+            return Condition(node.this.name, "between", (low, high))
+    if isinstance(node, exp.Is) and isinstance(node.this, exp.Column) and isinstance(node.expression, exp.Null):
+        return Condition(node.this.name, "is_null")
+    if isinstance(node, exp.Not) and isinstance(node.this, exp.Is) and isinstance(node.this.this, exp.Column):
+        return Condition(node.this.this.name, "not_null")
+    return None
+
+
+def may_match(cond: Condition, stats: ColumnStats | None, record_count: int,
+              decode: Callable[[str], object]) -> bool:
+    """False only when the file's stats prove no row satisfies the condition."""
+    if stats is None:
+        return True
+    if cond.op == "is_null":
+        return stats.null_count is None or stats.null_count > 0
+    non_null = None if stats.null_count is None else record_count - stats.null_count
+    if cond.op == "not_null":
+        return non_null is None or non_null > 0
+    if non_null == 0:
+        return False  # only NULLs: no comparison is true
+    if stats.min_value is None or stats.max_value is None:
+        return True
+    if stats.contains_nan is not False and cond.op in (">", ">=", "=", "in", "between") and _is_float(stats):
+        return True  # NaN sorts above every number in Spark and is not in min/max
+    try:
+        low, high = decode(stats.min_value), decode(stats.max_value)
+        values = [_coerce(v, low) for v in cond.values]
+        if cond.op == "=":
+            return low <= values[0] <= high
+        if cond.op == "in":
+            return any(low <= v <= high for v in values)
+        if cond.op == "between":
+            return values[0] <= high and values[1] >= low
+        if cond.op == "<":
+            return low < values[0]
+        if cond.op == "<=":
+            return low <= values[0]
+        if cond.op == ">":
+            return high > values[0]
+        if cond.op == ">=":
+            return high >= values[0]
+    except (TypeError, ValueError):
+        return True
+    return True
+
+
+def _is_float(stats: ColumnStats) -> bool:
+    text = stats.max_value or ""
+    return any(ch in text for ch in ".eE") or text in ("inf", "-inf")
+
+
+def _coerce(value, like):
+    """A predicate literal in the Python type of the decoded stats value."""
+    import datetime as dt
+    from decimal import Decimal
+
+    if isinstance(like, bool) or isinstance(value, type(like)):
+        return value
+    if isinstance(like, int | float | Decimal) and isinstance(value, str):
+        raise ValueError("string compared with a number")
+    if isinstance(like, Decimal):
+        return Decimal(str(value))
+    if isinstance(like, float):
+        return float(value)
+    if isinstance(like, dt.datetime) and isinstance(value, str):
+        parsed = dt.datetime.fromisoformat(value)
+        if like.tzinfo and not parsed.tzinfo:
+            parsed = parsed.replace(tzinfo=dt.timezone.utc)
+        return parsed
+    if isinstance(like, dt.date) and isinstance(value, str):
+        return dt.date.fromisoformat(value)
+    return value
+
+
+def prune_files(conn: sa.Connection, table: TableInfo, files: list[DataFile], where: str | None) -> list[DataFile]:
+    """The files that may hold rows matching `where` (all of them when nothing is provable)."""
+    if not where or not files:
+        return files
+    from .types import parse_literal
+
+    by_name = {col.name.lower(): col for col in table.columns if not col.is_nested}
+    conditions = [c for c in parse_conditions(where) if c.column.lower() in by_name]
+    if not conditions:
+        return files
+    column_ids = {by_name[c.column.lower()].column_id for c in conditions}
+    stats = _load_stats(conn, table.table_id, column_ids)
+    kept = []
+    for f in files:
+        keep = True
+        for cond in conditions:
+            col = by_name[cond.column.lower()]
+            if col.added_snapshot is not None and f.begin_snapshot < col.added_snapshot:
+                continue  # file predates the column: it holds the default, no stats
+            if not may_match(cond, stats.get((f.data_file_id, col.column_id)), f.record_count,
+                             lambda text, t=col.type: parse_literal(t, text)):
+                keep = False
+                break
+        if keep:
+            kept.append(f)
+    return kept
+
+
+def _load_stats(conn: sa.Connection, table_id: int, column_ids: set[int]) -> dict[tuple[int, int], ColumnStats]:
+    fcs = T["ducklake_file_column_stats"]
+    rows = conn.execute(
+        sa.select(fcs.c.data_file_id, fcs.c.column_id, fcs.c.value_count, fcs.c.null_count, fcs.c.min_value,
+                  fcs.c.max_value, fcs.c.contains_nan)
+        .where(fcs.c.table_id == table_id, fcs.c.column_id.in_(sorted(column_ids)))
+    )
+    out: dict[tuple[int, int], ColumnStats] = defaultdict(lambda: None)
+    for r in rows:
+        out[(r.data_file_id, r.column_id)] = ColumnStats(
+            column_id=r.column_id, value_count=r.value_count, null_count=r.null_count, min_value=r.min_value,
+            max_value=r.max_value, contains_nan=r.contains_nan,
+        )
+    return out
