@@ -142,3 +142,29 @@ def test_commit_metadata_is_stored(tmp_path):
     lake.create_schema("s", message="made s", extra_info='{"ticket": 7}')
     last = lake.snapshots()[-1]
     assert (last.author, last.commit_message, last.commit_extra_info) == ("alice", "made s", '{"ticket": 7}')
+
+
+def test_options_scopes_match_the_reference(catalog, tmp_path, reference):
+    lake = DuckLake.attach(catalog, str(tmp_path / "data"))
+    lake.create_schema("s")
+    lake.create_table("s.t", "a INT")
+    lake.set_option("data_inlining_row_limit", 50, table_name="t", schema="s")
+    lake.set_option("parquet_compression", "zstd", schema="s")
+    lake.set_option("target_file_size", "10MB")
+    lake.set_option("target_file_size", "20MB")  # replaces, does not duplicate
+    assert len(lake.snapshots()) == 3  # options are not snapshots
+    ours = [tuple(r) for r in lake.options()]
+    assert lake.inlining_limit(lake.table_info("s.t")) == 50
+    with pytest.raises(Exception, match="unknown DuckLake option"):
+        lake.set_option("no_such_option", 1)
+    lake.close()
+    attach(reference, catalog)
+    theirs = sorted(tuple(r) for r in reference.execute("FROM lake.options()").fetchall())
+    assert [r for r in ours if r[0] != "created_by"] == [r for r in theirs if r[0] != "created_by"]
+    assert ("target_file_size", options_desc("target_file_size"), "20000000", "GLOBAL", None) in theirs
+
+
+def options_desc(name):
+    from spark_ducklake.catalog.options import DESCRIPTIONS
+
+    return DESCRIPTIONS[name]

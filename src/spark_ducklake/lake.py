@@ -8,7 +8,7 @@ from typing import TYPE_CHECKING, Any, NamedTuple
 
 import sqlalchemy as sa
 
-from .catalog import bootstrap, inlined_tables, reader
+from .catalog import bootstrap, inlined_tables, options, reader
 from .catalog.changes import display_changes
 from .catalog.commit import CommitInfo, commit
 from .catalog.connection import CatalogLocation, catalog_exists, create_engine, parse_catalog
@@ -294,6 +294,36 @@ class DuckLake:
         if self.data_inlining_row_limit is not None:
             return int(self.data_inlining_row_limit)
         return DEFAULT_INLINING_ROW_LIMIT
+
+    def set_option(self, name: str, value, *, table_name: str | None = None, schema: str | None = None) -> None:
+        """Persist an option globally, for a schema, or for a table (reference: `set_option`)."""
+        if self.read_only:
+            raise ReadOnlyError("this lake is attached read-only (or at a past snapshot)")
+        scope, scope_id = None, None
+        if table_name is not None:
+            info = self.table_info(f"{schema}.{table_name}" if schema else table_name)
+            scope, scope_id = "table", info.table_id
+        elif schema is not None:
+            with self._read() as conn:
+                scope, scope_id = "schema", reader.find_schema(
+                    conn, self._snapshot_id(conn), self.data_path, schema).schema_id
+        with self.engine.begin() as conn:
+            options.set_option(conn, name, value, scope=scope, scope_id=scope_id)
+
+    def options(self) -> list[options.OptionRow]:
+        """Every option set in the lake, like the reference's `options()`."""
+        with self._read() as conn:
+            rows = reader.options(conn)
+            snap = self._snapshot_id(conn)
+            names = {("schema", s.schema_id): s.name for s in reader.list_schemas(conn, snap, self.data_path)}
+            names.update({("table", t.table_id): t.qualified_name
+                          for t in reader.list_tables(conn, snap, self.data_path)})
+        out = [
+            options.OptionRow(key, options.DESCRIPTIONS.get(key, ""), value, (scope or "global").upper(),
+                              names.get((scope, scope_id)) if scope else None)
+            for key, value, scope, scope_id in rows
+        ]
+        return sorted(out)
 
     def option(self, key: str, table: TableInfo | None = None) -> str | None:
         """An option's value in the most specific scope that sets it."""
