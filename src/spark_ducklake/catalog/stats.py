@@ -1,0 +1,167 @@
+"""Column statistics: per-file stats from Parquet footers, and their merge into table-level stats."""
+
+from __future__ import annotations
+
+import datetime as dt
+import uuid
+from dataclasses import dataclass
+
+import pyarrow as pa
+import pyarrow.parquet as pq
+
+from .model import Column, ColumnStats
+from .types import format_literal, parse_literal
+
+# No min/max for these (the reference writes none either).
+_NO_MINMAX = {"int128", "uint128", "interval", "timetz", "json"}
+_FLOATS = {"float32", "float64"}
+
+
+@dataclass
+class TableColumnStats:
+    """One row of ducklake_table_column_stats."""
+
+    contains_null: bool | None = None
+    contains_nan: bool | None = None
+    min_value: str | None = None
+    max_value: str | None = None
+
+
+def _leaf_columns(schema: pa.Schema, columns: list[Column]) -> list[Column | None]:
+    """The table column of every Parquet leaf, in leaf order; by field id, else by position under a known parent."""
+    by_id = {c.column_id: c for top in columns for c in top.walk()}
+
+    def field_id(field: pa.Field) -> int | None:
+        meta = field.metadata or {}
+        raw = meta.get(b"PARQUET:field_id")
+        return int(raw) if raw is not None else None
+
+    leaves: list[Column | None] = []
+
+    def walk(field: pa.Field, guess: Column | None) -> None:
+        fid = field_id(field)
+        col = by_id.get(fid) if fid is not None else guess
+        t = field.type
+        if pa.types.is_map(t):
+            kids = col.children if col is not None and col.type == "map" else [None, None]
+            walk(t.key_field, kids[0])
+            walk(t.item_field, kids[1])
+        elif pa.types.is_list(t) or pa.types.is_large_list(t):
+            kids = col.children if col is not None and col.type == "list" else [None]
+            walk(t.value_field, kids[0])
+        elif pa.types.is_struct(t):
+            for child in t:
+                walk(child, None)
+        else:
+            leaves.append(col)
+
+    for field in schema:
+        walk(field, None)
+    return leaves
+
+
+def file_column_stats(metadata: pq.FileMetaData, columns: list[Column]) -> dict[int, ColumnStats]:
+    """Stats of every leaf column present in a Parquet file, in the spec's string encodings."""
+    leaves = _leaf_columns(metadata.schema.to_arrow_schema(), columns)
+    out: dict[int, ColumnStats] = {}
+    for index, col in enumerate(leaves):
+        if col is None:
+            continue
+        values = nulls = size = 0
+        low = high = None
+        minmax_ok = col.type not in _NO_MINMAX
+        for rg in range(metadata.num_row_groups):
+            chunk = metadata.row_group(rg).column(index)
+            size += chunk.total_compressed_size
+            st = chunk.statistics
+            if st is None:
+                minmax_ok = False
+                values += chunk.num_values
+                continue
+            chunk_nulls = st.null_count if st.has_null_count else 0
+            nulls += chunk_nulls
+            values += st.num_values if st.num_values is not None else chunk.num_values - chunk_nulls
+            if st.has_min_max:
+                try:
+                    lo, hi = _decode(col.type, st.min), _decode(col.type, st.max)
+                except (ValueError, TypeError):
+                    minmax_ok = False
+                    continue
+                low = lo if low is None or lo < low else low
+                high = hi if high is None or hi > high else high
+            elif st.num_values:
+                minmax_ok = False
+        stats = ColumnStats(column_id=col.column_id, value_count=values, null_count=nulls,
+                            column_size_bytes=size)
+        if minmax_ok and low is not None:
+            stats.min_value, stats.max_value = format_literal(col.type, low), format_literal(col.type, high)
+        out[col.column_id] = stats
+    return out
+
+
+def _decode(type_str: str, value):
+    """A Parquet statistics value (as pyarrow gives it) as a comparable Python value of the DuckLake type."""
+    if type_str == "uuid":
+        return str(uuid.UUID(bytes=bytes(value))) if isinstance(value, bytes | bytearray) else str(value)
+    if type_str in ("timestamptz",) and isinstance(value, dt.datetime) and value.tzinfo is None:
+        return value.replace(tzinfo=dt.timezone.utc)
+    if type_str in ("varchar", "json") and isinstance(value, bytes):
+        return value.decode("utf-8")
+    if type_str == "time" and isinstance(value, dt.time):
+        return value
+    return value
+
+
+def arrow_nan_flags(data: pa.Table, columns: list[Column]) -> dict[int, bool]:
+    """Exact contains_nan for top-level float columns of in-memory rows."""
+    import pyarrow.compute as pc
+
+    flags = {}
+    for col in columns:
+        if col.type in _FLOATS and col.name in data.column_names:
+            flags[col.column_id] = bool(pc.any(pc.is_nan(data.column(col.name))).as_py() or False)
+    return flags
+
+
+def merge_table_column_stats(
+    current: dict[int, TableColumnStats] | None,
+    new_files: list[dict[int, ColumnStats]],
+    types: dict[int, str],
+) -> dict[int, TableColumnStats]:
+    """Table-level stats after adding files: bounds widened, comparing values by type (not as strings)."""
+    merged = {cid: TableColumnStats(**vars(s)) for cid, s in (current or {}).items()}
+    first_write = current is None
+    for file_stats in new_files:
+        for cid, fs in file_stats.items():
+            type_str = types.get(cid)
+            if type_str is None:
+                continue
+            entry = merged.get(cid)
+            if entry is None:
+                entry = TableColumnStats(contains_null=False, contains_nan=False if type_str in _FLOATS else None)
+                if not first_write:  # earlier rows exist whose bounds we never saw
+                    entry.contains_null = None
+                merged[cid] = entry
+            if fs.null_count:
+                entry.contains_null = True
+            elif entry.contains_null is None and first_write:
+                entry.contains_null = False
+            if type_str in _FLOATS:
+                if fs.contains_nan is None:
+                    entry.contains_nan = None if entry.contains_nan is not True else True
+                elif fs.contains_nan:
+                    entry.contains_nan = True
+            entry.min_value = _bound(type_str, entry.min_value, fs.min_value, min)
+            entry.max_value = _bound(type_str, entry.max_value, fs.max_value, max)
+    return merged
+
+
+def _bound(type_str: str, old: str | None, new: str | None, pick) -> str | None:
+    if new is None:
+        return old
+    if old is None:
+        return new
+    try:
+        return pick(old, new, key=lambda text: parse_literal(type_str, text))
+    except (ValueError, TypeError):
+        return old

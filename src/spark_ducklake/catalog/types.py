@@ -1,0 +1,343 @@
+"""DuckLake type strings <-> Spark and Arrow types, literals in the spec's string encodings.
+
+The mapping (DuckLake -> Spark type users see; Arrow type used for inlined rows and small files) is documented in
+docs/types.md. Types Spark's Parquet reader cannot read natively are flagged by `native_read_type` returning None;
+the scan then reads those files on executors with pyarrow and converts (see spark/scan.py).
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+import re
+from decimal import Decimal
+
+import pyarrow as pa
+
+from ..errors import SchemaMismatchError
+from .model import Column
+
+FIELD_ID_KEY = "parquet.field.id"
+_DECIMAL = re.compile(r"decimal\((\d+),\s*(\d+)\)")
+
+# DuckLake type -> (Spark type name, Arrow type); nested types are handled separately.
+_PRIMITIVES: dict[str, tuple[str, pa.DataType]] = {
+    "boolean": ("BooleanType", pa.bool_()),
+    "int8": ("ByteType", pa.int8()),
+    "int16": ("ShortType", pa.int16()),
+    "int32": ("IntegerType", pa.int32()),
+    "int64": ("LongType", pa.int64()),
+    "uint8": ("ShortType", pa.uint8()),
+    "uint16": ("IntegerType", pa.uint16()),
+    "uint32": ("LongType", pa.uint32()),
+    "float32": ("FloatType", pa.float32()),
+    "float64": ("DoubleType", pa.float64()),
+    "varchar": ("StringType", pa.string()),
+    "json": ("StringType", pa.string()),
+    "blob": ("BinaryType", pa.binary()),
+    "date": ("DateType", pa.date32()),
+    "timestamp": ("TimestampNTZType", pa.timestamp("us")),
+    "timestamptz": ("TimestampType", pa.timestamp("us", tz="UTC")),
+    "timestamp_s": ("TimestampNTZType", pa.timestamp("us")),
+    "timestamp_ms": ("TimestampNTZType", pa.timestamp("us")),
+    "timestamp_ns": ("TimestampNTZType", pa.timestamp("us")),
+    "uuid": ("StringType", pa.string()),
+    "time": ("StringType", pa.string()),
+    "timetz": ("StringType", pa.string()),
+    "interval": ("StringType", pa.string()),
+}
+# Types whose Parquet encoding Spark's reader rejects; those files are read with pyarrow on executors.
+NOT_NATIVE = {"uuid", "time", "timetz", "timestamp_ns", "interval"}
+# Read natively as one type, then cast to the logical type.
+_READ_AS = {"uint64": "DecimalType(20,0)", "int128": "DoubleType", "uint128": "DoubleType"}
+
+# Lossless promotions allowed by the spec (schema evolution): old -> new.
+_PROMOTIONS = {
+    "int8": {"int16", "int32", "int64"},
+    "int16": {"int32", "int64"},
+    "int32": {"int64"},
+    "uint8": {"uint16", "uint32", "uint64", "int16", "int32", "int64"},
+    "uint16": {"uint32", "uint64", "int32", "int64"},
+    "uint32": {"uint64", "int64"},
+    "float32": {"float64"},
+}
+
+
+def _spark_types():
+    from pyspark.sql import types as T
+
+    return T
+
+
+def to_spark_type(col: Column):
+    """The Spark type users see for a column."""
+    T = _spark_types()
+    if col.type == "list":
+        return T.ArrayType(to_spark_type(col.children[0]), True)
+    if col.type == "map":
+        return T.MapType(to_spark_type(col.children[0]), to_spark_type(col.children[1]), True)
+    if col.type == "struct":
+        return T.StructType([to_spark_field(child) for child in col.children])
+    match = _DECIMAL.fullmatch(col.type)
+    if match:
+        return T.DecimalType(int(match.group(1)), int(match.group(2)))
+    if col.type in ("uint64",):
+        return T.DecimalType(20, 0)
+    if col.type in ("int128", "uint128"):
+        return T.DecimalType(38, 0)
+    if col.type in _PRIMITIVES:
+        return getattr(T, _PRIMITIVES[col.type][0])()
+    raise SchemaMismatchError(f"column {col.name!r}: DuckLake type {col.type!r} is not supported by spark-ducklake")
+
+
+def to_spark_field(col: Column):
+    """A StructField carrying the column id as Parquet field id."""
+    T = _spark_types()
+    return T.StructField(col.name, to_spark_type(col), col.nullable, {FIELD_ID_KEY: col.column_id})
+
+
+def to_spark_schema(columns: list[Column]):
+    """StructType of the table's top-level columns, with field ids."""
+    return _spark_types().StructType([to_spark_field(col) for col in columns])
+
+
+def native_read_type(col: Column):
+    """The type to ask Spark's Parquet reader for, or None when Spark cannot read the column natively."""
+    T = _spark_types()
+    if col.type in NOT_NATIVE:
+        return None
+    if col.type in _READ_AS:
+        return T.DecimalType(20, 0) if col.type == "uint64" else T.DoubleType()
+    if col.type == "list":
+        inner = native_read_type(col.children[0])
+        return None if inner is None else T.ArrayType(inner, True)
+    if col.type == "map":
+        key, value = native_read_type(col.children[0]), native_read_type(col.children[1])
+        return None if key is None or value is None else T.MapType(key, value, True)
+    if col.type == "struct":
+        fields = []
+        for child in col.children:
+            inner = native_read_type(child)
+            if inner is None:
+                return None
+            fields.append(T.StructField(child.name, inner, True, {FIELD_ID_KEY: child.column_id}))
+        return T.StructType(fields)
+    return to_spark_type(col)
+
+
+def is_native(col: Column) -> bool:
+    """Whether Spark's Parquet reader can read this column (and all its children)."""
+    return native_read_type(col) is not None
+
+
+def to_arrow_type(col: Column) -> pa.DataType:
+    """The Arrow type of a column (what inlined rows and pyarrow-read files are converted to)."""
+    if col.type == "list":
+        return pa.list_(to_arrow_field(col.children[0]))
+    if col.type == "map":
+        return pa.map_(to_arrow_field(col.children[0]).with_nullable(False), to_arrow_field(col.children[1]))
+    if col.type == "struct":
+        return pa.struct([to_arrow_field(child) for child in col.children])
+    match = _DECIMAL.fullmatch(col.type)
+    if match:
+        return pa.decimal128(int(match.group(1)), int(match.group(2)))
+    if col.type == "uint64":
+        return pa.decimal128(20, 0)
+    if col.type in ("int128", "uint128"):
+        return pa.decimal128(38, 0)
+    if col.type in _PRIMITIVES:
+        return _PRIMITIVES[col.type][1]
+    raise SchemaMismatchError(f"column {col.name!r}: DuckLake type {col.type!r} is not supported by spark-ducklake")
+
+
+def to_arrow_field(col: Column) -> pa.Field:
+    """An Arrow field with PARQUET:field_id metadata."""
+    return pa.field(col.name, to_arrow_type(col), nullable=col.nullable,
+                    metadata={b"PARQUET:field_id": str(col.column_id).encode()})
+
+
+def to_arrow_schema(columns: list[Column]) -> pa.Schema:
+    """Arrow schema of the table's columns with field ids."""
+    return pa.schema([to_arrow_field(col) for col in columns])
+
+
+# ----------------------------------------------------------------------------------------- incoming schemas
+def columns_from_spark(schema, first_id: int = 1) -> list[Column]:
+    """New columns from a Spark StructType, ids depth first (parent, then children) like the reference."""
+    counter = iter(range(first_id, 1 << 62))
+    return [_from_spark(field.name, field.dataType, field.nullable, counter) for field in schema.fields]
+
+
+def _from_spark(name: str, dtype, nullable: bool, counter) -> Column:
+    T = _spark_types()
+    col = Column(column_id=next(counter), name=name, type="", nullable=nullable)
+    if isinstance(dtype, T.ArrayType):
+        col.type = "list"
+        col.children = [_from_spark("element", dtype.elementType, True, counter)]
+    elif isinstance(dtype, T.MapType):
+        col.type = "map"
+        col.children = [_from_spark("key", dtype.keyType, False, counter),
+                         _from_spark("value", dtype.valueType, True, counter)]
+    elif isinstance(dtype, T.StructType):
+        col.type = "struct"
+        col.children = [_from_spark(f.name, f.dataType, f.nullable, counter) for f in dtype.fields]
+    elif isinstance(dtype, T.DecimalType):
+        col.type = f"decimal({dtype.precision},{dtype.scale})"
+    else:
+        simple = {
+            T.BooleanType: "boolean", T.ByteType: "int8", T.ShortType: "int16", T.IntegerType: "int32",
+            T.LongType: "int64", T.FloatType: "float32", T.DoubleType: "float64", T.StringType: "varchar",
+            T.BinaryType: "blob", T.DateType: "date", T.TimestampType: "timestamptz",
+            T.TimestampNTZType: "timestamp",
+        }
+        for klass, name_ in simple.items():
+            if isinstance(dtype, klass):
+                col.type = name_
+                break
+        else:
+            if type(dtype).__name__ in ("CharType", "VarcharType"):
+                col.type = "varchar"
+            else:
+                raise SchemaMismatchError(
+                    f"column {name!r}: Spark type {dtype.simpleString()} has no DuckLake equivalent here"
+                )
+    return col
+
+
+def columns_from_arrow(schema: pa.Schema, first_id: int = 1) -> list[Column]:
+    """New columns from an Arrow schema, ids depth first."""
+    counter = iter(range(first_id, 1 << 62))
+    return [_from_arrow(f.name, f.type, f.nullable, counter) for f in schema]
+
+
+def _from_arrow(name: str, dtype: pa.DataType, nullable: bool, counter) -> Column:
+    col = Column(column_id=next(counter), name=name, type="", nullable=nullable)
+    if pa.types.is_map(dtype):
+        col.type = "map"
+        col.children = [_from_arrow("key", dtype.key_type, False, counter),
+                        _from_arrow("value", dtype.item_type, True, counter)]
+    elif pa.types.is_list(dtype) or pa.types.is_large_list(dtype):
+        col.type = "list"
+        col.children = [_from_arrow("element", dtype.value_type, True, counter)]
+    elif pa.types.is_struct(dtype):
+        col.type = "struct"
+        col.children = [_from_arrow(f.name, f.type, f.nullable, counter) for f in dtype]
+    elif pa.types.is_decimal(dtype):
+        col.type = f"decimal({dtype.precision},{dtype.scale})"
+    elif pa.types.is_timestamp(dtype):
+        col.type = "timestamptz" if dtype.tz else "timestamp"
+    elif pa.types.is_string(dtype) or pa.types.is_large_string(dtype):
+        col.type = "varchar"
+    elif pa.types.is_binary(dtype) or pa.types.is_large_binary(dtype):
+        col.type = "blob"
+    else:
+        simple = {pa.bool_(): "boolean", pa.int8(): "int8", pa.int16(): "int16", pa.int32(): "int32",
+                  pa.int64(): "int64", pa.uint8(): "uint8", pa.uint16(): "uint16", pa.uint32(): "uint32",
+                  pa.uint64(): "uint64", pa.float32(): "float32", pa.float64(): "float64", pa.date32(): "date"}
+        if dtype not in simple:
+            raise SchemaMismatchError(f"column {name!r}: Arrow type {dtype} has no DuckLake equivalent here")
+        col.type = simple[dtype]
+    return col
+
+
+def can_promote(old: str, new: str) -> bool:
+    """Whether values of DuckLake type `old` fit `new` losslessly (spec's promotion list, plus decimals)."""
+    if old == new:
+        return True
+    a, b = _DECIMAL.fullmatch(old), _DECIMAL.fullmatch(new)
+    if a and b:
+        (p1, s1), (p2, s2) = map(int, a.groups()), map(int, b.groups())
+        return s2 >= s1 and p2 - s2 >= p1 - s1
+    return new in _PROMOTIONS.get(old, set())
+
+
+# ----------------------------------------------------------------------------------------- literals
+def parse_literal(type_str: str, text: str | None):
+    """A default or statistics string (spec encoding) as a Python value of the column's Spark/Arrow type."""
+    if text is None or text == "NULL":
+        return None
+    if type_str.startswith(("int", "uint")):
+        return int(text)
+    if type_str in ("float32", "float64"):
+        return float(text)
+    if type_str.startswith("decimal"):
+        return Decimal(text)
+    if type_str == "boolean":
+        return text.lower() in ("1", "true", "t")
+    if type_str == "date":
+        return dt.date.fromisoformat(text)
+    if type_str in ("timestamp", "timestamp_s", "timestamp_ms", "timestamp_ns"):
+        return _parse_timestamp(text, aware=False)
+    if type_str == "timestamptz":
+        return _parse_timestamp(text, aware=True)
+    if type_str == "blob":
+        return _parse_blob(text)
+    return text
+
+
+def _parse_timestamp(text: str, *, aware: bool) -> dt.datetime:
+    text = text.strip().replace("T", " ")
+    match = re.fullmatch(r"(.*?\d\d:\d\d:\d\d)(\.\d+)?([+-]\d\d(?::?\d\d)?|Z)?", text)
+    if not match:
+        raise ValueError(f"not a timestamp: {text!r}")
+    base, frac, zone = match.groups()
+    micros = int((frac or ".0")[1:7].ljust(6, "0"))
+    value = dt.datetime.fromisoformat(base).replace(microsecond=micros)
+    if zone:
+        if zone == "Z":
+            offset = dt.timedelta(0)
+        else:
+            digits = zone[1:].replace(":", "")
+            offset = dt.timedelta(hours=int(digits[:2]), minutes=int(digits[2:4] or 0))
+            offset = -offset if zone[0] == "-" else offset
+        value = value.replace(tzinfo=dt.timezone(offset))
+    if aware:
+        return (value if value.tzinfo else value.replace(tzinfo=dt.timezone.utc)).astimezone(dt.timezone.utc)
+    return value.replace(tzinfo=None)
+
+
+def _parse_blob(text: str) -> bytes:
+    if "\\x" in text:  # DuckDB's escaped form, e.g. \x01\x02abc
+        out, i = bytearray(), 0
+        while i < len(text):
+            if text.startswith("\\x", i):
+                out.append(int(text[i + 2:i + 4], 16))
+                i += 4
+            else:
+                out.append(ord(text[i]))
+                i += 1
+        return bytes(out)
+    return bytes.fromhex(text)
+
+
+def format_literal(type_str: str, value) -> str | None:
+    """A Python value in the spec's string encoding (stats, defaults)."""
+    if value is None:
+        return None
+    if type_str == "boolean":
+        return "1" if value else "0"
+    if type_str in ("float32", "float64"):
+        if value != value:
+            return "nan"
+        if value in (float("inf"), float("-inf")):
+            return "inf" if value > 0 else "-inf"
+        return repr(float(value))
+    if type_str.startswith("decimal"):
+        scale = int(_DECIMAL.fullmatch(type_str).group(2))
+        return f"{Decimal(value):.{scale}f}"
+    if type_str == "blob":
+        return bytes(value).hex().upper()
+    if isinstance(value, dt.datetime):
+        if type_str == "timestamptz":
+            value = value.astimezone(dt.timezone.utc) if value.tzinfo else value
+            return _format_ts(value.replace(tzinfo=None)) + "+00"
+        return _format_ts(value.replace(tzinfo=None))
+    if isinstance(value, dt.date):
+        return value.isoformat()
+    return str(value)
+
+
+def _format_ts(value: dt.datetime) -> str:
+    text = value.strftime("%Y-%m-%d %H:%M:%S")
+    if value.microsecond:
+        text += f".{value.microsecond:06d}"
+    return text

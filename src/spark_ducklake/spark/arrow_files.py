@@ -1,0 +1,126 @@
+"""Reading data files with pyarrow on the executors, for column types Spark's Parquet reader cannot decode.
+
+Used only when a table has uuid, time, timetz, timestamp_ns or interval columns: each task opens its files with
+pyarrow, maps columns by field id and converts values to the Spark types users see (docs/types.md). Rows never
+pass through the driver.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+import uuid
+
+import pyarrow as pa
+import pyarrow.parquet as pq
+
+from ..catalog import types
+from ..catalog.model import Column, DataFile
+from .paths import filesystem, spark_file_uri
+
+SNAPSHOT_COL = "_ducklake_internal_snapshot_id"
+ROW_ID_COL = "_ducklake_internal_row_id"
+
+
+def read_with_arrow(spark, files: list[DataFile], present: list[Column], internal: dict[int, str], need_pos: bool):
+    """DataFrame of the files' rows (internal column names, plus position columns when asked)."""
+    from pyspark.sql import types as T
+
+    out_fields = [T.StructField(internal[c.column_id], types.to_spark_type(c), True) for c in present]
+    out_fields += [T.StructField(SNAPSHOT_COL, T.LongType(), True), T.StructField(ROW_ID_COL, T.LongType(), True),
+                   T.StructField("_dl_path", T.StringType(), True), T.StructField("_dl_pos", T.LongType(), True)]
+    schema = T.StructType(out_fields)
+    jobs = spark.createDataFrame([(f.path,) for f in files], "path string").repartition(
+        max(1, min(len(files), 64)))
+    wanted = [(c, internal[c.column_id]) for c in present]
+    arrow_schema = pa.schema([pa.field(f.name, _arrow_of(f.dataType)) for f in schema.fields])
+
+    def run(batches):
+        for batch in batches:
+            for path in batch.column(0).to_pylist():
+                yield from _read_file(path, wanted, arrow_schema)
+
+    frame = spark.createDataFrame([], schema) if not files else jobs.mapInArrow(run, schema)
+    if not need_pos:
+        frame = frame.drop("_dl_path", "_dl_pos")
+    return frame
+
+
+def _arrow_of(spark_type) -> pa.DataType:
+    from pyspark.sql.pandas.types import to_arrow_type
+
+    return to_arrow_type(spark_type)
+
+
+def _read_file(path: str, wanted, arrow_schema: pa.Schema):
+    fs, inner = filesystem(path)
+    with fs.open_input_file(inner) as fh:
+        table = pq.read_table(fh)
+    by_id = {}
+    for i, field in enumerate(table.schema):
+        raw = (field.metadata or {}).get(b"PARQUET:field_id")
+        if raw is not None:
+            by_id[int(raw)] = i
+    arrays = []
+    n = table.num_rows
+    for col, name in wanted:
+        target = arrow_schema.field(name).type
+        if col.column_id not in by_id:
+            default = None if col.is_nested else types.parse_literal(col.type, col.initial_default)
+            arrays.append(pa.array([_spark_value(col, default)] * n, type=target))
+            continue
+        values = table.column(by_id[col.column_id]).to_pylist()
+        arrays.append(pa.array([_spark_value(col, v) for v in values], type=target))
+    for extra in (SNAPSHOT_COL, ROW_ID_COL):
+        arrays.append(table.column(extra).cast(pa.int64()) if extra in table.column_names
+                      else pa.nulls(n, pa.int64()))
+    arrays.append(pa.array([spark_file_uri(path)] * n, pa.string()))
+    arrays.append(pa.array(range(n), pa.int64()))
+    result = pa.Table.from_arrays(arrays, schema=arrow_schema)
+    yield from result.to_batches(max_chunksize=65536)
+
+
+def _spark_value(col: Column, value):
+    """A value as pyarrow read it, converted to what the column's Spark type expects."""
+    if value is None:
+        return None
+    if col.type == "list":
+        return [_spark_value(col.children[0], v) for v in value]
+    if col.type == "map":
+        return [(_spark_value(col.children[0], k), _spark_value(col.children[1], v)) for k, v in value]
+    if col.type == "struct":
+        return {c.name: _spark_value(c, value.get(c.name)) for c in col.children}
+    if col.type == "uuid":
+        return str(uuid.UUID(bytes=value)) if isinstance(value, bytes) else str(value)
+    if col.type in ("time", "timetz"):
+        return value.isoformat() if isinstance(value, dt.time) else str(value)
+    if col.type == "interval":
+        return _interval_text(value)
+    if col.type == "timestamp_ns" and hasattr(value, "to_pydatetime"):
+        return value.to_pydatetime(warn=False)
+    if col.type == "json" and isinstance(value, bytes):
+        return value.decode("utf-8")
+    return value
+
+
+def _interval_text(value) -> str:
+    """DuckDB's rendering of an interval ('1 year 2 months 3 days 04:05:06')."""
+    if isinstance(value, bytes) and len(value) == 12:  # Parquet INTERVAL: months, days, millis (little endian)
+        months, days, millis = (int.from_bytes(value[i:i + 4], "little") for i in (0, 4, 8))
+    elif hasattr(value, "months"):
+        months, days, millis = value.months, value.days, value.nanoseconds // 1_000_000
+    else:
+        return str(value)
+    parts = []
+    years, months = divmod(months, 12)
+    for amount, unit in ((years, "year"), (months, "month"), (days, "day")):
+        if amount:
+            parts.append(f"{amount} {unit}{'s' if amount != 1 else ''}")
+    if millis or not parts:
+        seconds, ms = divmod(millis, 1000)
+        hours, rest = divmod(seconds, 3600)
+        minutes, secs = divmod(rest, 60)
+        text = f"{hours:02d}:{minutes:02d}:{secs:02d}"
+        if ms:
+            text += f".{ms * 1000:06d}".rstrip("0")
+        parts.append(text)
+    return " ".join(parts)

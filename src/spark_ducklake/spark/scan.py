@@ -1,0 +1,183 @@
+"""Building a table's DataFrame at a snapshot on Spark's native Parquet reader.
+
+Data files are read by Parquet field id (column pruning and filter pushdown stay Spark's). Deletes are applied as
+an anti-join on (file, `_metadata.row_index`). Files that predate a column yield its initial default; inlined rows
+from the catalog are unioned in. When a column name ever changed meaning, columns are read under internal names
+so Spark's by-name row-group filters cannot pick the wrong column. Columns Spark cannot decode (uuid, time,
+timestamp_ns, interval) make the scan read its files with pyarrow on the executors instead (`arrow_files.py`).
+"""
+
+from __future__ import annotations
+
+from collections import defaultdict
+from functools import reduce
+
+import pyarrow as pa
+
+from ..catalog import types
+from ..catalog.model import Column, DataFile, TableInfo
+from .arrow_files import read_with_arrow
+from .paths import spark_file_uri, spark_path
+
+PATH, POS, FILE, ROW_START = "_dl_path", "_dl_pos", "_dl_file", "_dl_row_start"
+SNAPSHOT_COL = "_ducklake_internal_snapshot_id"
+ROW_ID_COL = "_ducklake_internal_row_id"
+
+
+def scan_table(spark, table: TableInfo, files: list[DataFile], *, snapshot_id: int,
+               inlined: pa.Table | None = None, inlined_deletes: dict[int, list[int]] | None = None,
+               names_stable: bool = True, row_ids: bool = False):
+    """The table's rows visible at `snapshot_id` as a DataFrame (with a `rowid` column if asked)."""
+    from pyspark.sql import functions as F
+
+    inlined_deletes = {k: v for k, v in (inlined_deletes or {}).items() if v}
+    internal = {c.column_id: c.name if names_stable else f"_dl_c{c.column_id}" for c in table.columns}
+    file_ids = {f.data_file_id for f in files}
+    has_deletes = any(f.delete_file for f in files) or bool(set(inlined_deletes) & file_ids)
+    partial = any(f.partial_max is not None and f.partial_max > snapshot_id for f in files)
+    need_pos = has_deletes or row_ids or partial
+    native = all(types.is_native(c) for c in table.columns)
+
+    frames = []
+    for missing, group in _group_by_missing(files, table.columns).items():
+        present = [c for c in table.columns if c.column_id not in missing]
+        frame = (_native(spark, group, present, internal, need_pos, partial) if native
+                 else read_with_arrow(spark, group, present, internal, need_pos))
+        for col in table.columns:
+            if col.column_id in missing:
+                frame = frame.withColumn(internal[col.column_id], _default(col))
+        frames.append(frame)
+
+    if frames:
+        data = reduce(lambda a, b: a.unionByName(b), frames)
+        if need_pos:
+            data = _attach_file_ids(spark, data, files)
+            if partial:
+                data = data.where(F.col(SNAPSHOT_COL).isNull() | (F.col(SNAPSHOT_COL) <= snapshot_id))
+            if has_deletes:
+                data = data.join(_deletes(spark, files, inlined_deletes, snapshot_id), [FILE, POS], "left_anti")
+            rowid = F.col(ROW_START) + F.col(POS)
+            if partial:
+                rowid = F.coalesce(F.col(ROW_ID_COL), rowid)
+            data = data.withColumn("rowid", rowid)
+    else:
+        data = None
+    result_cols = [F.col(internal[c.column_id]).alias(c.name) for c in table.columns]
+    if row_ids:
+        result_cols.append(F.col("rowid"))
+    if data is not None:
+        data = data.select(*result_cols)
+    if inlined is not None and inlined.num_rows:
+        small = _inlined_frame(spark, inlined, table, row_ids)
+        data = small if data is None else data.unionByName(small)
+    if data is None:
+        data = spark.createDataFrame([], _result_schema(table, row_ids))
+    return data
+
+
+def _result_schema(table: TableInfo, row_ids: bool):
+    from pyspark.sql import types as T
+
+    fields = [T.StructField(c.name, types.to_spark_type(c), True) for c in table.columns]
+    if row_ids:
+        fields.append(T.StructField("rowid", T.LongType(), True))
+    return T.StructType(fields)
+
+
+def _group_by_missing(files: list[DataFile], columns: list[Column]) -> dict[frozenset[int], list[DataFile]]:
+    """Files grouped by which top-level columns they predate (those read as the column's initial default)."""
+    groups: dict[frozenset[int], list[DataFile]] = defaultdict(list)
+    for f in files:
+        missing = frozenset(
+            c.column_id for c in columns
+            if c.added_snapshot is not None and f.begin_snapshot < c.added_snapshot and f.partial_max is None
+        )
+        groups[missing].append(f)
+    return groups
+
+
+def _default(col: Column):
+    from pyspark.sql import functions as F
+
+    value = None if col.is_nested else types.parse_literal(col.type, col.initial_default)
+    return F.lit(value).cast(types.to_spark_type(col))
+
+
+def _native(spark, files: list[DataFile], present: list[Column], internal: dict[int, str], need_pos: bool,
+            partial: bool):
+    from pyspark.sql import functions as F
+    from pyspark.sql import types as T
+
+    fields = [T.StructField(internal[c.column_id], types.native_read_type(c), True,
+                            {types.FIELD_ID_KEY: c.column_id}) for c in present]
+    if partial:
+        fields += [T.StructField(SNAPSHOT_COL, T.LongType(), True), T.StructField(ROW_ID_COL, T.LongType(), True)]
+    frame = spark.read.schema(T.StructType(fields)).parquet(*[spark_path(f.path) for f in files])
+    cols = []
+    for c in present:
+        name, wanted = internal[c.column_id], types.to_spark_type(c)
+        read_type = types.native_read_type(c)
+        cols.append(F.col(name) if _same(read_type, wanted) else F.col(name).cast(wanted).alias(name))
+    if partial:
+        cols += [F.col(SNAPSHOT_COL), F.col(ROW_ID_COL)]
+    if need_pos:
+        cols += [F.col("_metadata.file_path").alias(PATH), F.col("_metadata.row_index").alias(POS)]
+    return frame.select(*cols)
+
+
+def _same(a, b) -> bool:
+    return a.simpleString() == b.simpleString()
+
+
+def _attach_file_ids(spark, data, files: list[DataFile]):
+    from pyspark.sql import functions as F
+
+    rows = [(spark_file_uri(f.path), f.data_file_id, f.row_id_start or 0) for f in files]
+    lookup = spark.createDataFrame(rows, f"{PATH} string, {FILE} long, {ROW_START} long")
+    return data.join(F.broadcast(lookup), PATH)
+
+
+def _deletes(spark, files: list[DataFile], inlined_deletes: dict[int, list[int]], snapshot_id: int):
+    """(file id, position) of every row deleted as of the snapshot, from delete files and inlined deletes."""
+    from pyspark.sql import functions as F
+
+    parts = []
+    with_files = [f for f in files if f.delete_file is not None]
+    if with_files:
+        lookup = spark.createDataFrame(
+            [(spark_file_uri(f.delete_file.path), f.data_file_id) for f in with_files],
+            f"_dl_del_path string, {FILE} long",
+        )
+        raw = (spark.read.schema(f"pos long, {SNAPSHOT_COL} long")
+               .parquet(*[spark_path(f.delete_file.path) for f in with_files])
+               .where(F.col(SNAPSHOT_COL).isNull() | (F.col(SNAPSHOT_COL) <= snapshot_id))
+               .select(F.col("_metadata.file_path").alias("_dl_del_path"), F.col("pos").alias(POS)))
+        parts.append(raw.join(F.broadcast(lookup), "_dl_del_path").select(FILE, POS))
+    ids = {f.data_file_id for f in files}
+    small = [(fid, pos) for fid, positions in inlined_deletes.items() if fid in ids for pos in positions]
+    if small:
+        parts.append(spark.createDataFrame(small, f"{FILE} long, {POS} long"))
+    if not parts:
+        return spark.createDataFrame([], f"{FILE} long, {POS} long")
+    return reduce(lambda a, b: a.unionByName(b), parts)
+
+
+def _inlined_frame(spark, inlined: pa.Table, table: TableInfo, row_ids: bool):
+    from pyspark.sql import functions as F
+
+    frame = spark.createDataFrame(_spark_safe(inlined))
+    cols = [F.col(f"`{c.name}`").cast(types.to_spark_type(c)).alias(c.name) for c in table.columns]
+    if row_ids:
+        cols.append(F.col("row_id").alias("rowid"))
+    return frame.select(*cols)
+
+
+def _spark_safe(data: pa.Table) -> pa.Table:
+    """Arrow types Spark's createDataFrame cannot take (unsigned ints) widened first."""
+    fields = []
+    for field in data.schema:
+        t = field.type
+        if pa.types.is_unsigned_integer(t):
+            t = {8: pa.int16(), 16: pa.int32(), 32: pa.int64()}.get(t.bit_width, pa.decimal128(20, 0))
+        fields.append(pa.field(field.name, t))
+    return data.cast(pa.schema(fields))

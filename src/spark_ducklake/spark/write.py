@@ -1,0 +1,135 @@
+"""Writing a DataFrame's rows as DuckLake data files on Spark executors (native Parquet writer, field ids)."""
+
+from __future__ import annotations
+
+import uuid
+from collections.abc import Callable
+from concurrent.futures import ThreadPoolExecutor
+from dataclasses import dataclass
+
+import pyarrow.fs as pafs
+import pyarrow.parquet as pq
+
+from ..catalog import stats, types
+from ..catalog.model import Column, NewDataFile, TableInfo
+from ..catalog.options import parse_size
+from ..catalog.spec_tables import new_uuid
+from .paths import filesystem, spark_path
+
+_CODECS = {"uncompressed": "none", "snappy": "snappy", "gzip": "gzip", "zstd": "zstd", "brotli": "brotli",
+           "lz4": "lz4", "lz4_raw": "lz4raw"}
+
+
+@dataclass
+class WriteOptions:
+    """The lake options a writer honours (defaults are the reference's)."""
+
+    target_file_size: int = 512 * 10**6
+    compression: str = "snappy"
+    compression_level: int | None = None
+    row_group_size_bytes: int | None = None
+    row_group_size: int | None = None
+
+    @classmethod
+    def from_lake_options(cls, get: Callable[[str], str | None]) -> WriteOptions:
+        """Options resolved through `get(key)` (table, schema, global scope)."""
+        opts = cls()
+        if (v := get("target_file_size")) is not None:
+            opts.target_file_size = parse_size(v)
+        if (v := get("parquet_compression")) is not None:
+            opts.compression = v.lower()
+        if (v := get("parquet_compression_level")) is not None:
+            opts.compression_level = int(v)
+        if (v := get("parquet_row_group_size_bytes")) is not None:
+            opts.row_group_size_bytes = parse_size(v)
+        if (v := get("parquet_row_group_size")) is not None:
+            opts.row_group_size = int(v)
+        return opts
+
+
+def _row_width(col: Column) -> int:
+    """A rough on-disk width of one value, to turn target_file_size into rows per file."""
+    if col.is_nested:
+        return sum(_row_width(c) for c in col.children) * (3 if col.type != "struct" else 1)
+    return {"boolean": 1, "int8": 1, "int16": 2, "int32": 4, "float32": 4, "date": 4}.get(col.type,
+                                                                                           16 if col.type in (
+                                                                                               "varchar", "blob",
+                                                                                               "json") else 8)
+
+
+def rows_per_file(table: TableInfo, options: WriteOptions) -> int:
+    """maxRecordsPerFile for the target file size (compression makes files smaller, never bigger)."""
+    width = max(1, sum(_row_width(c) for c in table.columns))
+    return max(1000, options.target_file_size // width)
+
+
+def with_field_ids(df, table: TableInfo):
+    """The DataFrame with the table's schema (field ids in the metadata) so Spark writes them."""
+    from pyspark.sql import functions as F
+
+    return df.select(*[F.col(f"`{col.name}`").cast(types.to_spark_type(col)).alias(
+        col.name, metadata={types.FIELD_ID_KEY: col.column_id}) for col in table.columns]).to(
+        types.to_spark_schema(table.columns))
+
+
+def write_data_files(spark, df, table: TableInfo, *, options: WriteOptions | None = None) -> list[NewDataFile]:
+    """Write `df` (already conformed to the table) as Parquet files in the table's directory; nothing committed."""
+    options = options or WriteOptions()
+    staging = f"{table.path}_staging-{uuid.uuid4().hex}/"
+    writer = (
+        with_field_ids(df, table).write.mode("errorifexists")
+        .option("compression", _CODECS.get(options.compression, options.compression))
+        .option("maxRecordsPerFile", rows_per_file(table, options))
+    )
+    if options.row_group_size_bytes:
+        writer = writer.option("parquet.block.size", options.row_group_size_bytes)
+    if options.compression == "zstd" and options.compression_level is not None:
+        writer = writer.option("parquet.compression.codec.zstd.level", options.compression_level)
+    fs, staging_path = filesystem(staging)
+    moved: list[str] = []
+    try:
+        writer.parquet(spark_path(staging))
+        parts = [info.path for info in fs.get_file_info(pafs.FileSelector(staging_path, recursive=True))
+                 if info.type == pafs.FileType.File and info.base_name.endswith(".parquet")]
+        targets = [f"{table.path}ducklake-{new_uuid()}.parquet" for _ in parts]
+        for src, dst in zip(parts, targets, strict=True):
+            fs.move(src, filesystem(dst)[1])
+            moved.append(dst)
+        with ThreadPoolExecutor(max_workers=8) as pool:
+            files = list(pool.map(lambda p: describe_file(p, table.columns), moved))
+    except BaseException:
+        for path in moved:
+            _delete(path)
+        raise
+    finally:
+        _delete_dir(staging)
+    empty = [f for f in files if f.record_count == 0]
+    for f in empty:
+        _delete(f.path)
+    return [f for f in files if f.record_count > 0]
+
+
+def describe_file(path: str, columns: list[Column]) -> NewDataFile:
+    """Record count, sizes and column stats of a written file, from its footer only."""
+    fs, inner = filesystem(path)
+    size = fs.get_file_info(inner).size
+    with fs.open_input_file(inner) as fh:
+        meta = pq.ParquetFile(fh).metadata
+    return NewDataFile(path=path, record_count=meta.num_rows, file_size_bytes=size,
+                       footer_size=meta.serialized_size, column_stats=stats.file_column_stats(meta, columns))
+
+
+def _delete(path: str) -> None:
+    fs, inner = filesystem(path)
+    try:
+        fs.delete_file(inner)
+    except (OSError, FileNotFoundError):
+        pass
+
+
+def _delete_dir(path: str) -> None:
+    fs, inner = filesystem(path)
+    try:
+        fs.delete_dir(inner)
+    except (OSError, FileNotFoundError):
+        pass
