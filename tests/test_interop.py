@@ -10,7 +10,7 @@ import pytest
 from pyspark.sql import functions as F
 
 from spark_ducklake import DuckLake
-from tests.support.compare import duckdb_rows, spark_rows
+from tests.support.compare import duckdb_rows, duckdb_select, spark_rows
 from tests.support.reference import attach
 
 
@@ -63,7 +63,7 @@ DUCK_TYPES = (
     "st STRUCT(a INTEGER, b VARCHAR), m MAP(VARCHAR, DOUBLE), u UUID, t TIME, ns TIMESTAMP_NS, "
     "big UBIGINT, j JSON, nested STRUCT(x INTEGER[], y STRUCT(z VARCHAR))[]"
 )
-def _duck_insert(con, n: int, start: int = 0) -> None:
+def _duck_insert(con, n: int, start: int = 0, extra: str = "") -> None:
     con.execute(
         "INSERT INTO lake.t SELECT i::BIGINT, i, 'row-' || i, DATE '2024-01-01' + i::INT, "
         "TIMESTAMP '2024-01-01' + to_seconds(i), TIMESTAMPTZ '2024-01-01 00:00:00+00' + to_seconds(i * 7), "
@@ -72,7 +72,7 @@ def _duck_insert(con, n: int, start: int = 0) -> None:
         "('00000000-0000-0000-0000-' || lpad(i::VARCHAR, 12, '0'))::UUID, TIME '10:00:00' + to_seconds(i), "
         "TIMESTAMP_NS '2024-01-01 00:00:00.123456789' + to_seconds(i), (i * 1000)::UBIGINT, "
         "('{\"k\": ' || i || '}')::JSON, [{'x': [i::INT], 'y': {'z': 'n' || i}}] "
-        f"FROM range({start}, {start + n}) r(i)"
+        f"{extra} FROM range({start}, {start + n}) r(i)"
     )
 
 
@@ -95,7 +95,7 @@ def test_we_read_what_duckdb_writes_at_every_snapshot(catalog, tmp_path, spark, 
     for snap in snapshots[1:]:
         cols = [r[0] for r in reference.execute(
             f"DESCRIBE SELECT * FROM lake.t AT (VERSION => {snap})").fetchall()]
-        expected[snap] = (cols, duckdb_rows(reference, f"SELECT * FROM lake.t AT (VERSION => {snap})"))
+        expected[snap] = (cols, duckdb_rows(reference, duckdb_select(reference, f"lake.t AT (VERSION => {snap})")))
     filtered = duckdb_rows(reference, "SELECT id, s FROM lake.t WHERE s = 'reused'")
     reference.execute("DETACH lake")
 
@@ -110,7 +110,7 @@ def test_we_read_what_duckdb_writes_at_every_snapshot(catalog, tmp_path, spark, 
 
 
 def _duck_insert_with_extra(con) -> None:
-    _duck_insert(con, 20, start=2000)
+    _duck_insert(con, 20, start=2000, extra=", i::INT % 5")
     con.execute("UPDATE lake.t SET extra = 7 WHERE id = 2005")
 
 

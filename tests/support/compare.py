@@ -41,3 +41,14 @@ def spark_rows(df) -> list[tuple]:
 def duckdb_rows(con, sql: str) -> list[tuple]:
     """Rows of a DuckDB query, normalized and sorted."""
     return sorted((tuple(normalize(v) for v in row) for row in con.execute(sql).fetchall()), key=repr)
+
+
+# DuckDB types spark-ducklake shows as strings (docs/types.md): compare their text forms.
+_AS_TEXT = ("UUID", "TIME", "TIME WITH TIME ZONE", "INTERVAL")
+
+
+def duckdb_select(con, relation: str) -> str:
+    """SELECT list for a relation with the string-mapped types cast to VARCHAR, as we expose them."""
+    cols = con.execute(f"DESCRIBE SELECT * FROM {relation}").fetchall()
+    parts = [f'"{name}"::VARCHAR' if dtype in _AS_TEXT else f'"{name}"' for name, dtype, *_ in cols]
+    return f"SELECT {', '.join(parts)} FROM {relation}"

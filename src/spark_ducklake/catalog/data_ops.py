@@ -78,6 +78,9 @@ class AppendFiles:
         current = _stats_row(ctx, table_id)
         next_row_id = current["next_row_id"]
         data_rows, stat_rows, part_rows = [], [], []
+        mapping_id = None
+        if any(f.needs_name_mapping for f in self.files):
+            mapping_id = create_name_mapping(ctx, table_id, self.table.columns)
         for f in self.files:
             file_id = ctx.file_id()
             rel, is_rel = paths.relative_to(self.table.path, f.path)
@@ -86,7 +89,8 @@ class AppendFiles:
                 "end_snapshot": None, "file_order": None, "path": rel, "path_is_relative": is_rel,
                 "file_format": "parquet", "record_count": f.record_count, "file_size_bytes": f.file_size_bytes,
                 "footer_size": f.footer_size, "row_id_start": next_row_id, "partition_id": None,
-                "encryption_key": None, "mapping_id": None, "partial_max": None,
+                "encryption_key": None,
+                "mapping_id": mapping_id if f.needs_name_mapping else None, "partial_max": None,
             })
             next_row_id += f.record_count
             for cid, s in sorted(f.column_stats.items()):
@@ -109,6 +113,28 @@ class AppendFiles:
                           sum(f.file_size_bytes for f in self.files), next_row_id)
         _merge_column_stats(ctx, table_id, self.table.columns, [f.column_stats for f in self.files])
         ctx.record("inserted_into_table", table_id)
+
+
+def create_name_mapping(ctx: CommitContext, table_id: int, columns) -> int:
+    """A map_by_name mapping of the table's columns, as the reference records for files without field ids."""
+    cm, nm = T["ducklake_column_mapping"], T["ducklake_name_mapping"]
+    # The reference numbers mappings on their own (max + 1), not from next_catalog_id.
+    mapping_id = (ctx.conn.execute(sa.select(sa.func.max(cm.c.mapping_id))).scalar() or -1) + 1
+    ctx.conn.execute(cm.insert().values(mapping_id=mapping_id, table_id=table_id, type="map_by_name"))
+    rows: list[dict] = []
+
+    def add(col, parent: int | None, source: str) -> None:
+        node = len(rows)
+        rows.append({"mapping_id": mapping_id, "column_id": node, "source_name": source,
+                     "target_field_id": col.column_id, "parent_column": parent, "is_partition": False})
+        for child in col.children:
+            # Parquet's list child is the repeated group 'list'; map children keep their names.
+            add(child, node, "list" if col.type == "list" else child.name)
+
+    for col in columns:
+        add(col, None, col.name)
+    ctx.conn.execute(nm.insert(), rows)
+    return mapping_id
 
 
 @dataclass

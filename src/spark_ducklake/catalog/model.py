@@ -138,3 +138,5 @@ class NewDataFile:
     footer_size: int
     column_stats: dict[int, ColumnStats] = field(default_factory=dict)
     partition_values: dict[int, str] = field(default_factory=dict)
+    # Spark writes no field ids for list elements and map keys/values: such files get a name mapping.
+    needs_name_mapping: bool = False

@@ -48,7 +48,7 @@ def read_with_arrow(spark, files: list[DataFile], present: list[Column], interna
 def _arrow_of(spark_type) -> pa.DataType:
     from pyspark.sql.pandas.types import to_arrow_type
 
-    return to_arrow_type(spark_type)
+    return to_arrow_type(spark_type, timezone="UTC")
 
 
 def _read_file(path: str, wanted, arrow_schema: pa.Schema):

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import os
 import shutil
+import sys
 
 from ..errors import SparkUnavailableError
 
@@ -28,6 +29,8 @@ def get_or_create_spark(spark=None):
                 "moving data needs Spark, and Spark needs Java 17+: install a JDK or set JAVA_HOME "
                 "(catalog operations work without it)"
             )
+        # Python workers must see the same packages (pyarrow) as the driver.
+        os.environ.setdefault("PYSPARK_PYTHON", sys.executable)
         builder = (
             SparkSession.builder.master(os.environ.get("SPARK_DUCKLAKE_MASTER", "local[*]"))
             .appName("spark-ducklake")

@@ -116,7 +116,13 @@ def describe_file(path: str, columns: list[Column]) -> NewDataFile:
     with fs.open_input_file(inner) as fh:
         meta = pq.ParquetFile(fh).metadata
     return NewDataFile(path=path, record_count=meta.num_rows, file_size_bytes=size,
-                       footer_size=meta.serialized_size, column_stats=stats.file_column_stats(meta, columns))
+                       footer_size=meta.serialized_size, column_stats=stats.file_column_stats(meta, columns),
+                       needs_name_mapping=needs_name_mapping(columns))
+
+
+def needs_name_mapping(columns: list[Column]) -> bool:
+    """Spark leaves list elements and map keys/values without field ids; readers then need names."""
+    return any(c.type in ("list", "map") for top in columns for c in top.walk())
 
 
 def _delete(path: str) -> None:
