@@ -7,6 +7,7 @@ import shutil
 
 import pyarrow as pa
 from rich.console import Console
+from rich.table import Table
 
 
 def run_demo(path: str, console: Console) -> int:
@@ -49,11 +50,11 @@ def run_demo(path: str, console: Console) -> int:
                   f"[bold]{total_then:,}[/bold]")
     by_region = {r["region"]: r["total"] for r in
                  now.groupBy("region").agg(F.round(F.sum("amount"), 2).alias("total")).collect()}
-    console.print("revenue by region (Spark):", by_region)
 
     try:
         from .duckdb_reference import attach, connect
     except ImportError:
+        console.print("revenue by region (Spark):", by_region)
         console.print("[yellow]DuckDB is not installed: skipping the DuckDB part[/yellow]")
         return 0
     con = connect()
@@ -67,6 +68,12 @@ def run_demo(path: str, console: Console) -> int:
         abs(float(duck_regions[k]) - float(v)) < 1e-6 for k, v in by_region.items())
     console.print(f"DuckDB's ducklake extension reads the same lake: {duck_count:,} rows now, "
                   f"{duck_then:,} at snapshot {first}")
+    table = Table(title="revenue by region")
+    for col in ("region", "Spark", "DuckDB"):
+        table.add_column(col)
+    for region in sorted(by_region):
+        table.add_row(region, f"{by_region[region]:,.2f}", f"{float(duck_regions.get(region, 0)):,.2f}")
+    console.print(table)
     console.print("[green]DuckDB and Spark agree.[/green]" if agree else "[red]DuckDB and Spark DISAGREE[/red]")
     lake.close()
     return 0 if agree else 1

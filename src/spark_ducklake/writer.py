@@ -20,7 +20,11 @@ if TYPE_CHECKING:
 def _new_table(lake: DuckLake, conn, schema: str, name: str, source_schema) -> tuple[CreateTable, TableInfo]:
     snap = reader.latest_snapshot(conn).snapshot_id
     sch = reader.find_schema(conn, snap, lake.data_path, schema)
-    create = CreateTable(schema, name, plan_columns(source_schema))
+    columns = plan_columns(source_schema)
+    for top in columns:  # like Spark's file sources: tables created from data are nullable
+        for col in top.walk():
+            col.nullable = True
+    create = CreateTable(schema, name, columns)
     info = TableInfo(
         table_id=-1, table_uuid=create.table_uuid, schema_id=sch.schema_id, schema_name=schema, name=name,
         path=sch.path + paths.dir_name_for(name, create.table_uuid), columns=create.columns,
