@@ -52,6 +52,8 @@ def run_demo(path: str, console: Console) -> int:
                  now.groupBy("region").agg(F.round(F.sum("amount"), 2).alias("total")).collect()}
 
     try:
+        import duckdb  # noqa: F401 - only to know whether the DuckDB part can run
+
         from .duckdb_reference import attach, connect
     except ImportError:
         console.print("revenue by region (Spark):", by_region)

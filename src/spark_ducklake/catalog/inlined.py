@@ -18,7 +18,7 @@ from sqlalchemy.dialects import postgresql
 from sqlalchemy.types import UserDefinedType
 
 from .model import Column
-from .types import _DECIMAL, parse_literal, to_arrow_type
+from .types import _DECIMAL, parse_literal, parse_pg_interval, to_arrow_type
 
 _INTS = {"int8", "int16", "int32", "int64", "uint8", "uint16", "uint32"}
 _STRINGLIKE = {"uuid", "time", "timetz", "interval", "json"}
@@ -128,6 +128,19 @@ def inlined_delete_table(metadata: sa.MetaData, dialect_name: str, table_id: int
                     sa.Column("row_id", sa.BigInteger), sa.Column("begin_snapshot", sa.BigInteger))
 
 
+def select_columns(table: sa.Table, columns: list[Column], dialect_name: str) -> list:
+    """SELECT list for an inlined data table; DuckDB renders the string-mapped types itself."""
+    out = [table.c.row_id]
+    for col in columns:
+        ref = table.c[col.name]
+        if dialect_name == "duckdb" and col.type in _STRINGLIKE:
+            ref = sa.cast(ref, sa.String).label(col.name)
+        elif dialect_name == "postgresql" and col.type in ("interval", "time", "timetz", "uuid"):
+            ref = sa.cast(ref, sa.String).label(col.name)
+        out.append(ref)
+    return out
+
+
 def inlinable(columns: list[Column], dialect_name: str) -> bool:
     """Whether rows of these columns can be inlined in this catalog (else the writer uses Parquet)."""
     for top in columns:
@@ -233,6 +246,8 @@ def decode_rows(rows: Sequence[Mapping], columns: list[Column], dialect_name: st
 def _decode(col: Column, value, dialect: str):
     if value is None:
         return None
+    if dialect == "postgresql" and col.type == "interval":
+        return parse_pg_interval(str(value))
     if col.is_nested:
         if isinstance(value, str | bytes):
             value = parse_nested(value.decode() if isinstance(value, bytes) else value)

@@ -87,7 +87,7 @@ def read_rows(conn: sa.Connection, table_id: int, columns: list[Column], snapsho
         tbl = inlined.inlined_data_table(md, _dialect(conn), table_id, version, old_columns)
         if not sa.inspect(conn).has_table(name):
             continue
-        query = sa.select(tbl).where(
+        query = sa.select(*inlined.select_columns(tbl, old_columns, _dialect(conn))).where(
             tbl.c.begin_snapshot <= snapshot_id,
             sa.or_(tbl.c.end_snapshot.is_(None), tbl.c.end_snapshot > snapshot_id),
         ).order_by(tbl.c.row_id)

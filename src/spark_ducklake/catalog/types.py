@@ -341,3 +341,41 @@ def _format_ts(value: dt.datetime) -> str:
     if value.microsecond:
         text += f".{value.microsecond:06d}"
     return text
+
+
+def render_interval(months: int, days: int, micros: int) -> str:
+    """DuckDB's text form of an interval: '1 year 2 months 3 days 04:05:06.5'."""
+    parts = []
+    years, months = divmod(months, 12) if months >= 0 else (-(-months // 12), -(-months % 12))
+    for amount, unit in ((years, "year"), (months, "month"), (days, "day")):
+        if amount:
+            parts.append(f"{amount} {unit}{'s' if abs(amount) != 1 else ''}")
+    if micros or not parts:
+        sign = "-" if micros < 0 else ""
+        seconds, frac = divmod(abs(micros), 1_000_000)
+        hours, rest = divmod(seconds, 3600)
+        minutes, secs = divmod(rest, 60)
+        text = f"{sign}{hours:02d}:{minutes:02d}:{secs:02d}"
+        if frac:
+            text += f".{frac:06d}".rstrip("0")
+        parts.append(text)
+    return " ".join(parts)
+
+
+def parse_pg_interval(text: str) -> str:
+    """PostgreSQL's interval text ('1 year 2 mons 3 days 04:05:06.5') in DuckDB's rendering."""
+    months = days = micros = 0
+    for amount, unit in re.findall(r"(-?\d+) (year|mon|day)s?", text):
+        amount = int(amount)
+        if unit == "year":
+            months += 12 * amount
+        elif unit == "mon":
+            months += amount
+        else:
+            days += amount
+    clock = re.search(r"(-?)(\d+):(\d\d):(\d\d)(?:\.(\d+))?", text)
+    if clock:
+        sign, h, m, sec, frac = clock.groups()
+        value = ((int(h) * 60 + int(m)) * 60 + int(sec)) * 1_000_000 + int((frac or "0").ljust(6, "0")[:6])
+        micros = -value if sign else value
+    return render_interval(months, days, micros)

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import datetime as dt
 import uuid
+from decimal import Decimal
 
 import pyarrow as pa
 import pyarrow.parquet as pq
@@ -92,9 +93,12 @@ def _spark_value(col: Column, value):
     if col.type == "uuid":
         return str(uuid.UUID(bytes=value)) if isinstance(value, bytes) else str(value)
     if col.type in ("time", "timetz"):
-        return value.isoformat() if isinstance(value, dt.time) else str(value)
+        text = value.isoformat() if isinstance(value, dt.time) else str(value)
+        return text + "+00" if col.type == "timetz" and isinstance(value, dt.time) else text  # stored in UTC
     if col.type == "interval":
         return _interval_text(value)
+    if col.type in ("int128", "uint128", "uint64"):
+        return Decimal(int(value))  # DuckDB stores int128 as DOUBLE in Parquet
     if col.type == "timestamp_ns" and hasattr(value, "to_pydatetime"):
         return value.to_pydatetime(warn=False)
     if col.type == "json" and isinstance(value, bytes):
@@ -103,24 +107,10 @@ def _spark_value(col: Column, value):
 
 
 def _interval_text(value) -> str:
-    """DuckDB's rendering of an interval ('1 year 2 months 3 days 04:05:06')."""
-    if isinstance(value, bytes) and len(value) == 12:  # Parquet INTERVAL: months, days, millis (little endian)
-        months, days, millis = (int.from_bytes(value[i:i + 4], "little") for i in (0, 4, 8))
-    elif hasattr(value, "months"):
-        months, days, millis = value.months, value.days, value.nanoseconds // 1_000_000
-    else:
-        return str(value)
-    parts = []
-    years, months = divmod(months, 12)
-    for amount, unit in ((years, "year"), (months, "month"), (days, "day")):
-        if amount:
-            parts.append(f"{amount} {unit}{'s' if amount != 1 else ''}")
-    if millis or not parts:
-        seconds, ms = divmod(millis, 1000)
-        hours, rest = divmod(seconds, 3600)
-        minutes, secs = divmod(rest, 60)
-        text = f"{hours:02d}:{minutes:02d}:{secs:02d}"
-        if ms:
-            text += f".{ms * 1000:06d}".rstrip("0")
-        parts.append(text)
-    return " ".join(parts)
+    """A Parquet INTERVAL (months, days, millis little endian) in DuckDB's rendering."""
+    if isinstance(value, bytes) and len(value) == 12:
+        months, days, millis = (int.from_bytes(value[i:i + 4], "little", signed=True) for i in (0, 4, 8))
+        return types.render_interval(months, days, millis * 1000)
+    if hasattr(value, "months"):  # pyarrow MonthDayNano
+        return types.render_interval(value.months, value.days, value.nanoseconds // 1000)
+    return str(value)
