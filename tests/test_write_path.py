@@ -1,0 +1,80 @@
+"""The write path: inlining threshold, file layout and options, stats, failed commits leave nothing behind."""
+
+from __future__ import annotations
+
+import pyarrow as pa
+import pyarrow.parquet as pq
+import pytest
+import sqlalchemy as sa
+
+from spark_ducklake import DuckLake
+from spark_ducklake.errors import ConflictError
+
+
+def _rows(lake: DuckLake, sql: str) -> list[tuple]:
+    with lake.engine.connect() as conn:
+        return [tuple(r) for r in conn.execute(sa.text(sql))]
+
+
+def test_inlining_threshold_matches_the_reference(tmp_path, spark):
+    lake = DuckLake.attach(str(tmp_path / "meta.sqlite"), str(tmp_path / "data"))
+    lake.create_table("t", "id BIGINT")
+    lake.write(spark.range(10), "t")          # == limit (10): inlined
+    lake.write(spark.range(11), "t")          # > limit: Parquet
+    changes = [s.changes for s in lake.snapshots()[2:]]
+    assert changes == [{"inlined_insert": ["1"]}, {"tables_inserted_into": ["1"]}]
+    assert lake.read("t").count() == 21
+    lake.set_option("data_inlining_row_limit", 0, table_name="t")
+    lake.write(pa.table({"id": pa.array([1], pa.int64())}), "t")
+    assert lake.snapshots()[-1].changes == {"tables_inserted_into": ["1"]}
+
+
+def test_files_are_named_placed_and_described_like_the_reference(tmp_path, spark):
+    lake = DuckLake.attach(str(tmp_path / "meta.sqlite"), str(tmp_path / "data"), data_inlining_row_limit=0)
+    lake.create_schema("s")
+    lake.create_table("s.t", "id BIGINT, name STRING, day DATE")
+    lake.set_option("parquet_compression", "zstd", schema="s")
+    lake.set_option("target_file_size", "200KB", table_name="t", schema="s")
+    frame = spark.range(60_000).selectExpr(
+        "id", "concat('n', id) AS name", "date_add(DATE'2024-01-01', cast(id % 300 AS INT)) AS day")
+    lake.write(frame, "s.t")
+    files = _rows(lake, "SELECT data_file_id, path, path_is_relative, record_count, file_size_bytes, footer_size, "
+                        "row_id_start FROM ducklake_data_file ORDER BY data_file_id")
+    assert len(files) > 1  # target_file_size split the output
+    assert sum(f[3] for f in files) == 60_000
+    starts = sorted(f[6] for f in files)
+    assert starts[0] == 0 and len(set(starts)) == len(starts)
+    for _fid, path, relative, count, size, footer, _start in files:
+        assert relative is None or relative in (1, True)
+        assert path.startswith("ducklake-") and path.endswith(".parquet")
+        full = tmp_path / "data" / "s" / "t" / path
+        meta = pq.read_metadata(full)
+        assert meta.num_rows == count and full.stat().st_size == size and meta.serialized_size == footer
+        assert meta.row_group(0).column(0).compression == "ZSTD"
+        assert [meta.schema.column(i).name for i in range(3)] == ["id", "name", "day"]
+    assert not [p for p in (tmp_path / "data" / "s" / "t").iterdir() if not p.name.startswith("ducklake-")]
+    stats = _rows(lake, "SELECT column_id, min(min_value), max(max_value), sum(null_count) "
+                        "FROM ducklake_file_column_stats GROUP BY column_id ORDER BY column_id")
+    assert stats[2] == (3, "2024-01-01", "2024-10-26", 0)
+    table_stats = _rows(lake, "SELECT record_count, next_row_id FROM ducklake_table_stats")
+    assert table_stats == [(60_000, 60_000)]
+    tcs = _rows(lake, "SELECT column_id, min_value, max_value FROM ducklake_table_column_stats ORDER BY column_id")
+    assert tcs[0] == (1, "0", "59999")
+
+
+def test_failed_commit_removes_written_files(tmp_path, spark, monkeypatch):
+    lake = DuckLake.attach(str(tmp_path / "meta.sqlite"), str(tmp_path / "data"), data_inlining_row_limit=0)
+    lake.create_table("t", "id BIGINT")
+    before = lake.snapshots()
+
+    def conflict(*args, **kwargs):
+        raise ConflictError("simulated: another writer dropped the table")
+
+    import spark_ducklake.writer as writer
+
+    monkeypatch.setattr(writer, "commit", conflict)
+    with pytest.raises(ConflictError):
+        lake.write(spark.range(100), "t", commit_message="never lands")
+    assert lake.snapshots() == before
+    assert list((tmp_path / "data" / "main" / "t").glob("*")) == []
+    assert _rows(lake, "SELECT count(*) FROM ducklake_data_file") == [(0,)]
