@@ -1,7 +1,7 @@
 """Reading data files with pyarrow on the executors, for column types Spark's Parquet reader cannot decode.
 
 Used only when a table has uuid, time, timetz, timestamp_ns or interval columns: each task opens its files with
-pyarrow, maps columns by field id and converts values to the Spark types users see (docs/types.md). Rows never
+pyarrow, maps columns by field id and converts values to the Spark types users see (the README's type table). Rows never
 pass through the driver.
 """
 
