@@ -1,8 +1,8 @@
 """DuckLake type strings <-> Spark and Arrow types, literals in the spec's string encodings.
 
 The mapping (DuckLake -> Spark type users see; Arrow type used for inlined rows and small files) is documented in
-the README's type table. Types Spark's Parquet reader cannot read natively are flagged by `native_read_type` returning None;
-the scan then reads those files on executors with pyarrow and converts (see spark/scan.py).
+the README's type table. Types Spark's Parquet reader cannot read natively are flagged by `native_read_type`
+returning None; the scan then reads those files on executors with pyarrow and converts (see spark/arrow_files.py).
 """
 
 from __future__ import annotations
