@@ -15,21 +15,24 @@ import tempfile
 import time
 
 
-def timed(fn, repeat: int) -> float:
-    """Median wall time of `repeat` runs, after one warm-up."""
-    fn()
-    runs = []
-    for _ in range(repeat):
-        start = time.perf_counter()
-        fn()
-        runs.append(time.perf_counter() - start)
-    return statistics.median(runs)
+def paired(first, second, repeat: int) -> tuple[float, float]:
+    """Median wall times of two workloads run alternately (after one warm-up each), so drift hits both alike."""
+    first()
+    second()
+    a, b = [], []
+    for i in range(repeat):
+        order = [(first, a), (second, b)] if i % 2 == 0 else [(second, b), (first, a)]
+        for fn, sink in order:
+            start = time.perf_counter()
+            fn()
+            sink.append(time.perf_counter() - start)
+    return statistics.median(a), statistics.median(b)
 
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__)
     parser.add_argument("--rows", type=int, default=10_000_000)
-    parser.add_argument("--repeat", type=int, default=3)
+    parser.add_argument("--repeat", type=int, default=5)
     args = parser.parse_args()
 
     from pyspark.sql import functions as F
@@ -46,9 +49,11 @@ def main() -> None:
     lake.create_table("t", df.schema)
     counter = iter(range(1_000_000))
 
-    append_lake = timed(lambda: lake.write(df, "t"), args.repeat)
-    append_plain = timed(lambda: df.write.mode("overwrite").parquet(f"{root}/plain-{next(counter)}"),
-                         args.repeat)
+    append_lake, append_plain = paired(
+        lambda: lake.write(df, "t"),
+        lambda: df.write.mode("overwrite").parquet(f"{root}/plain-{next(counter)}"),
+        args.repeat,
+    )
 
     info = lake.table_info("t")
     from spark_ducklake.catalog import reader
@@ -59,8 +64,8 @@ def main() -> None:
     def query(frame):
         return frame.where(F.col("k") < 500).agg(F.sum("v"), F.count("s")).collect()
 
-    scan_lake = timed(lambda: query(lake.read("t")), args.repeat)
-    scan_plain = timed(lambda: query(spark.read.parquet(*files)), args.repeat)
+    scan_lake, scan_plain = paired(lambda: query(lake.read("t")), lambda: query(spark.read.parquet(*files)),
+                                   args.repeat)
 
     total = lake.read("t").count()
     print(f"rows per append: {args.rows:,}; table rows at scan: {total:,}; files: {len(files)}")

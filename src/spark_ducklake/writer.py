@@ -79,7 +79,9 @@ def write_table(lake: DuckLake, data, schema: str, name: str, existing: TableInf
     try:
         return commit(lake.engine, ops, read_snapshot=read_snapshot, data_path=lake.data_path, info=info)
     except BaseException:
-        _remove(staged)
+        from .spark.write import delete_paths
+
+        delete_paths([f.path for f in staged])
         raise
 
 
@@ -87,18 +89,6 @@ def _write_options(lake: DuckLake, table: TableInfo | None):
     from .spark.write import WriteOptions
 
     return WriteOptions.from_lake_options(lambda key: lake.option(key, table))
-
-
-def _remove(staged) -> None:
-    """Files of a failed commit are deleted: nobody can ever see them."""
-    import pyarrow.fs as pafs
-
-    for f in staged:
-        try:
-            fs, path = pafs.FileSystem.from_uri(f.path) if "://" in f.path else (pafs.LocalFileSystem(), f.path)
-            fs.delete_file(path)
-        except OSError:
-            pass
 
 
 def _is_pandas(data) -> bool:

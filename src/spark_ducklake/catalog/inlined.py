@@ -18,7 +18,7 @@ from sqlalchemy.dialects import postgresql
 from sqlalchemy.types import UserDefinedType
 
 from .model import Column
-from .types import _DECIMAL, parse_literal, parse_pg_interval, to_arrow_type
+from .types import _DECIMAL, convert_nested, parse_literal, parse_pg_interval, to_arrow_type
 
 _INTS = {"int8", "int16", "int32", "int64", "uint8", "uint16", "uint32"}
 _STRINGLIKE = {"uuid", "time", "timetz", "interval", "json"}
@@ -248,26 +248,15 @@ def _decode(col: Column, value, dialect: str):
         return None
     if dialect == "postgresql" and col.type == "interval":
         return parse_pg_interval(str(value))
-    if col.is_nested:
-        if isinstance(value, str | bytes):
-            value = parse_nested(value.decode() if isinstance(value, bytes) else value)
-        return _convert(col, value)
-    return _convert(col, value)
+    if col.is_nested and isinstance(value, str | bytes):
+        value = parse_nested(value.decode() if isinstance(value, bytes) else value)
+    return convert_nested(col, value, _convert)
 
 
 def _convert(col: Column, value):
-    """A raw value (text from a nested rendering, or a driver value) as the Python value Arrow expects."""
+    """A raw scalar (text from a nested rendering, or a driver value) as the Python value Arrow expects."""
     if value is None:
         return None
-    if col.type == "list":
-        return [_convert(col.children[0], v) for v in value]
-    if col.type == "struct":
-        if isinstance(value, Mapping):
-            return {c.name: _convert(c, value.get(c.name)) for c in col.children}
-        return {c.name: _convert(c, v) for c, v in zip(col.children, value, strict=False)}
-    if col.type == "map":
-        pairs = value.items() if isinstance(value, Mapping) else value
-        return [(_convert(col.children[0], k), _convert(col.children[1], v)) for k, v in pairs]
     if isinstance(value, bytes | memoryview | bytearray):
         value = bytes(value)
         return value if col.type == "blob" else value.decode("utf-8")

@@ -379,3 +379,20 @@ def parse_pg_interval(text: str) -> str:
         value = ((int(h) * 60 + int(m)) * 60 + int(sec)) * 1_000_000 + int((frac or "0").ljust(6, "0")[:6])
         micros = -value if sign else value
     return render_interval(months, days, micros)
+
+
+def convert_nested(col: Column, value, leaf):
+    """Apply `leaf(col, value)` to every scalar of a (possibly nested) value; maps become (key, value) pairs."""
+    if value is None:
+        return None
+    if col.type == "list":
+        return [convert_nested(col.children[0], v, leaf) for v in value]
+    if col.type == "struct":
+        if isinstance(value, dict):
+            return {c.name: convert_nested(c, value.get(c.name), leaf) for c in col.children}
+        return {c.name: convert_nested(c, v, leaf) for c, v in zip(col.children, value, strict=False)}
+    if col.type == "map":
+        pairs = value.items() if isinstance(value, dict) else value
+        key, item = col.children
+        return [(convert_nested(key, k, leaf), convert_nested(item, v, leaf)) for k, v in pairs]
+    return leaf(col, value)

@@ -67,10 +67,10 @@ def _read_file(path: str, wanted, arrow_schema: pa.Schema):
         target = arrow_schema.field(name).type
         if col.column_id not in by_id:
             default = None if col.is_nested else types.parse_literal(col.type, col.initial_default)
-            arrays.append(pa.array([_spark_value(col, default)] * n, type=target))
+            arrays.append(pa.array([types.convert_nested(col, default, _spark_value)] * n, type=target))
             continue
         values = table.column(by_id[col.column_id]).to_pylist()
-        arrays.append(pa.array([_spark_value(col, v) for v in values], type=target))
+        arrays.append(pa.array([types.convert_nested(col, v, _spark_value) for v in values], type=target))
     for extra in (SNAPSHOT_COL, ROW_ID_COL):
         arrays.append(table.column(extra).cast(pa.int64()) if extra in table.column_names
                       else pa.nulls(n, pa.int64()))
@@ -81,15 +81,7 @@ def _read_file(path: str, wanted, arrow_schema: pa.Schema):
 
 
 def _spark_value(col: Column, value):
-    """A value as pyarrow read it, converted to what the column's Spark type expects."""
-    if value is None:
-        return None
-    if col.type == "list":
-        return [_spark_value(col.children[0], v) for v in value]
-    if col.type == "map":
-        return [(_spark_value(col.children[0], k), _spark_value(col.children[1], v)) for k, v in value]
-    if col.type == "struct":
-        return {c.name: _spark_value(c, value.get(c.name)) for c in col.children}
+    """A scalar as pyarrow read it, converted to what the column's Spark type expects."""
     if col.type == "uuid":
         return str(uuid.UUID(bytes=value)) if isinstance(value, bytes) else str(value)
     if col.type in ("time", "timetz"):

@@ -98,14 +98,11 @@ def write_data_files(spark, df, table: TableInfo, *, options: WriteOptions | Non
         with ThreadPoolExecutor(max_workers=8) as pool:
             files = list(pool.map(lambda p: describe_file(p, table.columns), moved))
     except BaseException:
-        for path in moved:
-            _delete(path)
+        delete_paths(moved)
         raise
     finally:
-        _delete_dir(staging)
-    empty = [f for f in files if f.record_count == 0]
-    for f in empty:
-        _delete(f.path)
+        delete_paths([staging], directories=True)
+    delete_paths([f.path for f in files if f.record_count == 0])
     return [f for f in files if f.record_count > 0]
 
 
@@ -125,17 +122,11 @@ def needs_name_mapping(columns: list[Column]) -> bool:
     return any(c.type in ("list", "map") for top in columns for c in top.walk())
 
 
-def _delete(path: str) -> None:
-    fs, inner = filesystem(path)
-    try:
-        fs.delete_file(inner)
-    except (OSError, FileNotFoundError):
-        pass
-
-
-def _delete_dir(path: str) -> None:
-    fs, inner = filesystem(path)
-    try:
-        fs.delete_dir(inner)
-    except (OSError, FileNotFoundError):
-        pass
+def delete_paths(paths: list[str], *, directories: bool = False) -> None:
+    """Best-effort removal of files (or directories) nobody may ever see."""
+    for path in paths:
+        fs, inner = filesystem(path)
+        try:
+            fs.delete_dir(inner) if directories else fs.delete_file(inner)
+        except (OSError, FileNotFoundError):
+            pass
