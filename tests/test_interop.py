@@ -156,3 +156,50 @@ def test_decimal_and_dates_exact(tmp_path, spark, reference):
     attach(reference, f"sqlite:{tmp_path / 'meta.sqlite'}")
     assert duckdb_rows(reference, "SELECT amount, day FROM lake.t") == sorted(
         [(Decimal("1.1"), dt.date(1970, 1, 1)), (Decimal("-99999.99"), dt.date(2999, 12, 31))], key=repr)
+
+
+def test_overwrite_and_drop_schema(catalog, tmp_path, spark, reference):
+    lake = DuckLake.attach(catalog, str(tmp_path / "data"))
+    lake.create_schema("s")
+    lake.write(spark.range(50).selectExpr("id", "id * 2 AS twice"), "s.t", mode="error")
+    lake.write(pa.table({"id": pa.array([7], pa.int64()), "twice": pa.array([14], pa.int64())}), "s.t")
+    before = lake.current_snapshot()
+    lake.write(spark.range(100, 130).selectExpr("id", "id * 2 AS twice"), "s.t", mode="overwrite")
+    assert lake.snapshots()[-1].changes == {"tables_deleted_from": ["2"], "inlined_delete": ["2"],
+                                            "tables_inserted_into": ["2"]}
+    assert spark_rows(lake.read("s.t")) == [(i, 2 * i) for i in range(100, 130)]
+    assert lake.read("s.t", version=before).count() == 51
+    lake.close()
+    attach(reference, catalog)
+    assert duckdb_rows(reference, "SELECT id, twice FROM lake.s.t") == [(i, 2 * i) for i in range(100, 130)]
+    assert reference.execute(f"SELECT count(*) FROM lake.s.t AT (VERSION => {before})").fetchone()[0] == 51
+    reference.execute("DETACH lake")
+    lake = DuckLake.attach(catalog)
+    with pytest.raises(Exception, match="not empty"):
+        lake.drop_schema("s")
+    lake.drop_schema("s", cascade=True)
+    assert lake.schemas() == ["main"] and lake.tables() == []
+    lake.close()
+
+
+def test_promoted_types_and_partitioned_tables_from_duckdb(catalog, tmp_path, spark, reference):
+    attach(reference, catalog, str(tmp_path / "data"), data_inlining_row_limit=0)
+    reference.execute("SET TimeZone = 'UTC'")
+    reference.execute("CREATE TABLE lake.t (i INTEGER, f FLOAT, ts TIMESTAMP, k VARCHAR)")
+    reference.execute("INSERT INTO lake.t SELECT i::INT, i / 4, TIMESTAMP '2020-06-01' + to_days(i * 40), "
+                      "'k' || (i % 3) FROM range(30) r(i)")
+    reference.execute("ALTER TABLE lake.t ALTER COLUMN i TYPE BIGINT")
+    reference.execute("ALTER TABLE lake.t ALTER COLUMN f TYPE DOUBLE")
+    reference.execute("ALTER TABLE lake.t SET PARTITIONED BY (year(ts), k)")
+    reference.execute("INSERT INTO lake.t SELECT i + 3000000000, i / 3, TIMESTAMP '2021-01-01' + to_days(i * 50), "
+                      "'k' || (i % 2) FROM range(40) r(i)")
+    expected = duckdb_rows(reference, "SELECT * FROM lake.t")
+    partitioned = duckdb_rows(reference, "SELECT i FROM lake.t WHERE ts >= TIMESTAMP '2022-01-01'")
+    reference.execute("DETACH lake")
+    lake = DuckLake.attach(catalog)
+    frame = lake.read("t")
+    assert [f.dataType.simpleString() for f in frame.schema.fields] == ["bigint", "double", "timestamp_ntz",
+                                                                         "string"]
+    assert spark_rows(frame) == expected
+    assert spark_rows(lake.read("t", where="ts >= '2022-01-01'").select("i")) == partitioned
+    lake.close()
