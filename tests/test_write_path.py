@@ -78,3 +78,15 @@ def test_failed_commit_removes_written_files(tmp_path, spark, monkeypatch):
     assert lake.snapshots() == before
     assert list((tmp_path / "data" / "main" / "t").glob("*")) == []
     assert _rows(lake, "SELECT count(*) FROM ducklake_data_file") == [(0,)]
+
+
+def test_row_group_and_version_options(tmp_path, spark):
+    lake = DuckLake.attach(str(tmp_path / "meta.sqlite"), str(tmp_path / "data"), data_inlining_row_limit=0)
+    lake.create_table("t", "id BIGINT, x BIGINT")
+    lake.set_option("parquet_row_group_size", 2048)
+    lake.set_option("parquet_version", 2)
+    lake.write(spark.range(50_000).selectExpr("id", "id * 7 AS x").coalesce(1), "t")
+    (path,) = [p for (p,) in _rows(lake, "SELECT path FROM ducklake_data_file")]
+    meta = pq.read_metadata(tmp_path / "data" / "main" / "t" / path)
+    assert meta.num_row_groups > 3
+    assert "DELTA_BINARY_PACKED" in meta.row_group(0).column(0).encodings  # Parquet v2 writer

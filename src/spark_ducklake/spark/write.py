@@ -29,6 +29,7 @@ class WriteOptions:
     compression_level: int | None = None
     row_group_size_bytes: int | None = None
     row_group_size: int | None = None
+    parquet_version: int | None = None
 
     @classmethod
     def from_lake_options(cls, get: Callable[[str], str | None]) -> WriteOptions:
@@ -44,6 +45,8 @@ class WriteOptions:
             opts.row_group_size_bytes = parse_size(v)
         if (v := get("parquet_row_group_size")) is not None:
             opts.row_group_size = int(v)
+        if (v := get("parquet_version")) is not None:
+            opts.parquet_version = int(v)
         return opts
 
 
@@ -61,6 +64,15 @@ def rows_per_file(table: TableInfo, options: WriteOptions) -> int:
     """maxRecordsPerFile for the target file size (compression makes files smaller, never bigger)."""
     width = max(1, sum(_row_width(c) for c in table.columns))
     return max(1000, options.target_file_size // width)
+
+
+def row_group_bytes(table: TableInfo, options: WriteOptions) -> int | None:
+    """Spark sizes row groups in bytes only: a row count is turned into bytes with the estimated row width."""
+    if options.row_group_size_bytes:
+        return options.row_group_size_bytes
+    if options.row_group_size:
+        return options.row_group_size * max(1, sum(_row_width(c) for c in table.columns))
+    return None
 
 
 def with_field_ids(df, table: TableInfo):
@@ -81,8 +93,11 @@ def write_data_files(spark, df, table: TableInfo, *, options: WriteOptions | Non
         .option("compression", _CODECS.get(options.compression, options.compression))
         .option("maxRecordsPerFile", rows_per_file(table, options))
     )
-    if options.row_group_size_bytes:
-        writer = writer.option("parquet.block.size", options.row_group_size_bytes)
+    block_size = row_group_bytes(table, options)
+    if block_size:
+        writer = writer.option("parquet.block.size", block_size)
+    if options.parquet_version:
+        writer = writer.option("parquet.writer.version", f"PARQUET_{options.parquet_version}_0")
     if options.compression == "zstd" and options.compression_level is not None:
         writer = writer.option("parquet.compression.codec.zstd.level", options.compression_level)
     fs, staging_path = filesystem(staging)
