@@ -139,7 +139,7 @@ def test_stale_writer_retries_or_conflicts(catalog, tmp_path):
 
 def test_commit_metadata_is_stored(tmp_path):
     lake = DuckLake.attach(str(tmp_path / "meta.sqlite"), str(tmp_path / "data"), author="alice")
-    lake.create_schema("s", message="made s", extra_info='{"ticket": 7}')
+    lake.create_schema("s", commit_message="made s", extra_info='{"ticket": 7}')
     last = lake.snapshots()[-1]
     assert (last.author, last.commit_message, last.commit_extra_info) == ("alice", "made s", '{"ticket": 7}')
 

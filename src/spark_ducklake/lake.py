@@ -185,14 +185,14 @@ class DuckLake:
             return reader.find_table(conn, self._snapshot_id(conn, version), self.data_path, schema, name)
 
     # ----------------------------------------------------------------------------------------- DDL
-    def _commit(self, operations, *, read_snapshot: int | None = None, message: str | None = None,
+    def _commit(self, operations, *, read_snapshot: int | None = None, commit_message: str | None = None,
                 author: str | None = None, extra_info: str | None = None) -> int:
         if self.read_only:
             raise ReadOnlyError("this lake is attached read-only (or at a past snapshot)")
         if read_snapshot is None:
             with self._read() as conn:
                 read_snapshot = reader.latest_snapshot(conn).snapshot_id
-        info = CommitInfo(author=author or self.author, message=message, extra_info=extra_info)
+        info = CommitInfo(author=author or self.author, message=commit_message, extra_info=extra_info)
         return commit(self.engine, operations, read_snapshot=read_snapshot, data_path=self.data_path, info=info)
 
     def create_schema(self, name: str, *, if_not_exists: bool = False, **commit_args: Any) -> int | None:
