@@ -23,6 +23,8 @@ from .write_plan import plan_columns
 if TYPE_CHECKING:
     from pyspark.sql import DataFrame, SparkSession
 
+    from .table import DuckLakeTable
+
 DEFAULT_INLINING_ROW_LIMIT = 10
 WRITE_MODES = ("append", "overwrite", "error", "errorifexists")
 
@@ -281,6 +283,36 @@ class DuckLake:
             raise AlreadyExistsError(f"table {schema}.{name} already exists (mode='error')")
         return write_table(self, df, schema, name, existing, mode,
                            CommitInfo(author or self.author, commit_message, extra_info))
+
+    def delete(self, table: str, condition=None, *, commit_message: str | None = None, author: str | None = None,
+               extra_info: str | None = None) -> int:
+        """DELETE FROM table WHERE condition (SQL string or Column; None deletes every row); returns rows deleted."""
+        from .catalog.data_ops import DeleteRows
+        from .spark.deletes import plan_delete
+        from .spark.write import delete_paths
+
+        if self.read_only:
+            raise ReadOnlyError("this lake is attached read-only (or at a past snapshot)")
+        plan = self.plan_scan(table)
+        staged = plan_delete(self.spark, plan, condition, self.inlining_limit(plan.table))
+        if staged.empty:
+            return 0
+        op = DeleteRows(plan.table, staged.delete_files, staged.ended_files, staged.inlined_file_deletes,
+                        staged.inlined_row_ids)
+        try:
+            self._commit([op], read_snapshot=plan.snapshot_id, commit_message=commit_message, author=author,
+                         extra_info=extra_info)
+        except BaseException:
+            delete_paths([d.path for d in staged.delete_files])
+            raise
+        return staged.deleted_rows
+
+    def table(self, name: str) -> DuckLakeTable:
+        """A handle with row-level operations, after delta-spark's DeltaTable."""
+        from .table import DuckLakeTable
+
+        self.table_info(name)  # fail early, naming what is missing
+        return DuckLakeTable(self, name)
 
     def inlining_limit(self, table: TableInfo | None) -> int:
         """The data_inlining_row_limit in force: table, schema, global option, attach value, default 10."""

@@ -21,9 +21,10 @@ class ScanPlan:
     inlined_deletes: dict[int, list[int]]
     names_stable: bool
 
-    def to_dataframe(self, spark, *, row_ids: bool = False):
+    def to_dataframe(self, spark, *, row_ids: bool = False, positions: bool = False):
         """The Spark DataFrame for this plan (Spark's native Parquet scan underneath)."""
         from .spark.scan import scan_table
 
         return scan_table(spark, self.table, self.files, snapshot_id=self.snapshot_id, inlined=self.inlined,
-                          inlined_deletes=self.inlined_deletes, names_stable=self.names_stable, row_ids=row_ids)
+                          inlined_deletes=self.inlined_deletes, names_stable=self.names_stable, row_ids=row_ids,
+                          positions=positions)

@@ -9,11 +9,12 @@ import pyarrow as pa
 import pyarrow.parquet as pq
 import sqlalchemy as sa
 
+from ..errors import ConflictError
 from . import inlined_tables, paths, stats
 from .changes import Change
 from .commit import CommitContext
 from .ddl_ops import TableRef
-from .model import ColumnStats, NewDataFile, TableInfo
+from .model import ColumnStats, NewDataFile, NewDeleteFile, TableInfo
 from .spec_tables import T
 
 
@@ -196,3 +197,60 @@ class ReplaceAll:
         ctx.record("deleted_from_table", tid)
         if ended:
             ctx.record("inlined_delete", tid)
+
+
+@dataclass
+class DeleteRows:
+    """DELETE: new (merged) delete files, fully deleted files ended, inlined deletes and inlined rows ended."""
+
+    table: TableInfo
+    delete_files: list[NewDeleteFile]
+    ended_files: list[int]
+    inlined_file_deletes: dict[int, list[int]]
+    inlined_row_ids: list[int]
+
+    @property
+    def deleted_file_ids(self) -> set[int]:
+        return ({d.data_file_id for d in self.delete_files} | set(self.ended_files)
+                | set(self.inlined_file_deletes))
+
+    def intents(self) -> list[Change]:
+        out = []
+        if self.delete_files or self.ended_files:
+            out.append(Change("deleted_from_table", str(self.table.table_id)))
+        if self.inlined_file_deletes or self.inlined_row_ids:
+            out.append(Change("inlined_delete", str(self.table.table_id)))
+        return out
+
+    def apply(self, ctx: CommitContext) -> None:
+        tid, df, dl = self.table.table_id, T["ducklake_data_file"], T["ducklake_delete_file"]
+        replaced = [d.data_file_id for d in self.delete_files] + list(self.ended_files)
+        if replaced:
+            ctx.conn.execute(dl.update().where(dl.c.table_id == tid, dl.c.data_file_id.in_(replaced),
+                                               dl.c.end_snapshot.is_(None)).values(end_snapshot=ctx.snapshot_id))
+        if self.ended_files:
+            ended = ctx.conn.execute(df.update().where(df.c.data_file_id.in_(self.ended_files),
+                                                       df.c.end_snapshot.is_(None))
+                                     .values(end_snapshot=ctx.snapshot_id)).rowcount
+            if ended != len(self.ended_files):
+                raise ConflictError(f"data files of table {self.table.qualified_name} were removed meanwhile")
+        rows = []
+        for d in self.delete_files:
+            rel, is_rel = paths.relative_to(self.table.path, d.path)
+            rows.append({"delete_file_id": ctx.file_id(), "table_id": tid, "begin_snapshot": ctx.snapshot_id,
+                         "end_snapshot": None, "data_file_id": d.data_file_id, "path": rel,
+                         "path_is_relative": is_rel, "format": "parquet", "delete_count": d.delete_count,
+                         "file_size_bytes": d.file_size_bytes, "footer_size": d.footer_size,
+                         "encryption_key": None, "partial_max": None})
+        if rows:
+            ctx.conn.execute(dl.insert(), rows)
+        if self.inlined_file_deletes:
+            target = inlined_tables.inlined_delete_table(ctx.conn, tid)
+            ctx.conn.execute(target.insert(), [
+                {"file_id": fid, "row_id": pos, "begin_snapshot": ctx.snapshot_id}
+                for fid, positions in sorted(self.inlined_file_deletes.items()) for pos in sorted(positions)
+            ])
+        if self.inlined_row_ids:
+            inlined_tables.end_rows(ctx.conn, tid, self.inlined_row_ids, ctx.snapshot_id)
+        for change in self.intents():
+            ctx.changes.append(change)

@@ -60,6 +60,25 @@ def insert_rows(conn: sa.Connection, table: sa.Table, data: pa.Table, columns: l
         conn.execute(table.insert(), rows)
 
 
+def end_rows(conn: sa.Connection, table_id: int, row_ids: list[int], snapshot_id: int) -> int:
+    """Mark the given live inlined rows deleted at `snapshot_id`; returns how many."""
+    ended = 0
+    for name, _version in inlined_versions(conn, table_id):
+        tbl = sa.table(name, sa.column("row_id"), sa.column("end_snapshot"))
+        for start in range(0, len(row_ids), 1000):
+            chunk = row_ids[start:start + 1000]
+            ended += conn.execute(tbl.update().where(tbl.c.end_snapshot.is_(None), tbl.c.row_id.in_(chunk))
+                                  .values(end_snapshot=snapshot_id)).rowcount
+    return ended
+
+
+def inlined_delete_table(conn: sa.Connection, table_id: int) -> sa.Table:
+    """ducklake_inlined_delete_<table_id>, created when missing."""
+    table = inlined.inlined_delete_table(sa.MetaData(), _dialect(conn), table_id)
+    table.create(conn, checkfirst=True)
+    return table
+
+
 def end_all_rows(conn: sa.Connection, table_id: int, snapshot_id: int) -> int:
     """Mark every live inlined row of the table deleted at `snapshot_id`; returns how many."""
     ended = 0

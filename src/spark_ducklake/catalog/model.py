@@ -140,3 +140,14 @@ class NewDataFile:
     partition_values: dict[int, str] = field(default_factory=dict)
     # Spark writes no field ids for list elements and map keys/values: such files get a name mapping.
     needs_name_mapping: bool = False
+
+
+@dataclass
+class NewDeleteFile:
+    """A positional delete file written for one data file and not yet committed."""
+
+    data_file_id: int
+    path: str  # absolute
+    delete_count: int
+    file_size_bytes: int
+    footer_size: int

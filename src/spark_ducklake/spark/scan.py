@@ -26,8 +26,12 @@ ROW_ID_COL = "_ducklake_internal_row_id"
 
 def scan_table(spark, table: TableInfo, files: list[DataFile], *, snapshot_id: int,
                inlined: pa.Table | None = None, inlined_deletes: dict[int, list[int]] | None = None,
-               names_stable: bool = True, row_ids: bool = False):
-    """The table's rows visible at `snapshot_id` as a DataFrame (with a `rowid` column if asked)."""
+               names_stable: bool = True, row_ids: bool = False, positions: bool = False):
+    """The table's rows visible at `snapshot_id` as a DataFrame (with a `rowid` column if asked).
+
+    `positions=True` adds `_dl_file` (data file id; NULL for inlined rows) and `_dl_pos` (row position in the
+    file; the row id for inlined rows): what row-level changes need to address rows.
+    """
     from pyspark.sql import functions as F
 
     inlined_deletes = {k: v for k, v in (inlined_deletes or {}).items() if v}
@@ -35,7 +39,7 @@ def scan_table(spark, table: TableInfo, files: list[DataFile], *, snapshot_id: i
     file_ids = {f.data_file_id for f in files}
     has_deletes = any(f.delete_file for f in files) or bool(set(inlined_deletes) & file_ids)
     partial = any(f.partial_max is not None and f.partial_max > snapshot_id for f in files)
-    need_pos = has_deletes or row_ids or partial
+    need_pos = has_deletes or row_ids or partial or positions
     native = all(types.is_native(c) for c in table.columns)
 
     frames = []
@@ -65,22 +69,26 @@ def scan_table(spark, table: TableInfo, files: list[DataFile], *, snapshot_id: i
     result_cols = [F.col(internal[c.column_id]).alias(c.name) for c in table.columns]
     if row_ids:
         result_cols.append(F.col("rowid"))
+    if positions:
+        result_cols += [F.col(FILE), F.col(POS)]
     if data is not None:
         data = data.select(*result_cols)
     if inlined is not None and inlined.num_rows:
-        small = _inlined_frame(spark, inlined, table, row_ids)
+        small = _inlined_frame(spark, inlined, table, row_ids, positions)
         data = small if data is None else data.unionByName(small)
     if data is None:
-        data = spark.createDataFrame([], _result_schema(table, row_ids))
+        data = spark.createDataFrame([], _result_schema(table, row_ids, positions))
     return data
 
 
-def _result_schema(table: TableInfo, row_ids: bool):
+def _result_schema(table: TableInfo, row_ids: bool, positions: bool):
     from pyspark.sql import types as T
 
     fields = [T.StructField(c.name, types.to_spark_type(c), True) for c in table.columns]
     if row_ids:
         fields.append(T.StructField("rowid", T.LongType(), True))
+    if positions:
+        fields += [T.StructField(FILE, T.LongType(), True), T.StructField(POS, T.LongType(), True)]
     return T.StructType(fields)
 
 
@@ -162,13 +170,15 @@ def _deletes(spark, files: list[DataFile], inlined_deletes: dict[int, list[int]]
     return reduce(lambda a, b: a.unionByName(b), parts)
 
 
-def _inlined_frame(spark, inlined: pa.Table, table: TableInfo, row_ids: bool):
+def _inlined_frame(spark, inlined: pa.Table, table: TableInfo, row_ids: bool, positions: bool):
     from pyspark.sql import functions as F
 
     frame = spark.createDataFrame(_spark_safe(inlined))
     cols = [F.col(f"`{c.name}`").cast(types.to_spark_type(c)).alias(c.name) for c in table.columns]
     if row_ids:
         cols.append(F.col("row_id").alias("rowid"))
+    if positions:
+        cols += [F.lit(None).cast("long").alias(FILE), F.col("row_id").alias(POS)]
     return frame.select(*cols)
 
 

@@ -1,0 +1,26 @@
+"""`DuckLakeTable`: a table handle with row-level operations, named after delta-spark's DeltaTable."""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from .lake import DuckLake
+
+
+class DuckLakeTable:
+    """One table of a lake; every method that changes it commits one snapshot."""
+
+    def __init__(self, lake: DuckLake, name: str):
+        self.lake = lake
+        self.name = name
+
+    def to_df(self):
+        """The table's current rows as a Spark DataFrame."""
+        return self.lake.read(self.name)
+
+    toDF = to_df  # noqa: N815 - delta-spark's spelling
+
+    def delete(self, condition=None, **commit_args) -> int:
+        """Delete the rows matching `condition` (SQL string or Column; all rows when None); returns the count."""
+        return self.lake.delete(self.name, condition, **commit_args)

@@ -1,0 +1,76 @@
+"""DELETE on DuckLake's merge-on-read design, checked against DuckDB both ways on every catalog."""
+
+from __future__ import annotations
+
+import pyarrow as pa
+import pytest
+from pyspark.sql import functions as F
+
+from spark_ducklake import DuckLake
+from spark_ducklake.errors import NotFoundError
+from tests.support.compare import duckdb_rows, spark_rows
+from tests.support.reference import attach
+
+
+def test_delete_matches_duckdb_at_every_snapshot(catalog, tmp_path, spark, reference):
+    lake = DuckLake.attach(catalog, str(tmp_path / "data"))
+    lake.write(spark.range(0, 200).selectExpr("id", "concat('v', id) AS v").repartition(2), "t", mode="error")
+    lake.write(pa.table({"id": pa.array([1000, 1001, 1002], pa.int64()), "v": ["a", "b", "c"]}), "t")  # inlined
+    table = lake.table("t")
+    assert table.delete("id < 3") == 3                      # few rows: inlined deletes
+    assert table.delete(F.col("id").between(50, 99)) == 50  # many rows: delete files
+    assert table.delete("id BETWEEN 60 AND 120") == 21      # merged with the earlier delete file
+    assert table.delete("id = 1001") == 1                   # an inlined row: its end_snapshot is set
+    assert table.delete("id > 5000") == 0                   # no match: no snapshot
+    changes = [s.changes for s in lake.snapshots()[-4:]]
+    assert changes == [{"inlined_delete": ["1"]}, {"tables_deleted_from": ["1"]}, {"tables_deleted_from": ["1"]},
+                       {"inlined_delete": ["1"]}]
+    snaps = [s.snapshot_id for s in lake.snapshots()[1:]]
+    ours = {s: spark_rows(lake.read("t", version=s)) for s in snaps}
+    assert len(ours[snaps[-1]]) == 203 - 3 - 50 - 21 - 1
+    lake.close()
+
+    attach(reference, catalog)
+    for snap, rows in ours.items():
+        assert duckdb_rows(reference, f"SELECT id, v FROM lake.t AT (VERSION => {snap})") == rows, snap
+    reference.execute("DELETE FROM lake.t WHERE id % 10 = 5")   # DuckDB deletes on top of our delete files
+    expected = duckdb_rows(reference, "SELECT id, v FROM lake.t")
+    reference.execute("DETACH lake")
+    lake = DuckLake.attach(catalog)
+    assert spark_rows(lake.read("t")) == expected
+    lake.table("t").delete("id >= 150")                      # and we delete on top of DuckDB's
+    final = spark_rows(lake.read("t"))
+    lake.close()
+    attach(reference, catalog)
+    assert duckdb_rows(reference, "SELECT id, v FROM lake.t") == final
+
+
+def test_deleting_every_row_of_a_file_ends_it(tmp_path, spark):
+    lake = DuckLake.attach(str(tmp_path / "meta.sqlite"), str(tmp_path / "data"), data_inlining_row_limit=0)
+    lake.write(spark.range(100).coalesce(1), "t", mode="error")
+    assert lake.delete("t") == 100
+    assert lake.read("t").count() == 0
+    assert lake.plan_scan("t").files == []
+    assert lake.snapshots()[-1].changes == {"tables_deleted_from": ["1"]}
+    assert lake.read("t", version=lake.current_snapshot() - 1).count() == 100
+
+
+def test_delete_from_duckdb_written_lake(tmp_path, spark, reference):
+    catalog = f"duckdb:{tmp_path / 'meta.ducklake'}"
+    attach(reference, catalog, str(tmp_path / "data"))
+    reference.execute("CREATE TABLE lake.t AS SELECT i AS id, i % 7 AS k FROM range(500) r(i)")
+    reference.execute("DELETE FROM lake.t WHERE id < 20")
+    reference.execute("DETACH lake")
+    lake = DuckLake.attach(catalog)
+    assert lake.delete("t", "k = 3") == 68
+    rows = spark_rows(lake.read("t"))
+    lake.close()
+    attach(reference, catalog)
+    assert duckdb_rows(reference, "SELECT id, k FROM lake.t") == rows
+    assert len(rows) == 480 - 68
+
+
+def test_delete_errors(tmp_path):
+    lake = DuckLake.attach(str(tmp_path / "meta.sqlite"), str(tmp_path / "data"))
+    with pytest.raises(NotFoundError, match="main.nope"):
+        lake.table("nope")
