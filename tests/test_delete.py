@@ -74,3 +74,26 @@ def test_delete_errors(tmp_path):
     lake = DuckLake.attach(str(tmp_path / "meta.sqlite"), str(tmp_path / "data"))
     with pytest.raises(NotFoundError, match="main.nope"):
         lake.table("nope")
+
+
+def test_update_matches_duckdb_and_keeps_row_ids(catalog, tmp_path, spark, reference):
+    lake = DuckLake.attach(catalog, str(tmp_path / "data"))
+    lake.write(spark.range(0, 300).selectExpr("id", "concat('v', id) AS v", "id * 1.5 AS x"), "t", mode="error")
+    lake.write(pa.table({"id": pa.array([900, 901], pa.int64()), "v": ["p", "q"], "x": [1.0, 2.0]}), "t")
+    table = lake.table("t")
+    before = spark_rows(lake.plan_scan("t").to_dataframe(spark, row_ids=True).select("id", "rowid"))
+    assert table.update("id < 5", {"v": "upper(v)"}) == 5                        # few rows: inlined versions
+    assert table.update(F.col("id") >= 200, {"x": F.col("x") * 2, "v": "'big'"}) == 102  # files + inlined rows
+    assert table.update("id = 12345", {"v": "'none'"}) == 0
+    assert lake.snapshots()[-1].changes == {"tables_deleted_from": ["1"], "inlined_delete": ["1"],
+                                            "tables_inserted_into": ["1"]}
+    after = spark_rows(lake.plan_scan("t").to_dataframe(spark, row_ids=True).select("id", "rowid"))
+    assert after == before  # row lineage: every row keeps its id
+    ours = spark_rows(lake.read("t"))
+    with pytest.raises(Exception, match="nope"):
+        table.update("id = 1", {"nope": "1"})
+    lake.close()
+    attach(reference, catalog)
+    assert duckdb_rows(reference, "SELECT id, v, x FROM lake.t") == ours
+    assert duckdb_rows(reference, "SELECT id, rowid FROM lake.t") == after
+    assert ("V3",) in duckdb_rows(reference, "SELECT v FROM lake.t WHERE id = 3")

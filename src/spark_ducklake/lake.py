@@ -287,25 +287,16 @@ class DuckLake:
     def delete(self, table: str, condition=None, *, commit_message: str | None = None, author: str | None = None,
                extra_info: str | None = None) -> int:
         """DELETE FROM table WHERE condition (SQL string or Column; None deletes every row); returns rows deleted."""
-        from .catalog.data_ops import DeleteRows
-        from .spark.deletes import plan_delete
-        from .spark.write import delete_paths
+        from .row_changes import delete_rows
 
-        if self.read_only:
-            raise ReadOnlyError("this lake is attached read-only (or at a past snapshot)")
-        plan = self.plan_scan(table)
-        staged = plan_delete(self.spark, plan, condition, self.inlining_limit(plan.table))
-        if staged.empty:
-            return 0
-        op = DeleteRows(plan.table, staged.delete_files, staged.ended_files, staged.inlined_file_deletes,
-                        staged.inlined_row_ids)
-        try:
-            self._commit([op], read_snapshot=plan.snapshot_id, commit_message=commit_message, author=author,
-                         extra_info=extra_info)
-        except BaseException:
-            delete_paths([d.path for d in staged.delete_files])
-            raise
-        return staged.deleted_rows
+        return delete_rows(self, table, condition, CommitInfo(author or self.author, commit_message, extra_info))
+
+    def update(self, table: str, set: dict, condition=None, *, commit_message: str | None = None,  # noqa: A002
+               author: str | None = None, extra_info: str | None = None) -> int:
+        """UPDATE table SET col = expr, ... WHERE condition (SQL strings or Columns); returns rows updated."""
+        from .row_changes import update_rows
+
+        return update_rows(self, table, set, condition, CommitInfo(author or self.author, commit_message, extra_info))
 
     def table(self, name: str) -> DuckLakeTable:
         """A handle with row-level operations, after delta-spark's DeltaTable."""

@@ -24,3 +24,7 @@ class DuckLakeTable:
     def delete(self, condition=None, **commit_args) -> int:
         """Delete the rows matching `condition` (SQL string or Column; all rows when None); returns the count."""
         return self.lake.delete(self.name, condition, **commit_args)
+
+    def update(self, condition=None, set: dict | None = None, **commit_args) -> int:  # noqa: A002 - delta's name
+        """Set columns (SQL strings or Columns) on the rows matching `condition`; returns the count."""
+        return self.lake.update(self.name, set or {}, condition, **commit_args)

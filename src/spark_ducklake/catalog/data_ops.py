@@ -145,6 +145,7 @@ class InlineInsert:
     table: TableInfo
     data: pa.Table  # columns in table order, Arrow types of types.to_arrow_type
     ref: TableRef | None = None
+    row_ids: list[int] | None = None  # kept ids of updated rows (row lineage); new rows get fresh ones
 
     def _id(self) -> int:
         return self.ref.table_id if self.ref is not None else self.table.table_id
@@ -157,9 +158,12 @@ class InlineInsert:
         current = _stats_row(ctx, table_id)
         target = inlined_tables.current_inlined_table(ctx.conn, table_id, self.table.columns)
         first = current["next_row_id"]
-        inlined_tables.insert_rows(ctx.conn, target, self.data, self.table.columns, first, ctx.snapshot_id)
+        ids = self.row_ids if self.row_ids is not None else list(range(first, first + self.data.num_rows))
+        inlined_tables.insert_rows(ctx.conn, target, self.data, self.table.columns, ids, ctx.snapshot_id)
         ctx.file_id()  # the reference spends one file id per inlined insert; keep the counters in step
-        _bump_table_stats(ctx, table_id, self.data.num_rows, 0, first + self.data.num_rows)
+        # Updated rows keep their ids, so only brand-new rows advance next_row_id (as the reference does).
+        next_row_id = first if self.row_ids is not None else first + self.data.num_rows
+        _bump_table_stats(ctx, table_id, self.data.num_rows, 0, next_row_id)
         _merge_column_stats(ctx, table_id, self.table.columns, [_arrow_stats(self.data, self.table)])
         ctx.record("inlined_insert", table_id)
 

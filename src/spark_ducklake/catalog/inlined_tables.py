@@ -51,11 +51,11 @@ def current_inlined_table(conn: sa.Connection, table_id: int, columns: list[Colu
 
 
 def insert_rows(conn: sa.Connection, table: sa.Table, data: pa.Table, columns: list[Column],
-                first_row_id: int, snapshot_id: int) -> None:
-    """Insert Arrow rows with consecutive row ids, visible from `snapshot_id`."""
+                row_ids: list[int], snapshot_id: int) -> None:
+    """Insert Arrow rows with the given row ids, visible from `snapshot_id`."""
     rows = inlined.encode_rows(data, columns, _dialect(conn))
-    for offset, row in enumerate(rows):
-        row.update(row_id=first_row_id + offset, begin_snapshot=snapshot_id, end_snapshot=None)
+    for row, row_id in zip(rows, row_ids, strict=True):
+        row.update(row_id=row_id, begin_snapshot=snapshot_id, end_snapshot=None)
     if rows:
         conn.execute(table.insert(), rows)
 

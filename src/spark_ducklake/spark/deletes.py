@@ -46,33 +46,37 @@ class DeletePlan:
 
 def plan_delete(spark, plan: ScanPlan, condition, inline_limit: int) -> DeletePlan:
     """Find the rows `condition` matches (on executors) and stage what deleting them takes."""
-    from pyspark.sql import functions as F
-
     frame = plan.to_dataframe(spark, positions=True)
-    matches = frame if condition is None else frame.where(condition)
-    matches = matches.select(FILE, POS).cache()
+    matches = (frame if condition is None else frame.where(condition)).select(FILE, POS).cache()
     try:
-        counts = {r[FILE]: r["count"] for r in matches.groupBy(FILE).count().collect()}
-        result = DeletePlan(deleted_rows=sum(counts.values()))
-        if None in counts:  # inlined rows: catalog data, small by design
-            result.inlined_row_ids = [r[POS] for r in matches.where(F.col(FILE).isNull()).collect()]
-        file_counts = {fid: n for fid, n in counts.items() if fid is not None}
-        if not file_counts:
-            return result
-        files = {f.data_file_id: f for f in plan.files if f.data_file_id in file_counts}
-        already = {fid: len(plan.inlined_deletes.get(fid, ())) + (f.delete_file.delete_count if f.delete_file else 0)
-                   for fid, f in files.items()}
-        result.ended_files = [fid for fid, n in file_counts.items() if n + already[fid] >= files[fid].record_count]
-        rest = {fid: n for fid, n in file_counts.items() if fid not in result.ended_files}
-        if rest and sum(rest.values()) <= inline_limit:
-            for r in matches.where(F.col(FILE).isin(list(rest))).collect():
-                result.inlined_file_deletes.setdefault(r[FILE], []).append(r[POS])
-        elif rest:
-            new = matches.where(F.col(FILE).isin(list(rest)))
-            result.delete_files = write_delete_files(spark, new, [files[fid] for fid in rest], plan.table.path)
-        return result
+        return stage_deletes(spark, plan, matches, inline_limit)
     finally:
         matches.unpersist()
+
+
+def stage_deletes(spark, plan: ScanPlan, matches, inline_limit: int) -> DeletePlan:
+    """Stage the deletion of `matches` (columns _dl_file, _dl_pos; cached by the caller)."""
+    from pyspark.sql import functions as F
+
+    counts = {r[FILE]: r["count"] for r in matches.groupBy(FILE).count().collect()}
+    result = DeletePlan(deleted_rows=sum(counts.values()))
+    if None in counts:  # inlined rows: catalog data, small by design
+        result.inlined_row_ids = [r[POS] for r in matches.where(F.col(FILE).isNull()).collect()]
+    file_counts = {fid: n for fid, n in counts.items() if fid is not None}
+    if not file_counts:
+        return result
+    files = {f.data_file_id: f for f in plan.files if f.data_file_id in file_counts}
+    already = {fid: len(plan.inlined_deletes.get(fid, ())) + (f.delete_file.delete_count if f.delete_file else 0)
+               for fid, f in files.items()}
+    result.ended_files = [fid for fid, n in file_counts.items() if n + already[fid] >= files[fid].record_count]
+    rest = {fid: n for fid, n in file_counts.items() if fid not in result.ended_files}
+    if rest and sum(rest.values()) <= inline_limit:
+        for r in matches.where(F.col(FILE).isin(list(rest))).collect():
+            result.inlined_file_deletes.setdefault(r[FILE], []).append(r[POS])
+    elif rest:
+        new = matches.where(F.col(FILE).isin(list(rest)))
+        result.delete_files = write_delete_files(spark, new, [files[fid] for fid in rest], plan.table.path)
+    return result
 
 
 def write_delete_files(spark, positions, files: list[DataFile], table_path: str) -> list[NewDeleteFile]:

@@ -40,12 +40,13 @@ def scan_table(spark, table: TableInfo, files: list[DataFile], *, snapshot_id: i
     has_deletes = any(f.delete_file for f in files) or bool(set(inlined_deletes) & file_ids)
     partial = any(f.partial_max is not None and f.partial_max > snapshot_id for f in files)
     need_pos = has_deletes or row_ids or partial or positions
+    lineage = row_ids or partial  # rows rewritten by updates/compaction carry their own row id
     native = all(types.is_native(c) for c in table.columns)
 
     frames = []
     for missing, group in _group_by_missing(files, table.columns).items():
         present = [c for c in table.columns if c.column_id not in missing]
-        frame = (_native(spark, group, present, internal, need_pos, partial) if native
+        frame = (_native(spark, group, present, internal, need_pos, partial, lineage) if native
                  else read_with_arrow(spark, group, present, internal, need_pos))
         for col in table.columns:
             if col.column_id in missing:
@@ -61,7 +62,7 @@ def scan_table(spark, table: TableInfo, files: list[DataFile], *, snapshot_id: i
             if has_deletes:
                 data = data.join(_deletes(spark, files, inlined_deletes, snapshot_id), [FILE, POS], "left_anti")
             rowid = F.col(ROW_START) + F.col(POS)
-            if partial:
+            if lineage or not native:
                 rowid = F.coalesce(F.col(ROW_ID_COL), rowid)
             data = data.withColumn("rowid", rowid)
     else:
@@ -112,14 +113,16 @@ def _default(col: Column):
 
 
 def _native(spark, files: list[DataFile], present: list[Column], internal: dict[int, str], need_pos: bool,
-            partial: bool):
+            partial: bool, lineage: bool):
     from pyspark.sql import functions as F
     from pyspark.sql import types as T
 
     fields = [T.StructField(internal[c.column_id], types.native_read_type(c), True,
                             {types.FIELD_ID_KEY: c.column_id}) for c in present]
     if partial:
-        fields += [T.StructField(SNAPSHOT_COL, T.LongType(), True), T.StructField(ROW_ID_COL, T.LongType(), True)]
+        fields.append(T.StructField(SNAPSHOT_COL, T.LongType(), True))
+    if lineage:
+        fields.append(T.StructField(ROW_ID_COL, T.LongType(), True))
     frame = spark.read.schema(T.StructType(fields)).parquet(*[spark_path(f.path) for f in files])
     cols = []
     for c in present:
@@ -127,7 +130,9 @@ def _native(spark, files: list[DataFile], present: list[Column], internal: dict[
         read_type = types.native_read_type(c)
         cols.append(F.col(name) if _same(read_type, wanted) else F.col(name).cast(wanted).alias(name))
     if partial:
-        cols += [F.col(SNAPSHOT_COL), F.col(ROW_ID_COL)]
+        cols.append(F.col(SNAPSHOT_COL))
+    if lineage:
+        cols.append(F.col(ROW_ID_COL))
     if need_pos:
         cols += [F.col("_metadata.file_path").alias(PATH), F.col("_metadata.row_index").alias(POS)]
     return frame.select(*cols)

@@ -75,21 +75,31 @@ def row_group_bytes(table: TableInfo, options: WriteOptions) -> int | None:
     return None
 
 
-def with_field_ids(df, table: TableInfo):
-    """The DataFrame with the table's schema (field ids in the metadata) so Spark writes them."""
+ROW_ID_COLUMN, ROW_ID_FIELD_ID = "_ducklake_internal_row_id", 2147483540
+
+
+def with_field_ids(df, table: TableInfo, *, row_ids: bool = False):
+    """The DataFrame with the table's schema (field ids in the metadata) so Spark writes them.
+
+    With `row_ids`, the DataFrame's `rowid` column is written as `_ducklake_internal_row_id`, as the reference
+    does for rows that keep their identity (updates): row lineage.
+    """
     from pyspark.sql import functions as F
 
-    return df.select(*[F.col(f"`{col.name}`").cast(types.to_spark_type(col)).alias(
-        col.name, metadata={types.FIELD_ID_KEY: col.column_id}) for col in table.columns]).to(
-        types.to_spark_schema(table.columns))
+    cols = [F.col(f"`{col.name}`").cast(types.to_spark_type(col)).alias(
+        col.name, metadata={types.FIELD_ID_KEY: col.column_id}) for col in table.columns]
+    if row_ids:
+        cols.append(F.col("rowid").cast("long").alias(ROW_ID_COLUMN, metadata={types.FIELD_ID_KEY: ROW_ID_FIELD_ID}))
+    return df.select(*cols)
 
 
-def write_data_files(spark, df, table: TableInfo, *, options: WriteOptions | None = None) -> list[NewDataFile]:
+def write_data_files(spark, df, table: TableInfo, *, options: WriteOptions | None = None,
+                     row_ids: bool = False) -> list[NewDataFile]:
     """Write `df` (already conformed to the table) as Parquet files in the table's directory; nothing committed."""
     options = options or WriteOptions()
     staging = f"{table.path}_staging-{uuid.uuid4().hex}/"
     writer = (
-        with_field_ids(df, table).write.mode("errorifexists")
+        with_field_ids(df, table, row_ids=row_ids).write.mode("errorifexists")
         .option("compression", _CODECS.get(options.compression, options.compression))
         .option("maxRecordsPerFile", rows_per_file(table, options))
     )
