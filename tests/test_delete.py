@@ -97,3 +97,19 @@ def test_update_matches_duckdb_and_keeps_row_ids(catalog, tmp_path, spark, refer
     assert duckdb_rows(reference, "SELECT id, v, x FROM lake.t") == ours
     assert duckdb_rows(reference, "SELECT id, rowid FROM lake.t") == after
     assert ("V3",) in duckdb_rows(reference, "SELECT v FROM lake.t WHERE id = 3")
+
+
+def test_overwrite_where_replaces_only_matching_rows(tmp_path, spark, reference):
+    catalog = f"sqlite:{tmp_path / 'meta.sqlite'}"
+    lake = DuckLake.attach(catalog, str(tmp_path / "data"))
+    lake.write(spark.range(100).selectExpr("id", "id % 4 AS day", "'old' AS src"), "t", mode="error")
+    fresh = spark.range(1000, 1030).selectExpr("id", "2 AS day", "'new' AS src")
+    with pytest.raises(ValueError, match="where="):
+        lake.write(fresh, "t", where="day = 2")
+    lake.write(fresh, "t", mode="overwrite", where="day = 2")
+    rows = spark_rows(lake.read("t").groupBy("day", "src").count())
+    assert rows == [(0, "old", 25), (1, "old", 25), (2, "new", 30), (3, "old", 25)]
+    assert len(lake.snapshots()) == 3  # one snapshot for delete + insert
+    lake.close()
+    attach(reference, catalog)
+    assert duckdb_rows(reference, "SELECT day, src, count(*) FROM lake.t GROUP BY ALL") == rows

@@ -268,9 +268,12 @@ class DuckLake:
                 names_stable=reader.column_names_stable(conn, info.table_id),
             )
 
-    def write(self, df, table: str, mode: str = "append", *, commit_message: str | None = None,
+    def write(self, df, table: str, mode: str = "append", *, where=None, commit_message: str | None = None,
               author: str | None = None, extra_info: str | None = None) -> int:
-        """Append, overwrite or create (`error`) a table from a Spark DataFrame or a pyarrow Table."""
+        """Append, overwrite or create (`error`) a table from a Spark DataFrame or a pyarrow Table.
+
+        With mode="overwrite" and `where` (SQL string or Column), only the rows matching it are replaced.
+        """
         from .writer import write_table
 
         if mode not in WRITE_MODES:
@@ -281,8 +284,10 @@ class DuckLake:
         existing = self._find(schema, name)
         if existing is not None and mode in ("error", "errorifexists"):
             raise AlreadyExistsError(f"table {schema}.{name} already exists (mode='error')")
+        if where is not None and mode != "overwrite":
+            raise ValueError("where= only applies to mode='overwrite'")
         return write_table(self, df, schema, name, existing, mode,
-                           CommitInfo(author or self.author, commit_message, extra_info))
+                           CommitInfo(author or self.author, commit_message, extra_info), where=where)
 
     def delete(self, table: str, condition=None, *, commit_message: str | None = None, author: str | None = None,
                extra_info: str | None = None) -> int:

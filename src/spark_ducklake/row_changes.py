@@ -33,6 +33,17 @@ def _commit(lake: DuckLake, ops, plan, info: CommitInfo, written: list[str]) -> 
         raise
 
 
+def stage_delete_op(lake: DuckLake, table: str, condition, snapshot_id: int):
+    """(DeleteRows operation or None, staged delete files) for the rows `condition` matches at the snapshot."""
+    from .spark.deletes import plan_delete
+
+    plan = lake.plan_scan(table, version=snapshot_id)
+    staged = plan_delete(lake.spark, plan, condition, lake.inlining_limit(plan.table))
+    if staged.empty:
+        return None, []
+    return _delete_op(plan, staged), staged.delete_files
+
+
 def delete_rows(lake: DuckLake, table: str, condition, info: CommitInfo) -> int:
     """DELETE FROM table WHERE condition; returns the number of rows deleted (no snapshot when 0)."""
     from .spark.deletes import plan_delete

@@ -34,11 +34,12 @@ def _new_table(lake: DuckLake, conn, schema: str, name: str, source_schema) -> t
 
 
 def write_table(lake: DuckLake, data, schema: str, name: str, existing: TableInfo | None, mode: str,
-                info: CommitInfo) -> int:
+                info: CommitInfo, *, where=None) -> int:
     """Write `data` (Spark DataFrame, pyarrow Table or pandas DataFrame) into a table as one snapshot."""
     if _is_pandas(data):
         data = pa.Table.from_pandas(data, preserve_index=False)
     is_arrow = isinstance(data, pa.Table)
+    staged_deletes: list = []
     with lake.engine.connect() as conn:
         read_snapshot = reader.latest_snapshot(conn).snapshot_id
         ops: list = []
@@ -48,7 +49,7 @@ def write_table(lake: DuckLake, data, schema: str, name: str, existing: TableInf
             ref = create.ref
         else:
             table, ref = existing, None
-            if mode == "overwrite":
+            if mode == "overwrite" and where is None:
                 ops.append(ReplaceAll(existing))
     limit = lake.inlining_limit(existing)
     small = None
@@ -64,6 +65,13 @@ def write_table(lake: DuckLake, data, schema: str, name: str, existing: TableInf
             if head.num_rows <= limit:
                 small = conform_arrow(head, table)
     staged = []
+    if existing is not None and mode == "overwrite" and where is not None:
+        from .row_changes import stage_delete_op
+
+        delete_op, delete_files = stage_delete_op(lake, f"{schema}.{name}", where, read_snapshot)
+        if delete_op is not None:
+            ops.append(delete_op)
+            staged_deletes = delete_files
     if small is not None:
         if small.num_rows:
             ops.append(InlineInsert(table, small, ref))
@@ -81,7 +89,7 @@ def write_table(lake: DuckLake, data, schema: str, name: str, existing: TableInf
     except BaseException:
         from .spark.write import delete_paths
 
-        delete_paths([f.path for f in staged])
+        delete_paths([f.path for f in staged] + [d.path for d in staged_deletes])
         raise
 
 
