@@ -28,3 +28,11 @@ class DuckLakeTable:
     def update(self, condition=None, set: dict | None = None, **commit_args) -> int:  # noqa: A002 - delta's name
         """Set columns (SQL strings or Columns) on the rows matching `condition`; returns the count."""
         return self.lake.update(self.name, set or {}, condition, **commit_args)
+
+    def merge(self, source, condition, *, target_alias: str = "target", source_alias: str = "source",
+              **commit_args):
+        """Start a MERGE of `source` (DataFrame) on `condition`; add when_... clauses, then execute()."""
+        from .merge import MergeBuilder
+
+        return MergeBuilder(self.lake, self.name, source, condition, target_alias, source_alias,
+                            commit_args=commit_args)

@@ -1,0 +1,206 @@
+"""MERGE INTO a lake table, with delta-spark's builder (snake_case): matched / not matched / not matched by source.
+
+The join runs on Spark; each joined row gets the action of the first clause (in order) whose condition holds.
+Target rows to update or delete are staged as deletes; updated rows keep their row ids; everything commits as one
+snapshot. A target row matched by several source rows, or a source row matching several target rows, is an error
+(the reference refuses "updates that target the same row multiple times").
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING
+
+from .catalog.commit import CommitInfo
+from .errors import DuckLakeError, SchemaMismatchError
+
+if TYPE_CHECKING:
+    from .lake import DuckLake
+
+
+@dataclass
+class _Clause:
+    kind: str  # matched | not_matched | not_matched_by_source
+    action: str  # update | delete | insert
+    condition: object = None
+    values: dict | None = None  # None with update/insert = "all columns from the source"
+
+
+@dataclass
+class MergeResult:
+    """Rows changed by a MERGE."""
+
+    inserted: int = 0
+    updated: int = 0
+    deleted: int = 0
+
+
+@dataclass
+class MergeBuilder:
+    """Collects clauses; `execute()` runs the merge."""
+
+    lake: DuckLake
+    table: str
+    source: object
+    condition: object
+    target_alias: str = "target"
+    source_alias: str = "source"
+    clauses: list[_Clause] = field(default_factory=list)
+    commit_args: dict = field(default_factory=dict)
+
+    def _add(self, kind: str, action: str, condition=None, values=None) -> MergeBuilder:
+        self.clauses.append(_Clause(kind, action, condition, values))
+        return self
+
+    def when_matched_update(self, set: dict, condition=None) -> MergeBuilder:  # noqa: A002 - delta's name
+        """Update matched target rows: {column: SQL string or Column}."""
+        return self._add("matched", "update", condition, dict(set))
+
+    def when_matched_update_all(self, condition=None) -> MergeBuilder:
+        """Update every column of matched target rows from the source's same-named columns."""
+        return self._add("matched", "update", condition)
+
+    def when_matched_delete(self, condition=None) -> MergeBuilder:
+        """Delete matched target rows."""
+        return self._add("matched", "delete", condition)
+
+    def when_not_matched_insert(self, values: dict, condition=None) -> MergeBuilder:
+        """Insert source rows without a match: {column: SQL string or Column}."""
+        return self._add("not_matched", "insert", condition, dict(values))
+
+    def when_not_matched_insert_all(self, condition=None) -> MergeBuilder:
+        """Insert source rows without a match, every column from the source's same-named columns."""
+        return self._add("not_matched", "insert", condition)
+
+    def when_not_matched_by_source_update(self, set: dict, condition=None) -> MergeBuilder:  # noqa: A002
+        """Update target rows no source row matches."""
+        return self._add("not_matched_by_source", "update", condition, dict(set))
+
+    def when_not_matched_by_source_delete(self, condition=None) -> MergeBuilder:
+        """Delete target rows no source row matches."""
+        return self._add("not_matched_by_source", "delete", condition)
+
+    def execute(self) -> MergeResult:
+        """Run the merge as one snapshot; returns the counts."""
+        if not self.clauses:
+            raise DuckLakeError("merge needs at least one when_... clause")
+        info = CommitInfo(self.commit_args.get("author") or self.lake.author,
+                          self.commit_args.get("commit_message"), self.commit_args.get("extra_info"))
+        return run_merge(self, info)
+
+
+def _expr(value):
+    from pyspark.sql import functions as F
+
+    return F.expr(value) if isinstance(value, str) else value
+
+
+def run_merge(m: MergeBuilder, info: CommitInfo) -> MergeResult:
+    """Plan on Spark, stage files, commit once."""
+    from pyspark.sql import functions as F
+
+    from .catalog import types
+    from .catalog.data_ops import AppendFiles, InlineInsert
+    from .row_changes import _commit, _delete_op, _writable
+    from .spark.deletes import stage_deletes
+    from .spark.scan import FILE, POS
+    from .spark.write import write_data_files
+    from .write_plan import conform_arrow
+    from .writer import _write_options
+
+    _writable(m.lake)
+    plan = m.lake.plan_scan(m.table)
+    cols = plan.table.columns
+    names = {c.name.lower(): c.name for c in cols}
+    t, s = m.target_alias, m.source_alias
+    for clause in m.clauses:
+        unknown = [k for k in (clause.values or {}) if k.lower() not in names]
+        if unknown:
+            raise SchemaMismatchError(f"columns not in table {plan.table.qualified_name}: {', '.join(unknown)}")
+    target = (plan.to_dataframe(m.lake.spark, positions=True, row_ids=True)
+              .withColumn("_dl_t", F.lit(True)).alias(t))
+    source = m.source.withColumn("_dl_s", F.lit(True)).withColumn("_dl_sid", F.monotonically_increasing_id())
+    joined = target.join(source.alias(s), _expr(m.condition), "full_outer")
+    matched = F.col(f"{t}._dl_t").isNotNull() & F.col("_dl_s").isNotNull()
+    kinds = {"matched": matched, "not_matched": F.col(f"{t}._dl_t").isNull(),
+             "not_matched_by_source": F.col("_dl_s").isNull()}
+    action = None
+    for index, clause in enumerate(m.clauses):
+        test = kinds[clause.kind] if clause.condition is None else kinds[clause.kind] & _expr(clause.condition)
+        action = (F.when(test, F.lit(index)) if action is None else action.when(test, F.lit(index)))
+    joined = joined.withColumn("_dl_action", action).where(F.col("_dl_action").isNotNull())
+
+    def value_of(clause: _Clause, col) -> object:
+        given = {k.lower(): v for k, v in (clause.values or {}).items()}
+        if col.name.lower() in given:
+            return _expr(given[col.name.lower()])
+        if clause.values is None:  # *_all: the source's same-named column
+            return F.col(f"{s}.`{col.name}`")
+        return F.col(f"{t}.`{col.name}`") if clause.action == "update" else F.lit(None)
+
+    outputs = []
+    for col in cols:
+        out = None
+        for index, clause in enumerate(m.clauses):
+            if clause.action in ("update", "insert"):
+                expr = value_of(clause, col)
+                out = (F.when(F.col("_dl_action") == index, expr) if out is None
+                       else out.when(F.col("_dl_action") == index, expr))
+        outputs.append((out if out is not None else F.lit(None)).cast(types.to_spark_type(col)).alias(col.name))
+    kind_of = {i: c.action for i, c in enumerate(m.clauses)}
+    act = F.col("_dl_action")
+    result = joined.select(
+        *outputs, F.col(f"{t}.rowid").alias("rowid"), F.col(f"{t}.{FILE}").alias(FILE),
+        F.col(f"{t}.{POS}").alias(POS), act.alias("_dl_action"), F.col("_dl_sid"),
+        F.when(act.isin([i for i, k in kind_of.items() if k == "update"] or [-1]), "update")
+        .when(act.isin([i for i, k in kind_of.items() if k == "delete"] or [-1]), "delete")
+        .otherwise("insert").alias("_dl_kind"),
+    ).cache()
+    try:
+        _check_unique(result, matched_kinds=[i for i, c in enumerate(m.clauses) if c.kind == "matched"])
+        counts = {r["_dl_kind"]: r["count"] for r in result.groupBy("_dl_kind").count().collect()}
+        outcome = MergeResult(inserted=counts.get("insert", 0), updated=counts.get("update", 0),
+                              deleted=counts.get("delete", 0))
+        if not any(counts.values()):
+            return outcome
+        limit = m.lake.inlining_limit(plan.table)
+        ops, written = [], []
+        touched = result.where(F.col("_dl_kind") != "insert").select(FILE, POS)
+        staged = stage_deletes(m.lake.spark, plan, touched, limit)
+        if not staged.empty:
+            ops.append(_delete_op(plan, staged))
+            written += [d.path for d in staged.delete_files]
+        data_cols = [c.name for c in cols]
+        for kind, keep_ids in (("update", True), ("insert", False)):
+            n = counts.get(kind, 0)
+            if not n:
+                continue
+            rows = result.where(F.col("_dl_kind") == kind).select(*[f"`{c}`" for c in data_cols], "rowid")
+            if n <= limit:
+                small = rows.toArrow()
+                ids = small.column("rowid").to_pylist() if keep_ids else None
+                ops.append(InlineInsert(plan.table, conform_arrow(small.drop_columns(["rowid"]), plan.table),
+                                        row_ids=ids))
+            else:
+                files = write_data_files(m.lake.spark, rows if keep_ids else rows.drop("rowid"), plan.table,
+                                         options=_write_options(m.lake, plan.table), row_ids=keep_ids)
+                written += [f.path for f in files]
+                ops.append(AppendFiles(plan.table, files))
+        _commit(m.lake, ops, plan, info, written)
+        return outcome
+    finally:
+        result.unpersist()
+
+
+def _check_unique(result, matched_kinds: list[int]) -> None:
+    from pyspark.sql import functions as F
+
+    if not matched_kinds:
+        return
+    pairs = result.where(F.col("_dl_action").isin(matched_kinds))
+    dup_target = pairs.groupBy("rowid").count().where("count > 1").limit(1).collect()
+    dup_source = pairs.groupBy("_dl_sid").count().where("count > 1").limit(1).collect()
+    if dup_target or dup_source:
+        side = "a target row is matched by several source rows" if dup_target else \
+            "a source row matches several target rows"
+        raise DuckLakeError(f"MERGE would update or delete the same row more than once: {side}")

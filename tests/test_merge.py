@@ -1,0 +1,64 @@
+"""MERGE with delta-spark's builder, checked against DuckDB's MERGE INTO on the same data."""
+
+from __future__ import annotations
+
+import pytest
+from pyspark.sql import functions as F
+
+from spark_ducklake import DuckLake, DuckLakeError
+from tests.support.compare import duckdb_rows, spark_rows
+from tests.support.reference import attach
+
+TARGET = "SELECT i AS id, 'v' || i AS v, i * 10 AS n FROM range(60) r(i)"
+SOURCE = "SELECT i AS id, 'new' || i AS v, i AS n FROM range(40, 100, 2) r(i)"
+
+
+@pytest.mark.parametrize("inline_limit", [0, 1000])
+def test_merge_matches_duckdb_merge_into(tmp_path, spark, reference, inline_limit):
+    ours_cat = f"sqlite:{tmp_path / 'ours.sqlite'}"
+    # DuckLake's MERGE in DuckDB takes one UPDATE/DELETE action only: the expected result comes from DuckDB's
+    # own MERGE on an in-memory table with the same rows.
+    reference.execute(f"CREATE TABLE memory.main.t AS {TARGET}")
+    reference.execute(f"""
+        MERGE INTO memory.main.t AS target USING ({SOURCE}) AS source ON target.id = source.id
+        WHEN MATCHED AND source.id % 4 = 0 THEN DELETE
+        WHEN MATCHED THEN UPDATE SET v = source.v, n = target.n + source.n
+        WHEN NOT MATCHED THEN INSERT (id, v, n) VALUES (source.id, source.v, -1)
+        WHEN NOT MATCHED BY SOURCE AND target.id < 5 THEN DELETE
+        WHEN NOT MATCHED BY SOURCE AND target.id >= 30 THEN UPDATE SET v = 'untouched'""")
+    expected = duckdb_rows(reference, "SELECT id, v, n FROM memory.main.t")
+
+    lake = DuckLake.attach(ours_cat, str(tmp_path / "ours"), data_inlining_row_limit=inline_limit)
+    lake.write(spark.sql(TARGET.replace("range(60) r(i)", "(SELECT id AS i FROM range(60))")), "t", mode="error")
+    source = spark.sql(SOURCE.replace("range(40, 100, 2) r(i)", "(SELECT id AS i FROM range(40, 100, 2))"))
+    result = (
+        lake.table("t").merge(source, "target.id = source.id")
+        .when_matched_delete("source.id % 4 = 0")
+        .when_matched_update({"v": "source.v", "n": F.col("target.n") + F.col("source.n")})
+        .when_not_matched_insert({"id": "source.id", "v": "source.v", "n": "-1"})
+        .when_not_matched_by_source_delete("target.id < 5")
+        .when_not_matched_by_source_update({"v": "'untouched'"}, "target.id >= 30")
+        .execute()
+    )
+    assert spark_rows(lake.read("t")) == expected
+    assert (result.deleted, result.updated, result.inserted) == (5 + 5, 5 + 20, 20)
+    assert len(lake.snapshots()) == 3  # the whole merge is one snapshot
+    lake.close()
+    attach(reference, ours_cat, alias="ours")
+    assert duckdb_rows(reference, "SELECT id, v, n FROM ours.t") == expected
+
+
+def test_merge_all_columns_and_duplicate_matches(tmp_path, spark):
+    lake = DuckLake.attach(str(tmp_path / "meta.sqlite"), str(tmp_path / "data"))
+    lake.write(spark.range(20).selectExpr("id", "id * 2 AS x"), "t", mode="error")
+    upsert = spark.range(15, 25).selectExpr("id", "id * 100 AS x")
+    result = (lake.table("t").merge(upsert, "target.id = source.id")
+              .when_matched_update_all().when_not_matched_insert_all().execute())
+    assert (result.updated, result.inserted, result.deleted) == (5, 5, 0)
+    assert spark_rows(lake.read("t")) == sorted(
+        [(i, i * 2) for i in range(15)] + [(i, i * 100) for i in range(15, 25)], key=repr)
+    twice = spark.range(3).selectExpr("1 AS id", "0 AS x")
+    before = lake.snapshots()
+    with pytest.raises(DuckLakeError, match="more than once"):
+        lake.table("t").merge(twice, "target.id = source.id").when_matched_update_all().execute()
+    assert lake.snapshots() == before
