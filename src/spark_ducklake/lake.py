@@ -303,6 +303,20 @@ class DuckLake:
 
         return update_rows(self, table, set, condition, CommitInfo(author or self.author, commit_message, extra_info))
 
+    @contextmanager
+    def transaction(self, *, commit_message: str | None = None, author: str | None = None,
+                    extra_info: str | None = None):
+        """`with lake.transaction() as tx:` groups DDL and DML into one atomic snapshot (see transaction.py)."""
+        from .transaction import Transaction
+
+        tx = Transaction(self, CommitInfo(author or self.author, commit_message, extra_info))
+        try:
+            yield tx
+        except BaseException:
+            tx.abort()
+            raise
+        tx.commit()
+
     def table(self, name: str) -> DuckLakeTable:
         """A handle with row-level operations, after delta-spark's DeltaTable."""
         from .table import DuckLakeTable

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
 import pyarrow as pa
@@ -9,7 +10,7 @@ import pyarrow as pa
 from .catalog import paths, reader
 from .catalog.commit import CommitInfo, commit
 from .catalog.data_ops import AppendFiles, InlineInsert, ReplaceAll
-from .catalog.ddl_ops import CreateTable
+from .catalog.ddl_ops import CreateTable, TableRef
 from .catalog.model import TableInfo
 from .write_plan import conform_arrow, conform_spark, plan_columns
 
@@ -17,71 +18,43 @@ if TYPE_CHECKING:
     from .lake import DuckLake
 
 
-def _new_table(lake: DuckLake, conn, schema: str, name: str, source_schema) -> tuple[CreateTable, TableInfo]:
-    snap = reader.latest_snapshot(conn).snapshot_id
-    sch = reader.find_schema(conn, snap, lake.data_path, schema)
+def new_table(schema: str, name: str, source_schema, schema_id: int, schema_path: str,
+              read_snapshot: int) -> tuple[CreateTable, TableInfo]:
+    """The CREATE TABLE for data of `source_schema`, and the TableInfo writers use before it is committed."""
     columns = plan_columns(source_schema)
     for top in columns:  # like Spark's file sources: tables created from data are nullable
         for col in top.walk():
             col.nullable = True
     create = CreateTable(schema, name, columns)
     info = TableInfo(
-        table_id=-1, table_uuid=create.table_uuid, schema_id=sch.schema_id, schema_name=schema, name=name,
-        path=sch.path + paths.dir_name_for(name, create.table_uuid), columns=create.columns,
-        begin_snapshot=snap,
+        table_id=-1, table_uuid=create.table_uuid, schema_id=schema_id, schema_name=schema, name=name,
+        path=schema_path + paths.dir_name_for(name, create.table_uuid), columns=create.columns,
+        begin_snapshot=read_snapshot,
     )
     return create, info
+
+
+@dataclass
+class StagedWrite:
+    """Operations of a write, and the files it staged (deleted if the commit fails)."""
+
+    ops: list = field(default_factory=list)
+    files: list[str] = field(default_factory=list)
 
 
 def write_table(lake: DuckLake, data, schema: str, name: str, existing: TableInfo | None, mode: str,
                 info: CommitInfo, *, where=None) -> int:
     """Write `data` (Spark DataFrame, pyarrow Table or pandas DataFrame) into a table as one snapshot."""
-    if _is_pandas(data):
-        data = pa.Table.from_pandas(data, preserve_index=False)
-    is_arrow = isinstance(data, pa.Table)
-    staged_deletes: list = []
     with lake.engine.connect() as conn:
         read_snapshot = reader.latest_snapshot(conn).snapshot_id
-        ops: list = []
+        target, ref, create = existing, None, None
         if existing is None:
-            create, table = _new_table(lake, conn, schema, name, data.schema)
-            ops.append(create)
+            sch = reader.find_schema(conn, read_snapshot, lake.data_path, schema)
+            create, target = new_table(schema, name, _schema_of(data), sch.schema_id, sch.path, read_snapshot)
             ref = create.ref
-        else:
-            table, ref = existing, None
-            if mode == "overwrite" and where is None:
-                ops.append(ReplaceAll(existing))
-    limit = lake.inlining_limit(existing)
-    small = None
-    if is_arrow:
-        if data.num_rows <= limit:
-            small = conform_arrow(data, table)
-        else:
-            data = lake.spark.createDataFrame(data)
-    if small is None and not is_arrow:
-        conformed = conform_spark(data, table)  # schema errors surface before any Spark job runs
-        if limit > 0:
-            head = conformed.limit(limit + 1).toArrow()
-            if head.num_rows <= limit:
-                small = conform_arrow(head, table)
-    staged = []
-    if existing is not None and mode == "overwrite" and where is not None:
-        from .row_changes import stage_delete_op
-
-        delete_op, delete_files = stage_delete_op(lake, f"{schema}.{name}", where, read_snapshot)
-        if delete_op is not None:
-            ops.append(delete_op)
-            staged_deletes = delete_files
-    if small is not None:
-        if small.num_rows:
-            ops.append(InlineInsert(table, small, ref))
-    else:
-        from .spark.write import write_data_files
-
-        conformed = conform_spark(data, table)
-        staged = write_data_files(lake.spark, conformed, table, options=_write_options(lake, existing))
-        if staged:
-            ops.append(AppendFiles(table, staged, ref))
+    staged = stage_write(lake, data, target, ref, mode, where=where, read_snapshot=read_snapshot,
+                         replace_existing=existing is not None)
+    ops = ([create] if create else []) + staged.ops
     if not ops:
         return read_snapshot
     try:
@@ -89,8 +62,64 @@ def write_table(lake: DuckLake, data, schema: str, name: str, existing: TableInf
     except BaseException:
         from .spark.write import delete_paths
 
-        delete_paths([f.path for f in staged] + [d.path for d in staged_deletes])
+        delete_paths(staged.files)
         raise
+
+
+def _schema_of(data):
+    if _is_pandas(data):
+        return pa.Schema.from_pandas(data, preserve_index=False)
+    return data.schema
+
+
+def stage_write(lake: DuckLake, data, table: TableInfo, ref: TableRef | None, mode: str, *, where=None,
+                read_snapshot: int, replace_existing: bool) -> StagedWrite:
+    """Conform `data`, then inline it or write its files on Spark; returns the operations, nothing committed."""
+    if _is_pandas(data):
+        data = pa.Table.from_pandas(data, preserve_index=False)
+    is_arrow = isinstance(data, pa.Table)
+    staged = StagedWrite()
+    if replace_existing and mode == "overwrite":
+        if where is None:
+            staged.ops.append(ReplaceAll(table))
+        else:
+            from .row_changes import stage_delete_op
+
+            delete_op, delete_files = stage_delete_op(lake, table.qualified_name, where, read_snapshot)
+            if delete_op is not None:
+                staged.ops.append(delete_op)
+                staged.files += [d.path for d in delete_files]
+    limit = lake.inlining_limit(table if replace_existing else None)
+    small = None
+    if is_arrow:
+        if data.num_rows <= limit:
+            small = conform_arrow(data, table)
+        else:
+            data = lake.spark.createDataFrame(data)
+    if small is None:
+        conformed = conform_spark(data, table)  # schema errors surface before any Spark job runs
+        if limit > 0:
+            head = conformed.limit(limit + 1).toArrow()
+            if head.num_rows <= limit:
+                small = conform_arrow(head, table)
+    if small is not None:
+        if small.num_rows:
+            staged.ops.append(InlineInsert(table, small, ref))
+        return staged
+    from .spark.write import write_data_files
+
+    try:
+        files = write_data_files(lake.spark, conformed, table, options=_write_options(lake, table if ref is None
+                                                                                           else None))
+    except BaseException:
+        from .spark.write import delete_paths
+
+        delete_paths(staged.files)
+        raise
+    staged.files += [f.path for f in files]
+    if files:
+        staged.ops.append(AppendFiles(table, files, ref))
+    return staged
 
 
 def _write_options(lake: DuckLake, table: TableInfo | None):

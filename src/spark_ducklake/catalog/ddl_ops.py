@@ -34,20 +34,26 @@ def _record_schema_version(ctx: CommitContext, table_id: int) -> None:
     ))
 
 
+def _now_visible(ctx: CommitContext) -> int:
+    """Rows this commit wrote (begin = new snapshot) are visible at the new snapshot id, ended ones are not."""
+    return ctx.snapshot_id
+
+
 @dataclass
 class CreateSchema:
     """CREATE SCHEMA name."""
 
     name: str
+    schema_uuid: str = field(default_factory=new_uuid)  # fixed up front: writers need the schema's directory
 
     def intents(self) -> list[Change]:
         return [Change("created_schema", quote_name(self.name))]
 
     def apply(self, ctx: CommitContext) -> None:
-        existing = reader.list_schemas(ctx.conn, ctx.snapshot_id - 1, ctx.data_path)
+        existing = reader.list_schemas(ctx.conn, _now_visible(ctx), ctx.data_path)
         if any(s.name == self.name for s in existing):
             raise AlreadyExistsError(f"schema {self.name!r} already exists")
-        schema_id, schema_uuid = ctx.catalog_id(), new_uuid()
+        schema_id, schema_uuid = ctx.catalog_id(), self.schema_uuid
         ctx.conn.execute(T["ducklake_schema"].insert().values(
             schema_id=schema_id, schema_uuid=schema_uuid, begin_snapshot=ctx.snapshot_id, end_snapshot=None,
             schema_name=self.name, path=paths.dir_name_for(self.name, schema_uuid), path_is_relative=True,
@@ -68,8 +74,8 @@ class DropSchema:
         return [Change("dropped_schema", str(self.schema_id))] if self.schema_id is not None else []
 
     def apply(self, ctx: CommitContext) -> None:
-        schema = reader.find_schema(ctx.conn, ctx.snapshot_id - 1, ctx.data_path, self.name)
-        tables = reader.list_tables(ctx.conn, ctx.snapshot_id - 1, ctx.data_path, schema=self.name)
+        schema = reader.find_schema(ctx.conn, _now_visible(ctx), ctx.data_path, self.name)
+        tables = reader.list_tables(ctx.conn, _now_visible(ctx), ctx.data_path, schema=self.name)
         if tables and not self.cascade:
             names = ", ".join(t.name for t in tables)
             raise DuckLakeError(f"schema {self.name!r} is not empty (tables: {names}); use cascade=True")
@@ -97,8 +103,8 @@ class CreateTable:
     def apply(self, ctx: CommitContext) -> None:
         if not self.columns:
             raise DuckLakeError(f"table {self.schema}.{self.name} needs at least one column")
-        schema = reader.find_schema(ctx.conn, ctx.snapshot_id - 1, ctx.data_path, self.schema)
-        if reader.list_tables(ctx.conn, ctx.snapshot_id - 1, ctx.data_path, schema=self.schema, name=self.name):
+        schema = reader.find_schema(ctx.conn, _now_visible(ctx), ctx.data_path, self.schema)
+        if reader.list_tables(ctx.conn, _now_visible(ctx), ctx.data_path, schema=self.schema, name=self.name):
             raise AlreadyExistsError(f"table {self.schema}.{self.name} already exists")
         table_id, table_uuid = ctx.catalog_id(), self.table_uuid
         self.ref.table_id = table_id
@@ -171,7 +177,7 @@ class RenameTable:
 
     def apply(self, ctx: CommitContext) -> None:
         t = T["ducklake_table"]
-        if reader.list_tables(ctx.conn, ctx.snapshot_id - 1, ctx.data_path, schema=self.schema,
+        if reader.list_tables(ctx.conn, _now_visible(ctx), ctx.data_path, schema=self.schema,
                               name=self.new_name):
             raise AlreadyExistsError(f"table {self.schema}.{self.new_name} already exists")
         current = ctx.conn.execute(
@@ -184,6 +190,6 @@ class RenameTable:
         row.update(begin_snapshot=ctx.snapshot_id, end_snapshot=None, table_name=self.new_name)
         ctx.conn.execute(t.insert().values(**row))
         _record_schema_version(ctx, self.table_id)
-        columns = reader.load_columns(ctx.conn, [self.table_id], ctx.snapshot_id - 1)[self.table_id]
+        columns = reader.load_columns(ctx.conn, [self.table_id], _now_visible(ctx))[self.table_id]
         create_inlined_data_table(ctx.conn, self.table_id, ctx.schema_version, columns)
         ctx.record("created_table", quote_name(self.schema, self.new_name))

@@ -1,0 +1,151 @@
+"""`with lake.transaction() as tx:` — any DDL and DML on any tables, committed as one snapshot or not at all.
+
+Operations are staged as they are called (files written by executors, catalog rows not yet) and committed in one
+catalog transaction when the block ends without an exception; an exception, or a conflict at commit, deletes every
+staged file and leaves the catalog untouched. Reads inside the block see the lake as of the block's start, and
+tables created in the block can be written to; row-level changes (delete/update) address tables as they were at the
+start, one change per table per transaction.
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+from .catalog import paths as paths_for
+from .catalog import reader
+from .catalog.commit import CommitInfo, commit
+from .catalog.ddl_ops import CreateSchema, CreateTable, DropSchema, DropTable, RenameTable, TableRef
+from .catalog.model import TableInfo
+from .errors import AlreadyExistsError, DuckLakeError, NotFoundError, ReadOnlyError
+from .lake import WRITE_MODES, split_name
+from .write_plan import plan_columns
+
+if TYPE_CHECKING:
+    from .lake import DuckLake
+
+
+class Transaction:
+    """Staged operations of one future snapshot."""
+
+    def __init__(self, lake: DuckLake, info: CommitInfo):
+        if lake.read_only:
+            raise ReadOnlyError("this lake is attached read-only (or at a past snapshot)")
+        self.lake, self.info = lake, info
+        with lake.engine.connect() as conn:
+            self.read_snapshot = reader.latest_snapshot(conn).snapshot_id
+        self.ops: list = []
+        self.files: list[str] = []
+        self.new_schemas: dict[str, CreateSchema] = {}
+        self.new_tables: dict[tuple[str, str], tuple[TableInfo, TableRef]] = {}
+        self.row_changed: set[str] = set()
+        self.snapshot_id: int | None = None
+
+    # ----------------------------------------------------------------------------------------- DDL
+    def create_schema(self, name: str) -> None:
+        """CREATE SCHEMA, visible to the rest of this transaction."""
+        op = CreateSchema(name)
+        self.new_schemas[name] = op
+        self.ops.append(op)
+
+    def drop_schema(self, name: str, *, cascade: bool = False) -> None:
+        """DROP SCHEMA."""
+        self.ops.append(DropSchema(name, cascade))
+
+    def create_table(self, name: str, schema) -> None:
+        """CREATE TABLE (Spark StructType, pyarrow Schema or DDL string)."""
+        schema_name, table = split_name(name)
+        op = CreateTable(schema_name, table, plan_columns(schema))
+        self.ops.append(op)
+        schema_id, schema_path = self._schema(schema_name)
+        info = TableInfo(table_id=-1, table_uuid=op.table_uuid, schema_id=schema_id, schema_name=schema_name,
+                         name=table, path=schema_path + paths_for.dir_name_for(table, op.table_uuid),
+                         columns=op.columns, begin_snapshot=self.read_snapshot)
+        self.new_tables[(schema_name, table)] = (info, op.ref)
+
+    def drop_table(self, name: str) -> None:
+        """DROP TABLE (of a table that existed when the transaction began)."""
+        self.ops.append(DropTable(self._existing(name).table_id))
+
+    def rename_table(self, name: str, new_name: str) -> None:
+        """ALTER TABLE ... RENAME TO."""
+        info = self._existing(name)
+        self.ops.append(RenameTable(info.table_id, info.schema_name, new_name))
+
+    # ----------------------------------------------------------------------------------------- DML
+    def write(self, df, table: str, mode: str = "append", *, where=None) -> None:
+        """Stage a write (see DuckLake.write); a table created in this transaction can be written to."""
+        from .writer import new_table, stage_write
+
+        if mode not in WRITE_MODES:
+            raise ValueError(f"mode must be one of {', '.join(WRITE_MODES)}; got {mode!r}")
+        schema, name = split_name(table)
+        pending = self.new_tables.get((schema, name))
+        existing = pending[0] if pending else self.lake._find(schema, name)
+        if existing is not None and mode in ("error", "errorifexists"):
+            raise AlreadyExistsError(f"table {schema}.{name} already exists (mode='error')")
+        if pending:
+            info, ref, replace = pending[0], pending[1], False
+        elif existing is not None:
+            info, ref, replace = existing, None, True
+        else:
+            schema_id, schema_path = self._schema(schema)
+            create, info = new_table(schema, name, df.schema, schema_id, schema_path, self.read_snapshot)
+            self.ops.append(create)
+            ref, replace = create.ref, False
+            self.new_tables[(schema, name)] = (info, ref)
+        staged = stage_write(self.lake, df, info, ref, mode, where=where, read_snapshot=self.read_snapshot,
+                             replace_existing=replace)
+        self.ops += staged.ops
+        self.files += staged.files
+
+    def delete(self, table: str, condition=None) -> None:
+        """Stage a DELETE on a table as it was when the transaction began."""
+        from .row_changes import stage_delete_op
+
+        self._row_change(table)
+        op, files = stage_delete_op(self.lake, table, condition, self.read_snapshot)
+        if op is not None:
+            self.ops.append(op)
+            self.files += [d.path for d in files]
+
+    def _row_change(self, table: str) -> None:
+        schema, name = split_name(table)
+        if (schema, name) in self.new_tables or f"{schema}.{name}" in self.row_changed:
+            raise DuckLakeError(f"only one row-level change per pre-existing table in a transaction: {schema}.{name}")
+        self.row_changed.add(f"{schema}.{name}")
+
+    # ----------------------------------------------------------------------------------------- helpers
+    def _existing(self, name: str) -> TableInfo:
+        schema, table = split_name(name)
+        info = self.lake._find(schema, table)
+        if info is None:
+            raise NotFoundError(f"table {schema}.{table} does not exist (tables created in this transaction "
+                                "cannot be renamed or dropped in it)")
+        return info
+
+    def _schema(self, name: str) -> tuple[int, str]:
+        if name in self.new_schemas:
+            op = self.new_schemas[name]
+            return -1, self.lake.data_path + paths_for.dir_name_for(name, op.schema_uuid)
+        with self.lake.engine.connect() as conn:
+            sch = reader.find_schema(conn, self.read_snapshot, self.lake.data_path, name)
+        return sch.schema_id, sch.path
+
+    def commit(self) -> int | None:
+        """Commit every staged operation as one snapshot (None when nothing was staged)."""
+        if not self.ops:
+            return None
+        try:
+            self.snapshot_id = commit(self.lake.engine, self.ops, read_snapshot=self.read_snapshot,
+                                      data_path=self.lake.data_path, info=self.info)
+        except BaseException:
+            self.abort()
+            raise
+        return self.snapshot_id
+
+    def abort(self) -> None:
+        """Forget the staged operations and delete their files."""
+        from .spark.write import delete_paths
+
+        delete_paths(self.files)
+        self.ops, self.files = [], []
