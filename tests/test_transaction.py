@@ -61,3 +61,16 @@ def test_exception_rolls_everything_back(tmp_path, spark):
             tx.delete("t", "id = 1")
             tx.delete("t", "id = 2")
     assert lake.snapshots() == before
+
+
+def test_update_inside_a_transaction(tmp_path, spark, reference):
+    catalog = f"sqlite:{tmp_path / 'meta.sqlite'}"
+    lake = DuckLake.attach(catalog, str(tmp_path / "data"))
+    lake.write(spark.range(40).selectExpr("id", "'a' AS tag"), "t", mode="error")
+    with lake.transaction() as tx:
+        tx.update("t", {"tag": "'b'"}, "id >= 20")
+        tx.write(pa.table({"id": pa.array([99], pa.int64()), "tag": ["c"]}), "t")
+    assert len(lake.snapshots()) == 3
+    lake.close()
+    attach(reference, catalog)
+    assert duckdb_rows(reference, "SELECT tag, count(*) FROM lake.t GROUP BY tag") == [("a", 20), ("b", 20), ("c", 1)]

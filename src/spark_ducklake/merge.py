@@ -100,13 +100,9 @@ def run_merge(m: MergeBuilder, info: CommitInfo) -> MergeResult:
     from pyspark.sql import functions as F
 
     from .catalog import types
-    from .catalog.data_ops import AppendFiles, InlineInsert
-    from .row_changes import _commit, _delete_op, _writable
+    from .row_changes import _commit, _delete_op, _writable, stage_rows
     from .spark.deletes import stage_deletes
     from .spark.scan import FILE, POS
-    from .spark.write import write_data_files
-    from .write_plan import conform_arrow
-    from .writer import _write_options
 
     _writable(m.lake)
     plan = m.lake.plan_scan(m.table)
@@ -170,22 +166,13 @@ def run_merge(m: MergeBuilder, info: CommitInfo) -> MergeResult:
         if not staged.empty:
             ops.append(_delete_op(plan, staged))
             written += [d.path for d in staged.delete_files]
-        data_cols = [c.name for c in cols]
+        data_cols = [f"`{c.name}`" for c in cols]
         for kind, keep_ids in (("update", True), ("insert", False)):
-            n = counts.get(kind, 0)
-            if not n:
-                continue
-            rows = result.where(F.col("_dl_kind") == kind).select(*[f"`{c}`" for c in data_cols], "rowid")
-            if n <= limit:
-                small = rows.toArrow()
-                ids = small.column("rowid").to_pylist() if keep_ids else None
-                ops.append(InlineInsert(plan.table, conform_arrow(small.drop_columns(["rowid"]), plan.table),
-                                        row_ids=ids))
-            else:
-                files = write_data_files(m.lake.spark, rows if keep_ids else rows.drop("rowid"), plan.table,
-                                         options=_write_options(m.lake, plan.table), row_ids=keep_ids)
-                written += [f.path for f in files]
-                ops.append(AppendFiles(plan.table, files))
+            if counts.get(kind, 0):
+                rows = result.where(F.col("_dl_kind") == kind).select(*data_cols, "rowid")
+                op, files = stage_rows(m.lake, plan, rows, counts[kind], keep_ids=keep_ids)
+                ops.append(op)
+                written += files
         _commit(m.lake, ops, plan, info, written)
         return outcome
     finally:

@@ -59,18 +59,24 @@ def delete_rows(lake: DuckLake, table: str, condition, info: CommitInfo) -> int:
 
 def update_rows(lake: DuckLake, table: str, assignments: dict, condition, info: CommitInfo) -> int:
     """UPDATE table SET assignments WHERE condition; returns the number of rows updated."""
+    _writable(lake)
+    plan = lake.plan_scan(table)
+    ops, written, count = stage_update(lake, plan, assignments, condition)
+    if count:
+        _commit(lake, ops, plan, info, written)
+    return count
+
+
+def stage_update(lake: DuckLake, plan, assignments: dict, condition) -> tuple[list, list[str], int]:
+    """(operations, staged files, rows) of an UPDATE against the plan's snapshot; nothing committed."""
     from pyspark.sql import functions as F
 
     from .catalog import types
     from .spark.deletes import stage_deletes
     from .spark.scan import FILE, POS
-    from .spark.write import write_data_files
-    from .writer import _write_options
 
-    _writable(lake)
     if not assignments:
         raise SchemaMismatchError("update needs at least one column to set")
-    plan = lake.plan_scan(table)
     columns = {c.name.lower(): c for c in plan.table.columns}
     unknown = [name for name in assignments if name.lower() not in columns]
     if unknown:
@@ -87,22 +93,33 @@ def update_rows(lake: DuckLake, table: str, assignments: dict, condition, info: 
         limit = lake.inlining_limit(plan.table)
         staged = stage_deletes(lake.spark, plan, new_rows.select(FILE, POS), limit)
         if staged.empty:
-            return 0
-        ops, written = [_delete_op(plan, staged)], [d.path for d in staged.delete_files]
-        if staged.deleted_rows <= limit:
-            small = new_rows.drop(FILE, POS).toArrow()
-            row_ids = small.column("rowid").to_pylist()
-            ops.append(InlineInsert(plan.table, conform_arrow(small.drop_columns(["rowid"]), plan.table),
-                                    row_ids=row_ids))
-        else:
-            files = write_data_files(lake.spark, new_rows.drop(FILE, POS), plan.table,
-                                     options=_write_options(lake, plan.table), row_ids=True)
-            written += [f.path for f in files]
-            ops.append(AppendFiles(plan.table, files))
-        _commit(lake, ops, plan, info, written)
-        return staged.deleted_rows
+            return [], [], 0
+        written = [d.path for d in staged.delete_files]
+        try:
+            insert, files = stage_rows(lake, plan, new_rows.drop(FILE, POS), staged.deleted_rows, keep_ids=True)
+        except BaseException:
+            from .spark.write import delete_paths
+
+            delete_paths(written)
+            raise
+        return [_delete_op(plan, staged), insert], written + files, staged.deleted_rows
     finally:
         new_rows.unpersist()
+
+
+def stage_rows(lake: DuckLake, plan, rows, count: int, *, keep_ids: bool) -> tuple[object, list[str]]:
+    """Insert operation for `rows` (table columns + `rowid`): inlined when few, else files; ids kept if asked."""
+    from .spark.write import write_data_files
+    from .writer import _write_options
+
+    if count <= lake.inlining_limit(plan.table):
+        small = rows.toArrow()
+        ids = small.column("rowid").to_pylist() if keep_ids else None
+        data = conform_arrow(small.drop_columns(["rowid"]), plan.table)
+        return InlineInsert(plan.table, data, row_ids=ids), []
+    files = write_data_files(lake.spark, rows if keep_ids else rows.drop("rowid"), plan.table,
+                             options=_write_options(lake, plan.table), row_ids=keep_ids)
+    return AppendFiles(plan.table, files), [f.path for f in files]
 
 
 def _writable(lake: DuckLake) -> None:

@@ -108,6 +108,16 @@ class Transaction:
             self.ops.append(op)
             self.files += [d.path for d in files]
 
+    def update(self, table: str, set: dict, condition=None) -> None:  # noqa: A002 - delta's name
+        """Stage an UPDATE on a table as it was when the transaction began."""
+        from .row_changes import stage_update
+
+        self._row_change(table)
+        plan = self.lake.plan_scan(table, version=self.read_snapshot)
+        ops, files, _count = stage_update(self.lake, plan, set, condition)
+        self.ops += ops
+        self.files += files
+
     def _row_change(self, table: str) -> None:
         schema, name = split_name(table)
         if (schema, name) in self.new_tables or f"{schema}.{name}" in self.row_changed:

@@ -7,7 +7,7 @@ from typing import TYPE_CHECKING
 
 import pyarrow as pa
 
-from .catalog import paths, reader
+from .catalog import inlined, paths, reader
 from .catalog.commit import CommitInfo, commit
 from .catalog.data_ops import AppendFiles, InlineInsert, ReplaceAll
 from .catalog.ddl_ops import CreateTable, TableRef
@@ -102,6 +102,10 @@ def stage_write(lake: DuckLake, data, table: TableInfo, ref: TableRef | None, mo
             head = conformed.limit(limit + 1).toArrow()
             if head.num_rows <= limit:
                 small = conform_arrow(head, table)
+    if small is not None and not inlined.inlinable(table.columns, lake.engine.dialect.name, small):
+        small = None  # values DuckDB could not read back from this catalog's text form: write Parquet
+        if is_arrow:
+            conformed = conform_spark(lake.spark.createDataFrame(data), table)
     if small is not None:
         if small.num_rows:
             staged.ops.append(InlineInsert(table, small, ref))

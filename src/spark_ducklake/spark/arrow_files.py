@@ -86,6 +86,8 @@ def _spark_value(col: Column, value):
         return str(uuid.UUID(bytes=value)) if isinstance(value, bytes) else str(value)
     if col.type in ("time", "timetz"):
         text = value.isoformat() if isinstance(value, dt.time) else str(value)
+        if "." in text:  # DuckDB's rendering: fractional seconds without trailing zeros
+            text = text.rstrip("0").rstrip(".")
         return text + "+00" if col.type == "timetz" and isinstance(value, dt.time) else text  # stored in UTC
     if col.type == "interval":
         return _interval_text(value)
