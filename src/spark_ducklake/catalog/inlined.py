@@ -31,7 +31,6 @@ from __future__ import annotations
 
 import datetime as dt
 import re
-import struct
 import uuid
 from collections.abc import Mapping, Sequence
 from decimal import Decimal
@@ -42,7 +41,7 @@ from sqlalchemy.dialects import postgresql
 from sqlalchemy.types import UserDefinedType
 
 from .model import Column
-from .types import _DECIMAL, parse_pg_interval, render_interval, to_arrow_type
+from .types import _DECIMAL, float_text, parse_pg_interval, render_interval, to_arrow_type
 
 _SMALL_INTS = {"int8", "int16", "int32", "int64", "uint8", "uint16", "uint32"}
 _BIG_INTS = {"uint64", "int128", "uint128"}  # Arrow decimal, text outside DuckDB
@@ -193,15 +192,6 @@ def _unreadable(col: Column, value, depth: int, dialect: str) -> bool:
 
 
 # --------------------------------------------------------------------------------------------- scalar text
-def _float32_text(value: float) -> str:
-    """The shortest decimal text that reads back as the same float32."""
-    for digits in range(6, 10):
-        text = f"{value:.{digits}g}"
-        if struct.unpack("f", struct.pack("f", float(text)))[0] == value:
-            return text
-    return repr(value)
-
-
 def _format_time(value: dt.time) -> str:
     text = value.strftime("%H:%M:%S")
     if value.microsecond:
@@ -232,11 +222,7 @@ def scalar_text(col: Column, value) -> str:
     if kind == "boolean":
         return "true" if value else "false"
     if kind in ("float32", "float64"):
-        if value != value:
-            return "nan"
-        if value in (float("inf"), float("-inf")):
-            return "inf" if value > 0 else "-inf"
-        return _float32_text(value) if kind == "float32" else repr(float(value))
+        return float_text(kind, value)
     if isinstance(value, Decimal):
         return format(value, "f")
     if kind == "blob":  # brackets too: DuckDB's parser matches them even inside quotes in deep values

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import datetime as dt
 import re
+import struct
 from decimal import Decimal
 
 import pyarrow as pa
@@ -309,6 +310,20 @@ def _parse_blob(text: str) -> bytes:
     return bytes.fromhex(text)
 
 
+def float_text(type_str: str, value: float) -> str:
+    """A float as DuckDB writes it: nan, inf, -inf, or the shortest text that reads back as the same value."""
+    if value != value:
+        return "nan"
+    if value in (float("inf"), float("-inf")):
+        return "inf" if value > 0 else "-inf"
+    if type_str == "float32":
+        for digits in range(6, 10):
+            text = f"{value:.{digits}g}"
+            if struct.unpack("f", struct.pack("f", float(text)))[0] == value:
+                return text
+    return repr(float(value))
+
+
 def format_literal(type_str: str, value) -> str | None:
     """A Python value in the spec's string encoding (stats, defaults)."""
     if value is None:
@@ -316,11 +331,7 @@ def format_literal(type_str: str, value) -> str | None:
     if type_str == "boolean":
         return "1" if value else "0"
     if type_str in ("float32", "float64"):
-        if value != value:
-            return "nan"
-        if value in (float("inf"), float("-inf")):
-            return "inf" if value > 0 else "-inf"
-        return repr(float(value))
+        return float_text(type_str, value)
     if type_str.startswith("decimal"):
         scale = int(_DECIMAL.fullmatch(type_str).group(2))
         return f"{Decimal(value):.{scale}f}"
