@@ -187,10 +187,14 @@ class DuckLake:
             return reader.find_table(conn, self._snapshot_id(conn, version), self.data_path, schema, name)
 
     # ----------------------------------------------------------------------------------------- DDL
-    def _commit(self, operations, *, read_snapshot: int | None = None, commit_message: str | None = None,
-                author: str | None = None, extra_info: str | None = None) -> int:
+    def check_writable(self) -> None:
+        """ReadOnlyError unless this handle may change the lake."""
         if self.read_only:
             raise ReadOnlyError("this lake is attached read-only (or at a past snapshot)")
+
+    def _commit(self, operations, *, read_snapshot: int | None = None, commit_message: str | None = None,
+                author: str | None = None, extra_info: str | None = None) -> int:
+        self.check_writable()
         if read_snapshot is None:
             with self._read() as conn:
                 read_snapshot = reader.latest_snapshot(conn).snapshot_id
@@ -278,8 +282,7 @@ class DuckLake:
 
         if mode not in WRITE_MODES:
             raise ValueError(f"mode must be one of {', '.join(WRITE_MODES)}; got {mode!r}")
-        if self.read_only:
-            raise ReadOnlyError("this lake is attached read-only (or at a past snapshot)")
+        self.check_writable()
         schema, name = split_name(table)
         existing = self._find(schema, name)
         if existing is not None and mode in ("error", "errorifexists"):
@@ -339,8 +342,7 @@ class DuckLake:
 
     def set_option(self, name: str, value, *, table_name: str | None = None, schema: str | None = None) -> None:
         """Persist an option globally, for a schema, or for a table (reference: `set_option`)."""
-        if self.read_only:
-            raise ReadOnlyError("this lake is attached read-only (or at a past snapshot)")
+        self.check_writable()
         scope, scope_id = None, None
         if table_name is not None:
             info = self.table_info(f"{schema}.{table_name}" if schema else table_name)

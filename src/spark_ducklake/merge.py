@@ -100,11 +100,12 @@ def run_merge(m: MergeBuilder, info: CommitInfo) -> MergeResult:
     from pyspark.sql import functions as F
 
     from .catalog import types
-    from .row_changes import _commit, _delete_op, _writable, stage_rows
+    from .row_changes import _delete_op, stage_rows
     from .spark.deletes import stage_deletes
     from .spark.scan import FILE, POS
+    from .writer import commit_staged
 
-    _writable(m.lake)
+    m.lake.check_writable()
     plan = m.lake.plan_scan(m.table)
     cols = plan.table.columns
     names = {c.name.lower(): c.name for c in cols}
@@ -173,7 +174,7 @@ def run_merge(m: MergeBuilder, info: CommitInfo) -> MergeResult:
                 op, files = stage_rows(m.lake, plan, rows, counts[kind], keep_ids=keep_ids)
                 ops.append(op)
                 written += files
-        _commit(m.lake, ops, plan, info, written)
+        commit_staged(m.lake, ops, plan.snapshot_id, info, written)
         return outcome
     finally:
         result.unpersist()

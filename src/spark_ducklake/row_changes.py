@@ -9,10 +9,11 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from .catalog.commit import CommitInfo, commit
+from .catalog.commit import CommitInfo
 from .catalog.data_ops import AppendFiles, DeleteRows, InlineInsert
-from .errors import ReadOnlyError, SchemaMismatchError
+from .errors import SchemaMismatchError
 from .write_plan import conform_arrow
+from .writer import commit_staged
 
 if TYPE_CHECKING:
     from .lake import DuckLake
@@ -23,47 +24,33 @@ def _delete_op(plan, staged) -> DeleteRows:
                       staged.inlined_row_ids)
 
 
-def _commit(lake: DuckLake, ops, plan, info: CommitInfo, written: list[str]) -> int:
-    from .spark.write import delete_paths
-
-    try:
-        return commit(lake.engine, ops, read_snapshot=plan.snapshot_id, data_path=lake.data_path, info=info)
-    except BaseException:
-        delete_paths(written)
-        raise
-
-
-def stage_delete_op(lake: DuckLake, table: str, condition, snapshot_id: int):
-    """(DeleteRows operation or None, staged delete files) for the rows `condition` matches at the snapshot."""
+def stage_delete_op(lake: DuckLake, plan, condition) -> tuple[DeleteRows | None, list[str], int]:
+    """(DeleteRows operation or None, staged delete files, rows) for the rows `condition` matches in the plan."""
     from .spark.deletes import plan_delete
 
-    plan = lake.plan_scan(table, version=snapshot_id)
     staged = plan_delete(lake.spark, plan, condition, lake.inlining_limit(plan.table))
     if staged.empty:
-        return None, []
-    return _delete_op(plan, staged), staged.delete_files
+        return None, [], 0
+    return _delete_op(plan, staged), [d.path for d in staged.delete_files], staged.deleted_rows
 
 
 def delete_rows(lake: DuckLake, table: str, condition, info: CommitInfo) -> int:
     """DELETE FROM table WHERE condition; returns the number of rows deleted (no snapshot when 0)."""
-    from .spark.deletes import plan_delete
-
-    _writable(lake)
+    lake.check_writable()
     plan = lake.plan_scan(table)
-    staged = plan_delete(lake.spark, plan, condition, lake.inlining_limit(plan.table))
-    if staged.empty:
-        return 0
-    _commit(lake, [_delete_op(plan, staged)], plan, info, [d.path for d in staged.delete_files])
-    return staged.deleted_rows
+    op, files, count = stage_delete_op(lake, plan, condition)
+    if op is not None:
+        commit_staged(lake, [op], plan.snapshot_id, info, files)
+    return count
 
 
 def update_rows(lake: DuckLake, table: str, assignments: dict, condition, info: CommitInfo) -> int:
     """UPDATE table SET assignments WHERE condition; returns the number of rows updated."""
-    _writable(lake)
+    lake.check_writable()
     plan = lake.plan_scan(table)
     ops, written, count = stage_update(lake, plan, assignments, condition)
     if count:
-        _commit(lake, ops, plan, info, written)
+        commit_staged(lake, ops, plan.snapshot_id, info, written)
     return count
 
 
@@ -121,7 +108,3 @@ def stage_rows(lake: DuckLake, plan, rows, count: int, *, keep_ids: bool) -> tup
                              options=_write_options(lake, plan.table), row_ids=keep_ids)
     return AppendFiles(plan.table, files), [f.path for f in files]
 
-
-def _writable(lake: DuckLake) -> None:
-    if lake.read_only:
-        raise ReadOnlyError("this lake is attached read-only (or at a past snapshot)")

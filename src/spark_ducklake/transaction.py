@@ -13,10 +13,10 @@ from typing import TYPE_CHECKING
 
 from .catalog import paths as paths_for
 from .catalog import reader
-from .catalog.commit import CommitInfo, commit
+from .catalog.commit import CommitInfo
 from .catalog.ddl_ops import CreateSchema, CreateTable, DropSchema, DropTable, RenameTable, TableRef
 from .catalog.model import TableInfo
-from .errors import AlreadyExistsError, DuckLakeError, NotFoundError, ReadOnlyError
+from .errors import AlreadyExistsError, DuckLakeError, NotFoundError
 from .lake import WRITE_MODES, split_name
 from .write_plan import plan_columns
 
@@ -28,8 +28,7 @@ class Transaction:
     """Staged operations of one future snapshot."""
 
     def __init__(self, lake: DuckLake, info: CommitInfo):
-        if lake.read_only:
-            raise ReadOnlyError("this lake is attached read-only (or at a past snapshot)")
+        lake.check_writable()
         self.lake, self.info = lake, info
         with lake.engine.connect() as conn:
             self.read_snapshot = reader.latest_snapshot(conn).snapshot_id
@@ -103,10 +102,11 @@ class Transaction:
         from .row_changes import stage_delete_op
 
         self._row_change(table)
-        op, files = stage_delete_op(self.lake, table, condition, self.read_snapshot)
+        plan = self.lake.plan_scan(table, version=self.read_snapshot)
+        op, files, _count = stage_delete_op(self.lake, plan, condition)
         if op is not None:
             self.ops.append(op)
-            self.files += [d.path for d in files]
+            self.files += files
 
     def update(self, table: str, set: dict, condition=None) -> None:  # noqa: A002 - delta's name
         """Stage an UPDATE on a table as it was when the transaction began."""
@@ -143,14 +143,11 @@ class Transaction:
 
     def commit(self) -> int | None:
         """Commit every staged operation as one snapshot (None when nothing was staged)."""
+        from .writer import commit_staged
+
         if not self.ops:
             return None
-        try:
-            self.snapshot_id = commit(self.lake.engine, self.ops, read_snapshot=self.read_snapshot,
-                                      data_path=self.lake.data_path, info=self.info)
-        except BaseException:
-            self.abort()
-            raise
+        self.snapshot_id = commit_staged(self.lake, self.ops, self.read_snapshot, self.info, self.files)
         return self.snapshot_id
 
     def abort(self) -> None:

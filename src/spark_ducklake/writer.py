@@ -57,12 +57,17 @@ def write_table(lake: DuckLake, data, schema: str, name: str, existing: TableInf
     ops = ([create] if create else []) + staged.ops
     if not ops:
         return read_snapshot
+    return commit_staged(lake, ops, read_snapshot, info, staged.files)
+
+
+def commit_staged(lake: DuckLake, ops: list, read_snapshot: int, info: CommitInfo, files: list[str]) -> int:
+    """Commit staged operations as one snapshot; if that fails, delete the files they staged (nobody saw them)."""
     try:
         return commit(lake.engine, ops, read_snapshot=read_snapshot, data_path=lake.data_path, info=info)
     except BaseException:
         from .spark.write import delete_paths
 
-        delete_paths(staged.files)
+        delete_paths(files)
         raise
 
 
@@ -85,10 +90,11 @@ def stage_write(lake: DuckLake, data, table: TableInfo, ref: TableRef | None, mo
         else:
             from .row_changes import stage_delete_op
 
-            delete_op, delete_files = stage_delete_op(lake, table.qualified_name, where, read_snapshot)
+            plan = lake.plan_scan(table.qualified_name, version=read_snapshot)
+            delete_op, delete_files, _count = stage_delete_op(lake, plan, where)
             if delete_op is not None:
                 staged.ops.append(delete_op)
-                staged.files += [d.path for d in delete_files]
+                staged.files += delete_files
     limit = lake.inlining_limit(table if replace_existing else None)
     small = None
     if is_arrow:
