@@ -58,10 +58,25 @@ def catalog(request, tmp_path):
 
 
 @pytest.fixture(scope="session")
-def spark():
-    """One local Spark session for the whole run (start-up costs ~6 s)."""
+def connect_url(tmp_path_factory):
+    """A Spark Connect server's URL: SPARK_REMOTE when set, else a local server started for this run."""
+    if os.environ.get("SPARK_REMOTE"):
+        yield os.environ["SPARK_REMOTE"]
+        return
+    from tests.support.connect import connect_server
+
+    with connect_server(tmp_path_factory.mktemp("connect")) as url:
+        yield url
+
+
+@pytest.fixture(scope="session")
+def spark(request):
+    """One Spark session for the whole run: local (start-up ~6 s), or Spark Connect when
+    SPARK_DUCKLAKE_TEST_CONNECT=1 (every test then moves its data through a Spark Connect server)."""
     from spark_ducklake.spark.session import get_or_create_spark
 
+    if os.environ.get("SPARK_DUCKLAKE_TEST_CONNECT") == "1":
+        os.environ["SPARK_REMOTE"] = request.getfixturevalue("connect_url")
     session = get_or_create_spark()
     yield session
     session.stop()

@@ -110,6 +110,7 @@ def test_missing_java_is_a_clear_error(tmp_path):
     script = """
 import os
 os.environ.pop('JAVA_HOME', None)
+os.environ.pop('SPARK_REMOTE', None)
 os.environ['PATH'] = '/nonexistent'
 from spark_ducklake.spark.session import get_or_create_spark
 from spark_ducklake.errors import SparkUnavailableError

@@ -74,3 +74,42 @@ def test_update_inside_a_transaction(tmp_path, spark, reference):
     lake.close()
     attach(reference, catalog)
     assert duckdb_rows(reference, "SELECT tag, count(*) FROM lake.t GROUP BY tag") == [("a", 20), ("b", 20), ("c", 1)]
+
+
+def test_merge_inside_a_transaction_commits_with_the_rest(tmp_path, spark, reference):
+    catalog = f"sqlite:{tmp_path / 'meta.sqlite'}"
+    lake = DuckLake.attach(catalog, str(tmp_path / "data"))
+    lake.write(spark.range(10).selectExpr("id", "'old' AS tag"), "t", mode="error")
+    source = spark.createDataFrame([(1, "new"), (2, "gone"), (20, "added")], "id LONG, tag STRING")
+    with lake.transaction(commit_message="upsert") as tx:
+        outcome = (tx.merge(source, "t", "target.id = source.id")
+                   .when_matched_delete("source.tag = 'gone'")
+                   .when_matched_update_all()
+                   .when_not_matched_insert_all()
+                   .execute())
+        tx.create_table("audit", "n BIGINT")
+        tx.write(pa.table({"n": pa.array([outcome.inserted + outcome.updated + outcome.deleted], pa.int64())}),
+                 "audit")
+        assert len(lake.snapshots()) == 2  # nothing visible before the block ends
+    assert (outcome.inserted, outcome.updated, outcome.deleted) == (1, 1, 1)
+    assert len(lake.snapshots()) == 3
+    lake.close()
+    attach(reference, catalog)
+    assert duckdb_rows(reference, "SELECT id, tag FROM lake.t WHERE tag <> 'old' ORDER BY id") == [
+        (1, "new"), (20, "added")]
+    assert duckdb_rows(reference, "SELECT count(*) FROM lake.t") == [(10,)]
+    assert duckdb_rows(reference, "SELECT n FROM lake.audit") == [(3,)]
+
+
+def test_failed_merge_in_a_transaction_leaves_nothing(tmp_path, spark):
+    lake = DuckLake.attach(str(tmp_path / "meta.sqlite"), str(tmp_path / "data"), data_inlining_row_limit=0)
+    lake.write(spark.range(10).selectExpr("id", "'old' AS tag"), "t", mode="error")
+    before = lake.snapshots()
+    files_before = sorted((tmp_path / "data").rglob("*.parquet"))
+    doubled = spark.createDataFrame([(1, "a"), (1, "b")], "id LONG, tag STRING")
+    with pytest.raises(DuckLakeError, match="more than once"):
+        with lake.transaction() as tx:
+            tx.write(spark.range(100, 200).selectExpr("id", "'x' AS tag"), "t")
+            tx.merge(doubled, "t", "target.id = source.id").when_matched_update_all().execute()
+    assert lake.snapshots() == before
+    assert sorted((tmp_path / "data").rglob("*.parquet")) == files_before

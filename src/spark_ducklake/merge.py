@@ -47,6 +47,7 @@ class MergeBuilder:
     source_alias: str = "source"
     clauses: list[_Clause] = field(default_factory=list)
     commit_args: dict = field(default_factory=dict)
+    transaction: object = None  # a Transaction to stage into instead of committing
 
     def _add(self, kind: str, action: str, condition=None, values=None) -> MergeBuilder:
         self.clauses.append(_Clause(kind, action, condition, values))
@@ -84,9 +85,18 @@ class MergeBuilder:
         """Run the merge as one snapshot; returns the counts."""
         if not self.clauses:
             raise DuckLakeError("merge needs at least one when_... clause")
+        if self.transaction is not None:
+            return self.transaction._stage_merge(self)
+        from .writer import commit_staged
+
+        self.lake.check_writable()
+        plan = self.lake.plan_scan(self.table)
         info = CommitInfo(self.commit_args.get("author") or self.lake.author,
                           self.commit_args.get("commit_message"), self.commit_args.get("extra_info"))
-        return run_merge(self, info)
+        ops, files, outcome = stage_merge(self, plan)
+        if ops:
+            commit_staged(self.lake, ops, plan.snapshot_id, info, files)
+        return outcome
 
 
 def _expr(value):
@@ -95,18 +105,16 @@ def _expr(value):
     return F.expr(value) if isinstance(value, str) else value
 
 
-def run_merge(m: MergeBuilder, info: CommitInfo) -> MergeResult:
-    """Plan on Spark, stage files, commit once."""
+def stage_merge(m: MergeBuilder, plan) -> tuple[list, list[str], MergeResult]:
+    """Join and classify on Spark, stage files; returns (operations, staged files, counts), nothing committed."""
     from pyspark.sql import functions as F
 
     from .catalog import types
     from .row_changes import _delete_op, stage_rows
     from .spark.deletes import stage_deletes
     from .spark.scan import FILE, POS
-    from .writer import commit_staged
+    from .spark.write import delete_paths
 
-    m.lake.check_writable()
-    plan = m.lake.plan_scan(m.table)
     cols = plan.table.columns
     names = {c.name.lower(): c.name for c in cols}
     t, s = m.target_alias, m.source_alias
@@ -158,24 +166,26 @@ def run_merge(m: MergeBuilder, info: CommitInfo) -> MergeResult:
         counts = {r["_dl_kind"]: r["count"] for r in result.groupBy("_dl_kind").count().collect()}
         outcome = MergeResult(inserted=counts.get("insert", 0), updated=counts.get("update", 0),
                               deleted=counts.get("delete", 0))
-        if not any(counts.values()):
-            return outcome
-        limit = m.lake.inlining_limit(plan.table)
         ops, written = [], []
-        touched = result.where(F.col("_dl_kind") != "insert").select(FILE, POS)
-        staged = stage_deletes(m.lake.spark, plan, touched, limit)
-        if not staged.empty:
-            ops.append(_delete_op(plan, staged))
-            written += [d.path for d in staged.delete_files]
-        data_cols = [f"`{c.name}`" for c in cols]
-        for kind, keep_ids in (("update", True), ("insert", False)):
-            if counts.get(kind, 0):
-                rows = result.where(F.col("_dl_kind") == kind).select(*data_cols, "rowid")
-                op, files = stage_rows(m.lake, plan, rows, counts[kind], keep_ids=keep_ids)
-                ops.append(op)
-                written += files
-        commit_staged(m.lake, ops, plan.snapshot_id, info, written)
-        return outcome
+        if not any(counts.values()):
+            return ops, written, outcome
+        try:
+            touched = result.where(F.col("_dl_kind") != "insert").select(FILE, POS)
+            staged = stage_deletes(m.lake.spark, plan, touched, m.lake.inlining_limit(plan.table))
+            if not staged.empty:
+                ops.append(_delete_op(plan, staged))
+                written += [d.path for d in staged.delete_files]
+            data_cols = [f"`{c.name}`" for c in cols]
+            for kind, keep_ids in (("update", True), ("insert", False)):
+                if counts.get(kind, 0):
+                    rows = result.where(F.col("_dl_kind") == kind).select(*data_cols, "rowid")
+                    op, files = stage_rows(m.lake, plan, rows, counts[kind], keep_ids=keep_ids)
+                    ops.append(op)
+                    written += files
+        except BaseException:
+            delete_paths(written)
+            raise
+        return ops, written, outcome
     finally:
         result.unpersist()
 

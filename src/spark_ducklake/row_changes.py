@@ -9,6 +9,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
+from .catalog import inlined
 from .catalog.commit import CommitInfo
 from .catalog.data_ops import AppendFiles, DeleteRows, InlineInsert
 from .errors import SchemaMismatchError
@@ -101,9 +102,10 @@ def stage_rows(lake: DuckLake, plan, rows, count: int, *, keep_ids: bool) -> tup
 
     if count <= lake.inlining_limit(plan.table):
         small = rows.toArrow()
-        ids = small.column("rowid").to_pylist() if keep_ids else None
         data = conform_arrow(small.drop_columns(["rowid"]), plan.table)
-        return InlineInsert(plan.table, data, row_ids=ids), []
+        if inlined.inlinable(plan.table.columns, lake.engine.dialect.name, data):
+            ids = small.column("rowid").to_pylist() if keep_ids else None
+            return InlineInsert(plan.table, data, row_ids=ids), []
     files = write_data_files(lake.spark, rows if keep_ids else rows.drop("rowid"), plan.table,
                              options=_write_options(lake, plan.table), row_ids=keep_ids)
     return AppendFiles(plan.table, files), [f.path for f in files]

@@ -4,7 +4,7 @@ Operations are staged as they are called (files written by executors, catalog ro
 catalog transaction when the block ends without an exception; an exception, or a conflict at commit, deletes every
 staged file and leaves the catalog untouched. Reads inside the block see the lake as of the block's start, and
 tables created in the block can be written to; row-level changes (delete/update) address tables as they were at the
-start, one change per table per transaction.
+start, one change (delete, update or merge) per table per transaction.
 """
 
 from __future__ import annotations
@@ -117,6 +117,23 @@ class Transaction:
         ops, files, _count = stage_update(self.lake, plan, set, condition)
         self.ops += ops
         self.files += files
+
+    def merge(self, source, table: str, condition, *, target_alias: str = "target",
+              source_alias: str = "source"):
+        """Start a MERGE into a table as it was when the transaction began; execute() stages it here."""
+        from .merge import MergeBuilder
+
+        return MergeBuilder(self.lake, table, source, condition, target_alias, source_alias, transaction=self)
+
+    def _stage_merge(self, builder):
+        from .merge import stage_merge
+
+        self._row_change(builder.table)
+        plan = self.lake.plan_scan(builder.table, version=self.read_snapshot)
+        ops, files, outcome = stage_merge(builder, plan)
+        self.ops += ops
+        self.files += files
+        return outcome
 
     def _row_change(self, table: str) -> None:
         schema, name = split_name(table)

@@ -19,7 +19,7 @@ from typing import Protocol
 import sqlalchemy as sa
 
 from ..errors import ConflictError, DuckLakeError
-from . import reader
+from . import inlined_tables, reader
 from .changes import Change, find_conflict, parse_changes, render_changes
 from .model import Snapshot
 from .spec_tables import T
@@ -170,18 +170,16 @@ def _attempt(engine: sa.Engine, operations, read_snapshot: int, data_path: str, 
 
 def _check_conflicts(conn: sa.Connection, operations, read_snapshot: int) -> None:
     ours = [change for op in operations for change in op.intents()]
-    our_files = set()
+    our_files: set[int] | None = set()  # None: "every file of the table" (an overwrite)
     for op in operations:
-        our_files |= set(getattr(op, "deleted_file_ids", ()))
+        ids = getattr(op, "deleted_file_ids", set())
+        our_files = None if ids is None or our_files is None else our_files | ids
     schema_names = _schema_names(conn)
     for snap in reader.list_snapshots(conn, since=read_snapshot):
         theirs = parse_changes(snap.changes)
-        # Inlined deletes name no file here; treat them as touching every file (conservative).
-        inlined = any(change.kind == "inlined_delete" for change in theirs)
-        their_files = None if inlined else _files_deleted_in(conn, snap.snapshot_id)
         problem = find_conflict(
-            ours, theirs, our_deleted_files=our_files or None, their_deleted_files=their_files,
-            schema_names=schema_names,
+            ours, theirs, our_deleted_files=our_files,
+            their_deleted_files=_files_deleted_in(conn, snap.snapshot_id, theirs), schema_names=schema_names,
         )
         if problem:
             raise ConflictError(f"conflict with snapshot {snap.snapshot_id}: {problem}")
@@ -192,8 +190,12 @@ def _schema_names(conn: sa.Connection) -> dict[str, str]:
     return {str(i): n for i, n in conn.execute(sa.select(sc.c.schema_id, sc.c.schema_name))}
 
 
-def _files_deleted_in(conn: sa.Connection, snapshot_id: int) -> set[int]:
+def _files_deleted_in(conn: sa.Connection, snapshot_id: int, changes: list) -> set[int]:
+    """Data file ids a snapshot deleted from (delete files, ended files, inlined deletes), plus each table's
+    inlined-rows key when it ended inlined rows."""
     dl, df = T["ducklake_delete_file"], T["ducklake_data_file"]
     ids = set(conn.execute(sa.select(dl.c.data_file_id).where(dl.c.begin_snapshot == snapshot_id)).scalars())
     ids |= set(conn.execute(sa.select(df.c.data_file_id).where(df.c.end_snapshot == snapshot_id)).scalars())
+    for table_id in {int(c.value) for c in changes if c.kind == "inlined_delete" and c.value.isdigit()}:
+        ids |= inlined_tables.files_deleted_at(conn, table_id, snapshot_id)
     return ids

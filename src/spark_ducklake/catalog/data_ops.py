@@ -15,7 +15,7 @@ from .changes import Change
 from .commit import CommitContext
 from .ddl_ops import TableRef
 from .model import ColumnStats, NewDataFile, NewDeleteFile, TableInfo
-from .spec_tables import T
+from .spec_tables import T, end_live_rows
 
 
 def _table_id(table: TableInfo | TableRef) -> int:
@@ -188,8 +188,8 @@ class ReplaceAll:
         return [Change("deleted_from_table", str(self.table.table_id))]
 
     @property
-    def deleted_file_ids(self) -> set[int]:
-        return set()  # every file: conflicts with any concurrent delete on this table
+    def deleted_file_ids(self) -> None:
+        return None  # every file: conflicts with any concurrent delete on this table
 
     def apply(self, ctx: CommitContext) -> None:
         tid = self.table.table_id
@@ -215,8 +215,10 @@ class DeleteRows:
 
     @property
     def deleted_file_ids(self) -> set[int]:
-        return ({d.data_file_id for d in self.delete_files} | set(self.ended_files)
-                | set(self.inlined_file_deletes))
+        ids = {d.data_file_id for d in self.delete_files} | set(self.ended_files) | set(self.inlined_file_deletes)
+        if self.inlined_row_ids:
+            ids.add(inlined_tables.inlined_rows_key(self.table.table_id))
+        return ids
 
     def intents(self) -> list[Change]:
         out = []
@@ -233,9 +235,7 @@ class DeleteRows:
             ctx.conn.execute(dl.update().where(dl.c.table_id == tid, dl.c.data_file_id.in_(replaced),
                                                dl.c.end_snapshot.is_(None)).values(end_snapshot=ctx.snapshot_id))
         if self.ended_files:
-            ended = ctx.conn.execute(df.update().where(df.c.data_file_id.in_(self.ended_files),
-                                                       df.c.end_snapshot.is_(None))
-                                     .values(end_snapshot=ctx.snapshot_id)).rowcount
+            ended = end_live_rows(ctx.conn, df, ctx.snapshot_id, df.c.data_file_id.in_(self.ended_files))
             if ended != len(self.ended_files):
                 raise ConflictError(f"data files of table {self.table.qualified_name} were removed meanwhile")
         rows = []
@@ -255,6 +255,8 @@ class DeleteRows:
                 for fid, positions in sorted(self.inlined_file_deletes.items()) for pos in sorted(positions)
             ])
         if self.inlined_row_ids:
-            inlined_tables.end_rows(ctx.conn, tid, self.inlined_row_ids, ctx.snapshot_id)
+            ended = inlined_tables.end_rows(ctx.conn, tid, self.inlined_row_ids, ctx.snapshot_id)
+            if ended != len(set(self.inlined_row_ids)):
+                raise ConflictError(f"inlined rows of table {self.table.qualified_name} were deleted meanwhile")
         for change in self.intents():
             ctx.changes.append(change)

@@ -12,7 +12,7 @@ from .changes import Change, quote_name
 from .commit import CommitContext
 from .inlined_tables import create_inlined_data_table
 from .model import Column
-from .spec_tables import T, new_uuid
+from .spec_tables import T, end_live_rows, new_uuid
 
 
 @dataclass
@@ -23,8 +23,7 @@ class TableRef:
 
 
 def _end(ctx: CommitContext, table: sa.Table, *where) -> int:
-    stmt = table.update().where(table.c.end_snapshot.is_(None), *where).values(end_snapshot=ctx.snapshot_id)
-    return ctx.conn.execute(stmt).rowcount
+    return end_live_rows(ctx.conn, table, ctx.snapshot_id, *where)
 
 
 def _record_schema_version(ctx: CommitContext, table_id: int) -> None:

@@ -7,7 +7,7 @@ import sqlalchemy as sa
 
 from . import inlined, reader
 from .model import Column
-from .spec_tables import T
+from .spec_tables import T, end_live_rows
 
 
 def _dialect(conn: sa.Connection) -> str:
@@ -66,9 +66,7 @@ def end_rows(conn: sa.Connection, table_id: int, row_ids: list[int], snapshot_id
     for name, _version in inlined_versions(conn, table_id):
         tbl = sa.table(name, sa.column("row_id"), sa.column("end_snapshot"))
         for start in range(0, len(row_ids), 1000):
-            chunk = row_ids[start:start + 1000]
-            ended += conn.execute(tbl.update().where(tbl.c.end_snapshot.is_(None), tbl.c.row_id.in_(chunk))
-                                  .values(end_snapshot=snapshot_id)).rowcount
+            ended += end_live_rows(conn, tbl, snapshot_id, tbl.c.row_id.in_(row_ids[start:start + 1000]))
     return ended
 
 
@@ -83,10 +81,7 @@ def end_all_rows(conn: sa.Connection, table_id: int, snapshot_id: int) -> int:
     """Mark every live inlined row of the table deleted at `snapshot_id`; returns how many."""
     ended = 0
     for name, _version in inlined_versions(conn, table_id):
-        tbl = sa.table(name, sa.column("end_snapshot"))
-        ended += conn.execute(
-            tbl.update().where(tbl.c.end_snapshot.is_(None)).values(end_snapshot=snapshot_id)
-        ).rowcount
+        ended += end_live_rows(conn, sa.table(name, sa.column("end_snapshot")), snapshot_id)
     return ended
 
 
@@ -150,4 +145,25 @@ def inlined_deletes(conn: sa.Connection, table_id: int, snapshot_id: int) -> dic
         sa.select(tbl.c.file_id, tbl.c.row_id).where(tbl.c.begin_snapshot <= snapshot_id)
     ):
         out.setdefault(file_id, []).append(row_id)
+    return out
+
+
+def inlined_rows_key(table_id: int) -> int:
+    """The pseudo data file id that stands for a table's inlined rows in conflict checks (real ids are >= 0)."""
+    return -1 - table_id
+
+
+def files_deleted_at(conn: sa.Connection, table_id: int, snapshot_id: int) -> set[int]:
+    """Data files the snapshot added inlined deletes for, and the inlined-rows key if it ended inlined rows."""
+    out: set[int] = set()
+    name = inlined.inlined_delete_table_name(table_id)
+    if sa.inspect(conn).has_table(name):
+        tbl = sa.table(name, sa.column("file_id"), sa.column("begin_snapshot"))
+        out |= set(conn.execute(sa.select(tbl.c.file_id).where(tbl.c.begin_snapshot == snapshot_id)
+                                .distinct()).scalars())
+    for name, _version in inlined_versions(conn, table_id):
+        tbl = sa.table(name, sa.column("end_snapshot"))
+        if conn.execute(sa.select(sa.literal(1)).where(tbl.c.end_snapshot == snapshot_id).limit(1)).first():
+            out.add(inlined_rows_key(table_id))
+            break
     return out

@@ -208,3 +208,16 @@ def build_metadata() -> sa.MetaData:
 
 METADATA = build_metadata()
 T = METADATA.tables  # short alias used by the catalog modules: T["ducklake_snapshot"]
+
+
+def end_live_rows(conn: sa.Connection, table, snapshot_id: int, *where) -> int:
+    """Set end_snapshot on the live rows matching `where`; returns how many were ended.
+
+    DuckDB's driver reports no rowcount for UPDATE, so there the rows are counted first (inside the same
+    commit transaction, which already holds the snapshot claim that serializes writers)."""
+    live = [table.c.end_snapshot.is_(None), *where]
+    counted = None
+    if conn.engine.dialect.name == "duckdb":
+        counted = conn.execute(sa.select(sa.func.count()).select_from(table).where(*live)).scalar_one()
+    result = conn.execute(table.update().where(*live).values(end_snapshot=snapshot_id))
+    return counted if counted is not None else result.rowcount

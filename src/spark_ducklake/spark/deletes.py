@@ -8,6 +8,7 @@ the data file's previous delete file. Few positions go to the catalog's inlined 
 from __future__ import annotations
 
 import uuid
+from collections import Counter
 from dataclasses import dataclass, field
 
 import pyarrow.fs as pafs
@@ -58,10 +59,17 @@ def stage_deletes(spark, plan: ScanPlan, matches, inline_limit: int) -> DeletePl
     """Stage the deletion of `matches` (columns _dl_file, _dl_pos; cached by the caller)."""
     from pyspark.sql import functions as F
 
-    counts = {r[FILE]: r["count"] for r in matches.groupBy(FILE).count().collect()}
+    few = matches.limit(inline_limit + 1).collect() if inline_limit > 0 else None
+    if few is not None and len(few) <= inline_limit:  # one cheap job answers everything for small deletes
+        counts = Counter(r[FILE] for r in few)
+        positions = few
+    else:
+        counts = {r[FILE]: r["count"] for r in matches.groupBy(FILE).count().collect()}
+        positions = None
     result = DeletePlan(deleted_rows=sum(counts.values()))
     if None in counts:  # inlined rows: catalog data, small by design
-        result.inlined_row_ids = [r[POS] for r in matches.where(F.col(FILE).isNull()).collect()]
+        inlined_rows = positions if positions is not None else matches.where(F.col(FILE).isNull()).collect()
+        result.inlined_row_ids = [r[POS] for r in inlined_rows if r[FILE] is None]
     file_counts = {fid: n for fid, n in counts.items() if fid is not None}
     if not file_counts:
         return result
@@ -71,8 +79,11 @@ def stage_deletes(spark, plan: ScanPlan, matches, inline_limit: int) -> DeletePl
     result.ended_files = [fid for fid, n in file_counts.items() if n + already[fid] >= files[fid].record_count]
     rest = {fid: n for fid, n in file_counts.items() if fid not in result.ended_files}
     if rest and sum(rest.values()) <= inline_limit:
-        for r in matches.where(F.col(FILE).isin(list(rest))).collect():
-            result.inlined_file_deletes.setdefault(r[FILE], []).append(r[POS])
+        if positions is None:
+            positions = matches.where(F.col(FILE).isin(list(rest))).collect()
+        for r in positions:
+            if r[FILE] in rest:
+                result.inlined_file_deletes.setdefault(r[FILE], []).append(r[POS])
     elif rest:
         new = matches.where(F.col(FILE).isin(list(rest)))
         result.delete_files = write_delete_files(spark, new, [files[fid] for fid in rest], plan.table.path)

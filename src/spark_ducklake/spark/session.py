@@ -23,11 +23,13 @@ def get_or_create_spark(spark=None):
 
     if spark is None:
         spark = SparkSession.getActiveSession()
+    if spark is None and os.environ.get("SPARK_REMOTE"):  # Spark Connect: the server owns static confs
+        spark = SparkSession.builder.remote(os.environ["SPARK_REMOTE"]).getOrCreate()
     if spark is None:
-        if not (os.environ.get("JAVA_HOME") or shutil.which("java")) and not os.environ.get("SPARK_REMOTE"):
+        if not (os.environ.get("JAVA_HOME") or shutil.which("java")):
             raise SparkUnavailableError(
                 "moving data needs Spark, and Spark needs Java 17+: install a JDK or set JAVA_HOME "
-                "(catalog operations work without it)"
+                "(catalog operations work without it), or set SPARK_REMOTE to use a Spark Connect server"
             )
         # Python workers must see the same packages (pyarrow) as the driver.
         os.environ.setdefault("PYSPARK_PYTHON", sys.executable)

@@ -99,7 +99,7 @@ def write_data_files(spark, df, table: TableInfo, *, options: WriteOptions | Non
     options = options or WriteOptions()
     staging = f"{table.path}_staging-{uuid.uuid4().hex}/"
     writer = (
-        with_field_ids(df, table, row_ids=row_ids).write.mode("errorifexists")
+        with_field_ids(df, table, row_ids=row_ids).write.mode("error")
         .option("compression", _CODECS.get(options.compression, options.compression))
         .option("maxRecordsPerFile", rows_per_file(table, options))
     )
