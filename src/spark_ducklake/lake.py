@@ -16,7 +16,7 @@ from .catalog.ddl_ops import CreateSchema, CreateTable, DropSchema, DropTable, R
 from .catalog.model import TableInfo
 from .catalog.paths import absolute_data_path
 from .catalog.pruning import prune_files
-from .errors import AlreadyExistsError, CatalogError, NotFoundError, ReadOnlyError
+from .errors import CatalogError, NotFoundError, ReadOnlyError
 from .scan_plan import ScanPlan
 from .write_plan import plan_columns
 
@@ -63,6 +63,7 @@ class DuckLake:
         self.pinned_snapshot = pinned_snapshot
         self.author = author
         self._spark = spark
+        self.table_cache = reader.TableCache()
 
     # ----------------------------------------------------------------------------------------- attaching
     @classmethod
@@ -283,14 +284,11 @@ class DuckLake:
         if mode not in WRITE_MODES:
             raise ValueError(f"mode must be one of {', '.join(WRITE_MODES)}; got {mode!r}")
         self.check_writable()
-        schema, name = split_name(table)
-        existing = self._find(schema, name)
-        if existing is not None and mode in ("error", "errorifexists"):
-            raise AlreadyExistsError(f"table {schema}.{name} already exists (mode='error')")
         if where is not None and mode != "overwrite":
             raise ValueError("where= only applies to mode='overwrite'")
-        return write_table(self, df, schema, name, existing, mode,
-                           CommitInfo(author or self.author, commit_message, extra_info), where=where)
+        schema, name = split_name(table)
+        return write_table(self, df, schema, name, mode, CommitInfo(author or self.author, commit_message, extra_info),
+                           where=where)
 
     def delete(self, table: str, condition=None, *, commit_message: str | None = None, author: str | None = None,
                extra_info: str | None = None) -> int:
@@ -327,10 +325,12 @@ class DuckLake:
         self.table_info(name)  # fail early, naming what is missing
         return DuckLakeTable(self, name)
 
-    def inlining_limit(self, table: TableInfo | None) -> int:
+    def inlining_limit(self, table: TableInfo | None, conn: sa.Connection | None = None) -> int:
         """The data_inlining_row_limit in force: table, schema, global option, attach value, default 10."""
-        with self._read() as conn:
-            rows = reader.options(conn)
+        if conn is None:
+            with self._read() as conn:
+                return self.inlining_limit(table, conn)
+        rows = reader.options(conn)
         value = reader.option_value(rows, "data_inlining_row_limit",
                                     table_id=table.table_id if table else None,
                                     schema_id=table.schema_id if table else None)

@@ -12,6 +12,7 @@ from .catalog.commit import CommitInfo, commit
 from .catalog.data_ops import AppendFiles, InlineInsert, ReplaceAll
 from .catalog.ddl_ops import CreateTable, TableRef
 from .catalog.model import TableInfo
+from .errors import AlreadyExistsError
 from .write_plan import conform_arrow, conform_spark, plan_columns
 
 if TYPE_CHECKING:
@@ -42,18 +43,22 @@ class StagedWrite:
     files: list[str] = field(default_factory=list)
 
 
-def write_table(lake: DuckLake, data, schema: str, name: str, existing: TableInfo | None, mode: str,
-                info: CommitInfo, *, where=None) -> int:
+def write_table(lake: DuckLake, data, schema: str, name: str, mode: str, info: CommitInfo, *, where=None) -> int:
     """Write `data` (Spark DataFrame, pyarrow Table or pandas DataFrame) into a table as one snapshot."""
-    with lake.engine.connect() as conn:
-        read_snapshot = reader.latest_snapshot(conn).snapshot_id
+    with lake.engine.connect() as conn:  # one round of catalog reads before the data moves
+        latest = reader.latest_snapshot(conn)
+        read_snapshot = latest.snapshot_id
+        existing = lake.table_cache.find(conn, latest, lake.data_path, schema, name)
+        if existing is not None and mode in ("error", "errorifexists"):
+            raise AlreadyExistsError(f"table {schema}.{name} already exists (mode='error')")
         target, ref, create = existing, None, None
         if existing is None:
             sch = reader.find_schema(conn, read_snapshot, lake.data_path, schema)
             create, target = new_table(schema, name, _schema_of(data), sch.schema_id, sch.path, read_snapshot)
             ref = create.ref
+        limit = lake.inlining_limit(existing, conn)
     staged = stage_write(lake, data, target, ref, mode, where=where, read_snapshot=read_snapshot,
-                         replace_existing=existing is not None)
+                         replace_existing=existing is not None, limit=limit)
     ops = ([create] if create else []) + staged.ops
     if not ops:
         return read_snapshot
@@ -78,7 +83,7 @@ def _schema_of(data):
 
 
 def stage_write(lake: DuckLake, data, table: TableInfo, ref: TableRef | None, mode: str, *, where=None,
-                read_snapshot: int, replace_existing: bool) -> StagedWrite:
+                read_snapshot: int, replace_existing: bool, limit: int | None = None) -> StagedWrite:
     """Conform `data`, then inline it or write its files on Spark; returns the operations, nothing committed."""
     if _is_pandas(data):
         data = pa.Table.from_pandas(data, preserve_index=False)
@@ -95,7 +100,8 @@ def stage_write(lake: DuckLake, data, table: TableInfo, ref: TableRef | None, mo
             if delete_op is not None:
                 staged.ops.append(delete_op)
                 staged.files += delete_files
-    limit = lake.inlining_limit(table if replace_existing else None)
+    if limit is None:
+        limit = lake.inlining_limit(table if replace_existing else None)
     small = None
     if is_arrow:
         if data.num_rows <= limit:

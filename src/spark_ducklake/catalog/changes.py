@@ -104,7 +104,7 @@ def display_changes(text: str | None) -> dict[str, list[str]]:
 
 
 _INSERTS = {"inserted_into_table", "inlined_insert"}
-_DELETES = {"deleted_from_table", "inlined_delete"}
+DELETE_KINDS = _DELETES = frozenset({"deleted_from_table", "inlined_delete"})
 
 
 def find_conflict(

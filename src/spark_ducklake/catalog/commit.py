@@ -1,10 +1,10 @@
 """One snapshot per commit: a short catalog transaction with the spec's conflict rules and retries.
 
-A commit is a list of operations (see `operations.py`). Each attempt opens a transaction, claims the next
-snapshot id first (its primary key is the serialization point between writers), checks the snapshots committed
-since our read snapshot against the spec's conflict rules, and lets every operation write its rows with ids drawn
-from the *current* counters. A lost race (primary-key violation, serialization failure) rolls the whole attempt
-back and retries with fresh ids; data files are never rewritten.
+A commit is a list of operations (`ddl_ops`, `data_ops`). Each attempt opens a transaction, queues behind our
+other writers (PostgreSQL advisory lock, SQLite's write lock), checks the snapshots committed since our read
+snapshot against the spec's conflict rules, lets every operation write its rows with ids drawn from the *current*
+counters, and inserts the snapshot row last. A lost race with a writer that does not queue (primary-key violation,
+serialization failure) rolls the whole attempt back and retries with fresh ids; data files are never rewritten.
 """
 
 from __future__ import annotations
@@ -20,7 +20,7 @@ import sqlalchemy as sa
 
 from ..errors import ConflictError, DuckLakeError
 from . import inlined_tables, reader
-from .changes import Change, find_conflict, parse_changes, render_changes
+from .changes import DELETE_KINDS, Change, find_conflict, parse_changes, render_changes
 from .model import Snapshot
 from .spec_tables import T
 
@@ -62,6 +62,7 @@ class CommitContext:
     next_file_id: int
     schema_changed: bool = False
     changes: list[Change] = field(default_factory=list)
+    newer: list[Change] = field(default_factory=list)  # what snapshots after our read snapshot changed
     deleted_files: set[int] = field(default_factory=set)
     now: datetime = field(default_factory=lambda: datetime.now(timezone.utc))
 
@@ -81,6 +82,10 @@ class CommitContext:
     def schema_version(self) -> int:
         """The schema version the new snapshot will carry."""
         return self.base.schema_version + (1 if self.schema_changed else 0)
+
+    def touched(self, table_id: int, kind: str) -> bool:
+        """Whether a snapshot committed after our read snapshot made a `kind` change to the table."""
+        return any(c.kind == kind and c.value == str(table_id) for c in self.newer)
 
     def record(self, kind: str, value: object) -> None:
         """Add an entry to this snapshot's changes_made."""
@@ -138,27 +143,30 @@ def _is_race(exc: sa.exc.DBAPIError) -> bool:
 def _attempt(engine: sa.Engine, operations, read_snapshot: int, data_path: str, info: CommitInfo) -> int:
     options = {"sqlite_begin": "IMMEDIATE"} if engine.dialect.name == "sqlite" else {}
     with engine.connect().execution_options(**options) as conn, conn.begin():
-        base = reader.latest_snapshot(conn)
+        for op in operations:
+            if hasattr(op, "prepare"):
+                op.prepare(conn)
+        _queue_behind_other_writers(conn)
+        # One query for the newest snapshot and everything committed since we read.
+        recent = reader.list_snapshots(conn, since=read_snapshot - 1) or [reader.latest_snapshot(conn)]
+        base = recent[-1]
         snapshot_id = base.snapshot_id + 1
-        # Claim the snapshot id first: a concurrent writer blocks or fails right here.
-        conn.execute(T["ducklake_snapshot"].insert().values(
-            snapshot_id=snapshot_id, snapshot_time=datetime.now(timezone.utc),
-            schema_version=base.schema_version, next_catalog_id=base.next_catalog_id,
-            next_file_id=base.next_file_id,
-        ))
-        if base.snapshot_id > read_snapshot:
-            _check_conflicts(conn, operations, read_snapshot)
+        newer = [snap for snap in recent if snap.snapshot_id > read_snapshot]
+        if newer:
+            _check_conflicts(conn, operations, newer)
         ctx = CommitContext(
             conn=conn, dialect=engine.dialect.name, data_path=data_path, base=base, snapshot_id=snapshot_id,
             next_catalog_id=base.next_catalog_id, next_file_id=base.next_file_id,
+            newer=[change for snap in newer for change in parse_changes(snap.changes)],
         )
         for op in operations:
             op.apply(ctx)
         if not ctx.changes:
             raise DuckLakeError("nothing to commit")
-        snap = T["ducklake_snapshot"]
-        conn.execute(snap.update().where(snap.c.snapshot_id == snapshot_id).values(
-            snapshot_time=ctx.now, schema_version=ctx.schema_version,
+        # The snapshot's primary key is the serialization point with writers that do not queue (the
+        # reference): if one took this id meanwhile, the insert fails and the whole attempt retries.
+        conn.execute(T["ducklake_snapshot"].insert().values(
+            snapshot_id=snapshot_id, snapshot_time=ctx.now, schema_version=ctx.schema_version,
             next_catalog_id=ctx.next_catalog_id, next_file_id=ctx.next_file_id,
         ))
         conn.execute(T["ducklake_snapshot_changes"].insert().values(
@@ -168,21 +176,41 @@ def _attempt(engine: sa.Engine, operations, read_snapshot: int, data_path: str, 
         return snapshot_id
 
 
-def _check_conflicts(conn: sa.Connection, operations, read_snapshot: int) -> None:
+# Any 64-bit constant works; this one spells "ducklake" so it is recognisable in pg_locks.
+_PG_COMMIT_LOCK = int.from_bytes(b"ducklake", "big") - (1 << 63)
+
+
+def _queue_behind_other_writers(conn: sa.Connection) -> None:
+    """Make our writers wait their turn instead of racing for the next snapshot id and retrying.
+
+    PostgreSQL: a transaction-scoped advisory lock (released at commit or rollback). SQLite: BEGIN IMMEDIATE
+    already holds the write lock. DuckDB files admit one writing process anyway.
+    """
+    if conn.engine.dialect.name == "postgresql":
+        conn.execute(sa.select(sa.func.pg_advisory_xact_lock(_PG_COMMIT_LOCK)))
+
+
+def _check_conflicts(conn: sa.Connection, operations, newer: list[Snapshot]) -> None:
     ours = [change for op in operations for change in op.intents()]
     our_files: set[int] | None = set()  # None: "every file of the table" (an overwrite)
     for op in operations:
         ids = getattr(op, "deleted_file_ids", set())
         our_files = None if ids is None or our_files is None else our_files | ids
-    schema_names = _schema_names(conn)
-    for snap in reader.list_snapshots(conn, since=read_snapshot):
-        theirs = parse_changes(snap.changes)
+    deleting = {c.value for c in ours if c.kind in DELETE_KINDS}
+    snapshots = [(snap.snapshot_id, parse_changes(snap.changes)) for snap in newer]
+    # Catalog lookups only when a rule needs them: they run while other writers queue behind us.
+    drops = any(c.kind == "dropped_schema" for c in ours) or any(
+        c.kind == "dropped_schema" for _sid, theirs in snapshots for c in theirs)
+    schema_names = _schema_names(conn) if drops else {}
+    for snapshot_id, theirs in snapshots:
+        both_delete = any(c.kind in DELETE_KINDS and c.value in deleting for c in theirs)
         problem = find_conflict(
             ours, theirs, our_deleted_files=our_files,
-            their_deleted_files=_files_deleted_in(conn, snap.snapshot_id, theirs), schema_names=schema_names,
+            their_deleted_files=_files_deleted_in(conn, snapshot_id, theirs) if both_delete else None,
+            schema_names=schema_names,
         )
         if problem:
-            raise ConflictError(f"conflict with snapshot {snap.snapshot_id}: {problem}")
+            raise ConflictError(f"conflict with snapshot {snapshot_id}: {problem}")
 
 
 def _schema_names(conn: sa.Connection) -> dict[str, str]:

@@ -22,42 +22,74 @@ def _table_id(table: TableInfo | TableRef) -> int:
     return table.table_id  # TableRef is filled by CreateTable earlier in the same commit
 
 
-def _stats_row(ctx: CommitContext, table_id: int) -> dict:
-    ts = T["ducklake_table_stats"]
-    row = ctx.conn.execute(sa.select(ts).where(ts.c.table_id == table_id)).mappings().one_or_none()
-    if row is None:
-        row = {"table_id": table_id, "record_count": 0, "next_row_id": 0, "file_size_bytes": 0}
-        ctx.conn.execute(ts.insert().values(**row))
-    return dict(row)
+def _claim_rows(ctx: CommitContext, table_id: int, rows: int, size: int, new_ids: int) -> int:
+    """Add to the table's stats and reserve `new_ids` row ids; returns the first reserved id.
 
-
-def _bump_table_stats(ctx: CommitContext, table_id: int, rows: int, size: int, next_row_id: int) -> None:
+    One UPDATE ... RETURNING where the dialect has it (it runs while other writers queue behind us)."""
     ts = T["ducklake_table_stats"]
-    ctx.conn.execute(ts.update().where(ts.c.table_id == table_id).values(
-        record_count=ts.c.record_count + rows, next_row_id=next_row_id,
+    bump = ts.update().where(ts.c.table_id == table_id).values(
+        record_count=ts.c.record_count + rows, next_row_id=ts.c.next_row_id + new_ids,
         file_size_bytes=ts.c.file_size_bytes + size,
-    ))
+    )
+    if ctx.conn.dialect.update_returning:
+        after = ctx.conn.execute(bump.returning(ts.c.next_row_id)).scalar()
+        if after is not None:
+            return after - new_ids
+    else:
+        before = ctx.conn.execute(sa.select(ts.c.next_row_id).where(ts.c.table_id == table_id)).scalar()
+        if before is not None:
+            ctx.conn.execute(bump)
+            return before
+    ctx.conn.execute(ts.insert().values(table_id=table_id, record_count=rows, next_row_id=new_ids,
+                                        file_size_bytes=size))
+    return 0
 
 
-def _merge_column_stats(ctx: CommitContext, table_id: int, columns, new: list[dict[int, ColumnStats]]) -> None:
+def read_column_stats(conn: sa.Connection, table_id: int) -> dict[int, stats.TableColumnStats]:
+    """The table's ducklake_table_column_stats rows by column id."""
     tcs = T["ducklake_table_column_stats"]
-    current = {
-        r.column_id: stats.TableColumnStats(
-            contains_null=r.contains_null, contains_nan=r.contains_nan, min_value=r.min_value,
-            max_value=r.max_value,
-        )
-        for r in ctx.conn.execute(sa.select(tcs).where(tcs.c.table_id == table_id))
+    return {
+        r.column_id: stats.TableColumnStats(contains_null=r.contains_null, contains_nan=r.contains_nan,
+                                            min_value=r.min_value, max_value=r.max_value)
+        for r in conn.execute(sa.select(tcs).where(tcs.c.table_id == table_id))
     }
+
+
+def _merge_column_stats(ctx: CommitContext, table_id: int, columns, new: list[dict[int, ColumnStats]],
+                        seen: dict[int, stats.TableColumnStats] | None = None) -> None:
+    """Widen the table's column stats by the new rows' stats, writing only what changed.
+
+    `seen` is what was read before the commit queued (saving a query while others wait). Inserts only ever
+    widen the stats, so values inside the seen bounds stay inside; changed rows are updated only if they still
+    hold the seen values, and re-read otherwise. Compaction can narrow them, so then everything is re-read.
+    """
+    tcs = T["ducklake_table_column_stats"]
+    if seen is None or ctx.dialect == "duckdb" or ctx.touched(table_id, "compacted_table"):
+        seen = read_column_stats(ctx.conn, table_id)
+        checked = True
+    else:
+        checked = False
     types = {col.column_id: col.type for top in columns for col in top.walk() if not col.is_nested}
-    merged = stats.merge_table_column_stats(current or None, new, types)
-    ctx.conn.execute(tcs.delete().where(tcs.c.table_id == table_id))
-    rows = [
-        {"table_id": table_id, "column_id": cid, "contains_null": s.contains_null, "contains_nan": s.contains_nan,
-         "min_value": s.min_value, "max_value": s.max_value, "extra_stats": None}
-        for cid, s in sorted(merged.items())
-    ]
-    if rows:
-        ctx.conn.execute(tcs.insert(), rows)
+    merged = stats.merge_table_column_stats(seen or None, new, types)
+    for cid, s in sorted(merged.items()):
+        if cid in seen and s == seen[cid]:
+            continue
+        values = {"contains_null": s.contains_null, "contains_nan": s.contains_nan, "min_value": s.min_value,
+                  "max_value": s.max_value}
+        key = [tcs.c.table_id == table_id, tcs.c.column_id == cid]
+        if checked:
+            ctx.conn.execute(tcs.update().where(*key).values(**values) if cid in seen else
+                             tcs.insert().values(table_id=table_id, column_id=cid, extra_stats=None, **values))
+            continue
+        old = seen.get(cid)
+        guard = old is not None and [
+            tcs.c.contains_null.is_not_distinct_from(old.contains_null),
+            tcs.c.contains_nan.is_not_distinct_from(old.contains_nan),
+            tcs.c.min_value.is_not_distinct_from(old.min_value),
+            tcs.c.max_value.is_not_distinct_from(old.max_value)]
+        if not guard or ctx.conn.execute(tcs.update().where(*key, *guard).values(**values)).rowcount != 1:
+            # A new column, or another writer widened it first: merge with what is there now.
+            return _merge_column_stats(ctx, table_id, columns, new)
 
 
 @dataclass
@@ -76,8 +108,8 @@ class AppendFiles:
 
     def apply(self, ctx: CommitContext) -> None:
         table_id = self._id()
-        current = _stats_row(ctx, table_id)
-        next_row_id = current["next_row_id"]
+        rows = sum(f.record_count for f in self.files)
+        next_row_id = _claim_rows(ctx, table_id, rows, sum(f.file_size_bytes for f in self.files), rows)
         data_rows, stat_rows, part_rows = [], [], []
         mapping_id = None
         if any(f.needs_name_mapping for f in self.files):
@@ -110,8 +142,6 @@ class AppendFiles:
             ctx.conn.execute(T["ducklake_file_column_stats"].insert(), stat_rows)
         if part_rows:
             ctx.conn.execute(T["ducklake_file_partition_value"].insert(), part_rows)
-        _bump_table_stats(ctx, table_id, sum(f.record_count for f in self.files),
-                          sum(f.file_size_bytes for f in self.files), next_row_id)
         _merge_column_stats(ctx, table_id, self.table.columns, [f.column_stats for f in self.files])
         ctx.record("inserted_into_table", table_id)
 
@@ -147,6 +177,17 @@ class InlineInsert:
     ref: TableRef | None = None
     row_ids: list[int] | None = None  # kept ids of updated rows (row lineage); new rows get fresh ones
 
+    def __post_init__(self) -> None:
+        self.stats = _arrow_stats(self.data, self.table)  # computed once, before the commit's critical section
+        self._seen: dict[int, stats.TableColumnStats] | None = None
+        self._target: sa.Table | None = None
+
+    def prepare(self, conn: sa.Connection) -> None:
+        """Catalog reads that can happen before the commit queues behind other writers."""
+        if self.ref is None:
+            self._seen = read_column_stats(conn, self.table.table_id)
+            self._target = inlined_tables.current_inlined_table(conn, self.table.table_id, self.table.columns)
+
     def _id(self) -> int:
         return self.ref.table_id if self.ref is not None else self.table.table_id
 
@@ -155,16 +196,15 @@ class InlineInsert:
 
     def apply(self, ctx: CommitContext) -> None:
         table_id = self._id()
-        current = _stats_row(ctx, table_id)
-        target = inlined_tables.current_inlined_table(ctx.conn, table_id, self.table.columns)
-        first = current["next_row_id"]
-        ids = self.row_ids if self.row_ids is not None else list(range(first, first + self.data.num_rows))
+        # Updated rows keep their ids, so only brand-new rows advance next_row_id (as the reference does).
+        n = self.data.num_rows
+        first = _claim_rows(ctx, table_id, n, 0, 0 if self.row_ids is not None else n)
+        target = self._target if self._target is not None and self.ref is None else \
+            inlined_tables.current_inlined_table(ctx.conn, table_id, self.table.columns)
+        ids = self.row_ids if self.row_ids is not None else list(range(first, first + n))
         inlined_tables.insert_rows(ctx.conn, target, self.data, self.table.columns, ids, ctx.snapshot_id)
         ctx.file_id()  # the reference spends one file id per inlined insert; keep the counters in step
-        # Updated rows keep their ids, so only brand-new rows advance next_row_id (as the reference does).
-        next_row_id = first if self.row_ids is not None else first + self.data.num_rows
-        _bump_table_stats(ctx, table_id, self.data.num_rows, 0, next_row_id)
-        _merge_column_stats(ctx, table_id, self.table.columns, [_arrow_stats(self.data, self.table)])
+        _merge_column_stats(ctx, table_id, self.table.columns, [self.stats], self._seen)
         ctx.record("inlined_insert", table_id)
 
 

@@ -40,14 +40,24 @@ def inlined_versions(conn: sa.Connection, table_id: int) -> list[tuple[str, int]
 
 def current_inlined_table(conn: sa.Connection, table_id: int, columns: list[Column]) -> sa.Table:
     """The inlined data table for the table's newest schema version, created when missing."""
-    sv = T["ducklake_schema_versions"]
-    latest = conn.execute(sa.select(sa.func.max(sv.c.schema_version)).where(sv.c.table_id == table_id)).scalar()
-    versions = inlined_versions(conn, table_id)
+    sv, registry = T["ducklake_schema_versions"], T["ducklake_inlined_data_tables"]
+    latest, newest_inlined = conn.execute(sa.select(  # one round trip: this runs inside every inlined commit
+        sa.select(sa.func.max(sv.c.schema_version)).where(sv.c.table_id == table_id).scalar_subquery(),
+        sa.select(sa.func.max(registry.c.schema_version)).where(registry.c.table_id == table_id).scalar_subquery(),
+    )).one()
     if latest is None:
-        latest = versions[-1][1] if versions else 0
-    if not versions or versions[-1][1] < latest:
+        latest = newest_inlined if newest_inlined is not None else 0
+    if newest_inlined is None or newest_inlined < latest:
         create_inlined_data_table(conn, table_id, latest, columns)
-    return inlined.inlined_data_table(sa.MetaData(), _dialect(conn), table_id, latest, columns)
+    key = (_dialect(conn), table_id, latest, tuple((c.name, c.type) for top in columns for c in top.walk()))
+    if key not in _TABLES:  # one Table object per layout, so SQLAlchemy's statement cache hits
+        if len(_TABLES) > 1000:
+            _TABLES.clear()
+        _TABLES[key] = inlined.inlined_data_table(sa.MetaData(), key[0], table_id, latest, columns)
+    return _TABLES[key]
+
+
+_TABLES: dict[tuple, sa.Table] = {}
 
 
 def insert_rows(conn: sa.Connection, table: sa.Table, data: pa.Table, columns: list[Column],

@@ -71,14 +71,13 @@ def list_snapshots(conn: sa.Connection, since: int | None = None) -> list[Snapsh
     return [_to_snapshot(row) for row in conn.execute(query)]
 
 
-def list_schemas(conn: sa.Connection, snapshot_id: int, data_path: str) -> list[SchemaInfo]:
-    """Schemas visible at the snapshot."""
+def list_schemas(conn: sa.Connection, snapshot_id: int, data_path: str, name: str | None = None) -> list[SchemaInfo]:
+    """Schemas visible at the snapshot (only the one called `name`, if given)."""
     sc = T["ducklake_schema"]
-    rows = conn.execute(
-        sa.select(sc.c.schema_id, sc.c.schema_name, sc.c.path, sc.c.path_is_relative, sc.c.begin_snapshot)
-        .where(visible(sc, snapshot_id))
-        .order_by(sc.c.schema_id)
-    )
+    query = sa.select(sc.c.schema_id, sc.c.schema_name, sc.c.path, sc.c.path_is_relative, sc.c.begin_snapshot)
+    if name is not None:
+        query = query.where(sc.c.schema_name == name)
+    rows = conn.execute(query.where(visible(sc, snapshot_id)).order_by(sc.c.schema_id))
     return [
         SchemaInfo(row.schema_id, row.schema_name, paths.join(data_path, row.path, row.path_is_relative),
                    row.begin_snapshot)
@@ -88,9 +87,8 @@ def list_schemas(conn: sa.Connection, snapshot_id: int, data_path: str) -> list[
 
 def find_schema(conn: sa.Connection, snapshot_id: int, data_path: str, name: str) -> SchemaInfo:
     """A schema by name; NotFoundError naming it when missing."""
-    for schema in list_schemas(conn, snapshot_id, data_path):
-        if schema.name == name:
-            return schema
+    for schema in list_schemas(conn, snapshot_id, data_path, name=name):
+        return schema
     raise NotFoundError(f"schema {name!r} does not exist")
 
 
@@ -98,8 +96,8 @@ def list_tables(
     conn: sa.Connection, snapshot_id: int, data_path: str, *, schema: str | None = None,
     name: str | None = None,
 ) -> list[TableInfo]:
-    """Tables visible at the snapshot with their columns, loaded in two queries whatever their number."""
-    schemas = {s.schema_id: s for s in list_schemas(conn, snapshot_id, data_path)}
+    """Tables visible at the snapshot with their columns, loaded in three queries whatever their number."""
+    schemas = {s.schema_id: s for s in list_schemas(conn, snapshot_id, data_path, name=schema)}
     t = T["ducklake_table"]
     query = sa.select(
         t.c.table_id, t.c.table_uuid, t.c.schema_id, t.c.table_name, t.c.path, t.c.path_is_relative,
@@ -107,6 +105,8 @@ def list_tables(
     ).where(visible(t, snapshot_id))
     if name is not None:
         query = query.where(t.c.table_name == name)
+    if schema is not None:
+        query = query.where(t.c.schema_id.in_(list(schemas)))
     rows = [r for r in conn.execute(query.order_by(t.c.table_id)) if r.schema_id in schemas]
     if schema is not None:
         rows = [r for r in rows if schemas[r.schema_id].name == schema]
@@ -241,3 +241,24 @@ def option_value(
         if probe in scoped:
             return scoped[probe]
     return None
+
+
+class TableCache:
+    """Tables by name, kept while the catalog's schema_version stays the same (every DDL bumps it).
+
+    Saves the schema/table/column queries on the write path, where small commits follow each other."""
+
+    def __init__(self) -> None:
+        self._version: int | None = None
+        self._tables: dict[tuple[str, str], TableInfo | None] = {}
+
+    def find(self, conn: sa.Connection, snapshot: Snapshot, data_path: str, schema: str,
+             name: str) -> TableInfo | None:
+        """The table visible at `snapshot`, or None."""
+        if snapshot.schema_version != self._version:
+            self._tables, self._version = {}, snapshot.schema_version
+        key = (schema, name)
+        if key not in self._tables:
+            found = list_tables(conn, snapshot.snapshot_id, data_path, schema=schema, name=name)
+            self._tables[key] = found[0] if found else None
+        return self._tables[key]

@@ -1,0 +1,127 @@
+"""Commit throughput of concurrent writers on one PostgreSQL catalog: spark-ducklake vs DuckDB's extension.
+
+    .venv/bin/python bench/commit_throughput.py [--writers 8] [--commits 100] [--dsn "host=127.0.0.1 ..."]
+
+Every writer is an OS process appending one small (inlined) batch per commit to the same table, which is what
+streaming ingest and many small jobs do. Both engines run the same workload against a fresh database each; the
+script prints commits/s, failures and the ratio, then checks that no committed row or snapshot id was lost.
+Goal: >= 300 commits/s aggregate with 8 writers, none lost.
+"""
+
+from __future__ import annotations
+
+import argparse
+import multiprocessing as mp
+import time
+import uuid
+
+import psycopg
+
+
+def _fresh_db(dsn: str) -> str:
+    name = f"dl_bench_{uuid.uuid4().hex[:10]}"
+    with psycopg.connect(dsn, autocommit=True) as con:
+        con.execute(f'CREATE DATABASE "{name}"')
+    base = " ".join(p for p in dsn.split() if not p.startswith("dbname="))
+    return f"dbname={name} {base}", name
+
+
+def _drop_db(dsn: str, name: str) -> None:
+    with psycopg.connect(dsn, autocommit=True) as con:
+        con.execute(f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)')
+
+
+def _ours(catalog: str, writer: int, commits: int, start, queue) -> None:
+    import pyarrow as pa
+
+    from spark_ducklake import DuckLake
+
+    lake = DuckLake.attach(f"postgres:{catalog}")
+    lake.write(pa.table({"w": pa.array([writer], pa.int64())}), "warm")  # imports and connections, unmeasured
+    start.wait()
+    failures = 0
+    for i in range(commits):
+        try:
+            lake.write(pa.table({"w": pa.array([writer], pa.int64()), "i": pa.array([i], pa.int64())}), "t")
+        except Exception:  # noqa: BLE001 - counted and reported
+            failures += 1
+    queue.put((time.perf_counter(), failures))
+
+
+def _reference(catalog: str, data: str, writer: int, commits: int, start, queue) -> None:
+    from spark_ducklake.duckdb_reference import attach, connect
+
+    con = connect()
+    attach(con, f"postgres:{catalog}", data)
+    con.execute("INSERT INTO lake.warm VALUES (?)", [writer])  # unmeasured, like ours
+    start.wait()
+    failures = 0
+    for i in range(commits):
+        try:
+            con.execute("INSERT INTO lake.t VALUES (?, ?)", [writer, i])
+        except Exception:  # noqa: BLE001 - counted and reported
+            failures += 1
+    queue.put((time.perf_counter(), failures))
+
+
+def run(target, shared: tuple, commits: int, writers: int) -> tuple[float, int]:
+    """Start `writers` processes, release them together; returns (seconds until the last finished, failures)."""
+    ctx = mp.get_context("spawn")
+    start, queue = ctx.Barrier(writers + 1), ctx.Queue()
+    procs = [ctx.Process(target=target, args=(*shared, w, commits, start, queue)) for w in range(writers)]
+    for p in procs:
+        p.start()
+    start.wait()
+    began = time.perf_counter()
+    results = [queue.get(timeout=600) for _ in procs]
+    for p in procs:
+        p.join()
+    return max(t for t, _ in results) - began, sum(f for _, f in results)
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__)
+    parser.add_argument("--writers", type=int, default=8)
+    parser.add_argument("--commits", type=int, default=100, help="commits per writer")
+    parser.add_argument("--dsn", default="host=127.0.0.1 port=5432 user=postgres dbname=test")
+    args = parser.parse_args()
+
+    import tempfile
+
+    from spark_ducklake import DuckLake
+    from spark_ducklake.duckdb_reference import attach, connect
+
+    total = args.writers * args.commits
+    rates = {}
+    for engine in ("spark-ducklake", "duckdb-ducklake"):
+        catalog, name = _fresh_db(args.dsn)
+        data = tempfile.mkdtemp(prefix="dl-bench-") + "/"
+        try:
+            lake = DuckLake.attach(f"postgres:{catalog}", data)
+            lake.create_table("t", "w BIGINT, i BIGINT")
+            lake.create_table("warm", "w BIGINT")
+            if engine == "spark-ducklake":
+                seconds, failures = run(_ours, (catalog,), args.commits, args.writers)
+            else:
+                seconds, failures = run(_reference, (catalog, data), args.commits, args.writers)
+            con = connect()
+            attach(con, f"postgres:{catalog}", data)
+            rows = con.execute("SELECT count(*), count(DISTINCT (w, i)) FROM lake.t").fetchone()
+            snaps = con.execute("SELECT count(*), max(snapshot_id) FROM lake.snapshots()").fetchone()
+            snaps = (snaps[0] - args.writers, snaps[1] - args.writers)  # without the warm-up commits
+            con.close()
+            lake.close()
+        finally:
+            _drop_db(args.dsn, name)
+        committed = total - failures
+        rates[engine] = committed / seconds
+        lost = committed - rows[1]
+        print(f"{engine:16s} {committed}/{total} commits in {seconds:.2f}s -> {rates[engine]:.0f} commits/s; "
+              f"failed {failures}; rows {rows[0]} (distinct {rows[1]}, lost {lost}); snapshots {snaps[0]} "
+              f"(max id {snaps[1]}, gaps {snaps[1] + 1 - snaps[0]})")
+    print(f"ratio spark-ducklake / duckdb-ducklake commits/s: {rates['spark-ducklake'] / rates['duckdb-ducklake']:.2f}"
+          f" (goal: spark-ducklake >= 300 commits/s with {args.writers} writers)")
+
+
+if __name__ == "__main__":
+    main()
