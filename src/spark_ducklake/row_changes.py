@@ -35,10 +35,15 @@ def stage_delete_op(lake: DuckLake, plan, condition) -> tuple[DeleteRows | None,
     return _delete_op(plan, staged), [d.path for d in staged.delete_files], staged.deleted_rows
 
 
+def pruning_filter(condition) -> str | None:
+    """The condition as a file-pruning filter: SQL strings prune by min/max stats, Columns cannot."""
+    return condition if isinstance(condition, str) else None
+
+
 def delete_rows(lake: DuckLake, table: str, condition, info: CommitInfo) -> int:
     """DELETE FROM table WHERE condition; returns the number of rows deleted (no snapshot when 0)."""
     lake.check_writable()
-    plan = lake.plan_scan(table)
+    plan = lake.plan_scan(table, where=pruning_filter(condition))
     op, files, count = stage_delete_op(lake, plan, condition)
     if op is not None:
         commit_staged(lake, [op], plan.snapshot_id, info, files)
@@ -48,7 +53,7 @@ def delete_rows(lake: DuckLake, table: str, condition, info: CommitInfo) -> int:
 def update_rows(lake: DuckLake, table: str, assignments: dict, condition, info: CommitInfo) -> int:
     """UPDATE table SET assignments WHERE condition; returns the number of rows updated."""
     lake.check_writable()
-    plan = lake.plan_scan(table)
+    plan = lake.plan_scan(table, where=pruning_filter(condition))
     ops, written, count = stage_update(lake, plan, assignments, condition)
     if count:
         commit_staged(lake, ops, plan.snapshot_id, info, written)

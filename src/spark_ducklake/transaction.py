@@ -99,10 +99,10 @@ class Transaction:
 
     def delete(self, table: str, condition=None) -> None:
         """Stage a DELETE on a table as it was when the transaction began."""
-        from .row_changes import stage_delete_op
+        from .row_changes import pruning_filter, stage_delete_op
 
         self._row_change(table)
-        plan = self.lake.plan_scan(table, version=self.read_snapshot)
+        plan = self.lake.plan_scan(table, version=self.read_snapshot, where=pruning_filter(condition))
         op, files, _count = stage_delete_op(self.lake, plan, condition)
         if op is not None:
             self.ops.append(op)
@@ -110,10 +110,10 @@ class Transaction:
 
     def update(self, table: str, set: dict, condition=None) -> None:  # noqa: A002 - delta's name
         """Stage an UPDATE on a table as it was when the transaction began."""
-        from .row_changes import stage_update
+        from .row_changes import pruning_filter, stage_update
 
         self._row_change(table)
-        plan = self.lake.plan_scan(table, version=self.read_snapshot)
+        plan = self.lake.plan_scan(table, version=self.read_snapshot, where=pruning_filter(condition))
         ops, files, _count = stage_update(self.lake, plan, set, condition)
         self.ops += ops
         self.files += files

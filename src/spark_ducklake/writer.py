@@ -93,9 +93,9 @@ def stage_write(lake: DuckLake, data, table: TableInfo, ref: TableRef | None, mo
         if where is None:
             staged.ops.append(ReplaceAll(table))
         else:
-            from .row_changes import stage_delete_op
+            from .row_changes import pruning_filter, stage_delete_op
 
-            plan = lake.plan_scan(table.qualified_name, version=read_snapshot)
+            plan = lake.plan_scan(table.qualified_name, version=read_snapshot, where=pruning_filter(where))
             delete_op, delete_files, _count = stage_delete_op(lake, plan, where)
             if delete_op is not None:
                 staged.ops.append(delete_op)

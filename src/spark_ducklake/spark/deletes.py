@@ -7,17 +7,15 @@ the data file's previous delete file. Few positions go to the catalog's inlined 
 
 from __future__ import annotations
 
-import uuid
 from collections import Counter
 from dataclasses import dataclass, field
 
-import pyarrow.fs as pafs
 import pyarrow.parquet as pq
 
 from ..catalog.model import DataFile, NewDeleteFile
 from ..catalog.spec_tables import new_uuid
 from ..scan_plan import ScanPlan
-from .paths import filesystem, spark_path
+from .paths import filesystem
 from .scan import FILE, POS
 from .write import delete_paths
 
@@ -91,53 +89,54 @@ def stage_deletes(spark, plan: ScanPlan, matches, inline_limit: int) -> DeletePl
 
 
 def write_delete_files(spark, positions, files: list[DataFile], table_path: str) -> list[NewDeleteFile]:
-    """One merged, sorted delete file per data file (new positions plus its current delete file's)."""
-    from pyspark.sql import functions as F
+    """One merged, sorted delete file per data file (new positions plus its current delete file's).
 
-    parts = [positions.select(FILE, POS)]
-    old = [f for f in files if f.delete_file is not None]
-    if old:
-        lookup = spark.createDataFrame([(spark_path(f.delete_file.path), f.data_file_id) for f in old],
-                                       f"_dl_src string, {FILE} long")
-        previous = (spark.read.schema("pos long").parquet(*[spark_path(f.delete_file.path) for f in old])
-                    .select(F.col("_metadata.file_path").alias("_dl_src"), F.col("pos").alias(POS)))
-        # `_metadata.file_path` is a URI: match on the file name, unique per delete file.
-        previous = previous.withColumn("_dl_src", F.regexp_extract("_dl_src", r"([^/]+)$", 1))
-        lookup = lookup.withColumn("_dl_src", F.regexp_extract("_dl_src", r"([^/]+)$", 1))
-        parts.append(previous.join(F.broadcast(lookup), "_dl_src").select(FILE, POS))
-    merged = parts[0] if len(parts) == 1 else parts[0].unionByName(parts[1]).distinct()
-    paths = spark.createDataFrame([(f.data_file_id, f.path) for f in files], f"{FILE} long, _dl_data string")
-    out = (
-        merged.join(F.broadcast(paths), FILE)
-        .select(F.col(FILE),
-                F.col("_dl_data").alias("file_path", metadata={"parquet.field.id": FILE_PATH_FIELD_ID}),
-                F.col(POS).cast("long").alias("pos", metadata={"parquet.field.id": POS_FIELD_ID}))
-        .repartition(FILE)
-        .sortWithinPartitions(FILE, "pos")
-    )
-    staging = f"{table_path}_staging-{uuid.uuid4().hex}/"
-    fs, inner = filesystem(staging)
-    moved: list[str] = []
+    Each data file's positions meet in one executor task, which merges them with the file's earlier delete
+    file and writes the result with pyarrow straight to its final name: one shuffle of the positions, no
+    staging folder, and the footers come back with the task's result.
+    """
+    import pyarrow as pa
+
+    sources = {f.data_file_id: (f.path, f.delete_file.path if f.delete_file else None,
+                                f"{table_path}ducklake-{new_uuid()}-delete.parquet") for f in files}
+    result_schema = (f"{FILE} long, path string, delete_count long, file_size_bytes long, footer_size long")
+
+    def write_one(group: pa.Table) -> pa.Table:
+        file_id = group.column(FILE)[0].as_py()
+        data_path, old_path, target = sources[file_id]
+        meta = write_positions(group.column(POS), data_path, old_path, target)
+        return pa.table({FILE: [file_id], "path": [target], "delete_count": [meta.num_rows],
+                         "file_size_bytes": [filesystem(target)[0].get_file_info(filesystem(target)[1]).size],
+                         "footer_size": [meta.serialized_size]})
+
     try:
-        out.write.partitionBy(FILE).parquet(spark_path(staging))
-        written = []
-        for info in fs.get_file_info(pafs.FileSelector(inner, recursive=True)):
-            if info.type == pafs.FileType.File and info.base_name.endswith(".parquet"):
-                file_id = int(info.path.rsplit(f"{FILE}=", 1)[1].split("/", 1)[0])
-                target = f"{table_path}ducklake-{new_uuid()}-delete.parquet"
-                fs.move(info.path, filesystem(target)[1])
-                moved.append(target)
-                written.append((file_id, target))
-        result = []
-        for file_id, target in written:
-            tfs, tinner = filesystem(target)
-            meta = pq.read_metadata(tinner, filesystem=tfs)
-            result.append(NewDeleteFile(data_file_id=file_id, path=target, delete_count=meta.num_rows,
-                                        file_size_bytes=tfs.get_file_info(tinner).size,
-                                        footer_size=meta.serialized_size))
-        return result
+        rows = positions.select(FILE, POS).groupBy(FILE).applyInArrow(write_one, result_schema).collect()
     except BaseException:
-        delete_paths(moved)
+        delete_paths([target for _data, _old, target in sources.values()])
         raise
-    finally:
-        delete_paths([staging], directories=True)
+    return [NewDeleteFile(data_file_id=r[FILE], path=r["path"], delete_count=r["delete_count"],
+                          file_size_bytes=r["file_size_bytes"], footer_size=r["footer_size"]) for r in rows]
+
+
+def write_positions(new_positions, data_path: str, old_path: str | None, target: str):
+    """Write the sorted union of `new_positions` and the old delete file's; returns the file's metadata."""
+    import pyarrow as pa
+    import pyarrow.compute as pc
+
+    schema = pa.schema([
+        pa.field("file_path", pa.string(), nullable=False, metadata={b"PARQUET:field_id": str(FILE_PATH_FIELD_ID)}),
+        pa.field("pos", pa.int64(), nullable=False, metadata={b"PARQUET:field_id": str(POS_FIELD_ID)}),
+    ])
+    parts = [pa.chunked_array(new_positions).cast(pa.int64())]
+    if old_path is not None:
+        fs, inner = filesystem(old_path)
+        parts.append(pq.read_table(inner, filesystem=fs, columns=["pos"]).column("pos").cast(pa.int64()))
+    merged = pa.chunked_array([chunk for part in parts for chunk in part.chunks], pa.int64())
+    pos = pc.unique(merged).sort()
+    table = pa.table({"file_path": pa.array([data_path] * len(pos), pa.string()), "pos": pos}, schema=schema)
+    fs, inner = filesystem(target)
+    with fs.open_output_stream(inner) as out:
+        writer = pq.ParquetWriter(out, schema)
+        writer.write_table(table)
+        writer.close()
+    return pq.read_metadata(inner, filesystem=fs)
