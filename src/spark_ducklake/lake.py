@@ -235,6 +235,38 @@ class DuckLake:
             raise NotFoundError(f"table {schema}.{table} does not exist")
         return self._commit([DropTable(info.table_id)], **commit_args)
 
+    def update_schema(self, table: str, **commit_args: Any):
+        """Several column changes committed as one snapshot: `with lake.update_schema(t) as u: u.add_column(...)`."""
+        from .schema_update import SchemaUpdate
+
+        return SchemaUpdate(self, table, **commit_args)
+
+    def add_column(self, table: str, column: str, type_: Any, *, default: Any = None, nullable: bool = True,
+                   **commit_args: Any) -> int:
+        """ALTER TABLE ADD COLUMN (dotted path: a struct field); existing rows read `default`."""
+        return self.update_schema(table, **commit_args).add_column(column, type_, default=default,
+                                                                   nullable=nullable).commit()
+
+    def drop_column(self, table: str, column: str, **commit_args: Any) -> int:
+        """ALTER TABLE DROP COLUMN (dotted path: a struct field)."""
+        return self.update_schema(table, **commit_args).drop_column(column).commit()
+
+    def rename_column(self, table: str, column: str, new_name: str, **commit_args: Any) -> int:
+        """ALTER TABLE RENAME COLUMN (dotted path: a struct field)."""
+        return self.update_schema(table, **commit_args).rename_column(column, new_name).commit()
+
+    def alter_column_type(self, table: str, column: str, type_: Any, **commit_args: Any) -> int:
+        """ALTER COLUMN ... TYPE: the spec's lossless promotions only."""
+        return self.update_schema(table, **commit_args).update_column_type(column, type_).commit()
+
+    def set_nullable(self, table: str, column: str, nullable: bool, **commit_args: Any) -> int:
+        """ALTER COLUMN ... SET NOT NULL (nullable=False) / DROP NOT NULL (nullable=True)."""
+        return self.update_schema(table, **commit_args).set_nullable(column, nullable).commit()
+
+    def set_column_default(self, table: str, column: str, value: Any, **commit_args: Any) -> int:
+        """ALTER COLUMN ... SET DEFAULT (None: DROP DEFAULT) for rows inserted from now on."""
+        return self.update_schema(table, **commit_args).set_default(column, value).commit()
+
     def rename_table(self, name: str, new_name: str, **commit_args: Any) -> int:
         """ALTER TABLE name RENAME TO new_name (same schema)."""
         info = self.table_info(name)
@@ -273,11 +305,13 @@ class DuckLake:
                 names_stable=reader.column_names_stable(conn, info.table_id),
             )
 
-    def write(self, df, table: str, mode: str = "append", *, where=None, commit_message: str | None = None,
-              author: str | None = None, extra_info: str | None = None) -> int:
+    def write(self, df, table: str, mode: str = "append", *, where=None, merge_schema: bool = False,
+              commit_message: str | None = None, author: str | None = None, extra_info: str | None = None) -> int:
         """Append, overwrite or create (`error`) a table from a Spark DataFrame or a pyarrow Table.
 
-        With mode="overwrite" and `where` (SQL string or Column), only the rows matching it are replaced.
+        With mode="overwrite" and `where` (SQL string or Column), only the rows matching it are replaced. With
+        merge_schema=True, columns of the data the table lacks are added (and promotable types widened) in the
+        same snapshot.
         """
         from .writer import write_table
 
@@ -288,7 +322,7 @@ class DuckLake:
             raise ValueError("where= only applies to mode='overwrite'")
         schema, name = split_name(table)
         return write_table(self, df, schema, name, mode, CommitInfo(author or self.author, commit_message, extra_info),
-                           where=where)
+                           where=where, merge_schema=merge_schema)
 
     def delete(self, table: str, condition=None, *, commit_message: str | None = None, author: str | None = None,
                extra_info: str | None = None) -> int:

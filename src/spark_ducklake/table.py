@@ -29,6 +29,10 @@ class DuckLakeTable:
         """Set columns (SQL strings or Columns) on the rows matching `condition`; returns the count."""
         return self.lake.update(self.name, set or {}, condition, **commit_args)
 
+    def update_schema(self, **commit_args):
+        """Column changes committed together: `with table.update_schema() as u: u.add_column(...)`."""
+        return self.lake.update_schema(self.name, **commit_args)
+
     def merge(self, source, condition, *, target_alias: str = "target", source_alias: str = "source",
               **commit_args):
         """Start a MERGE of `source` (DataFrame) on `condition`; add when_... clauses, then execute()."""

@@ -43,7 +43,8 @@ class StagedWrite:
     files: list[str] = field(default_factory=list)
 
 
-def write_table(lake: DuckLake, data, schema: str, name: str, mode: str, info: CommitInfo, *, where=None) -> int:
+def write_table(lake: DuckLake, data, schema: str, name: str, mode: str, info: CommitInfo, *, where=None,
+                merge_schema: bool = False) -> int:
     """Write `data` (Spark DataFrame, pyarrow Table or pandas DataFrame) into a table as one snapshot."""
     with lake.engine.connect() as conn:  # one round of catalog reads before the data moves
         latest = reader.latest_snapshot(conn)
@@ -57,6 +58,10 @@ def write_table(lake: DuckLake, data, schema: str, name: str, mode: str, info: C
             create, target = new_table(schema, name, _schema_of(data), sch.schema_id, sch.path, read_snapshot)
             ref = create.ref
         limit = lake.inlining_limit(existing, conn)
+    if merge_schema and existing is not None:
+        from .schema_update import evolve_for
+
+        create, target = evolve_for(lake, existing, _schema_of(data))
     staged = stage_write(lake, data, target, ref, mode, where=where, read_snapshot=read_snapshot,
                          replace_existing=existing is not None, limit=limit)
     ops = ([create] if create else []) + staged.ops

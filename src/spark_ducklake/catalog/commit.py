@@ -143,9 +143,10 @@ def _is_race(exc: sa.exc.DBAPIError) -> bool:
 def _attempt(engine: sa.Engine, operations, read_snapshot: int, data_path: str, info: CommitInfo) -> int:
     options = {"sqlite_begin": "IMMEDIATE"} if engine.dialect.name == "sqlite" else {}
     with engine.connect().execution_options(**options) as conn, conn.begin():
-        for op in operations:
-            if hasattr(op, "prepare"):
-                op.prepare(conn)
+        if not any(change.kind in _DDL_KINDS for op in operations for change in op.intents()):
+            for op in operations:  # reads that stay valid while we queue (DDL in the commit would change them)
+                if hasattr(op, "prepare"):
+                    op.prepare(conn)
         _queue_behind_other_writers(conn)
         # One query for the newest snapshot and everything committed since we read.
         recent = reader.list_snapshots(conn, since=read_snapshot - 1) or [reader.latest_snapshot(conn)]
@@ -175,6 +176,9 @@ def _attempt(engine: sa.Engine, operations, read_snapshot: int, data_path: str, 
         ))
         return snapshot_id
 
+
+_DDL_KINDS = {"created_schema", "dropped_schema", "created_table", "dropped_table", "altered_table",
+              "created_view", "dropped_view", "altered_view"}
 
 # Any 64-bit constant works; this one spells "ducklake" so it is recognisable in pg_locks.
 _PG_COMMIT_LOCK = int.from_bytes(b"ducklake", "big") - (1 << 63)

@@ -150,7 +150,8 @@ def create_name_mapping(ctx: CommitContext, table_id: int, columns) -> int:
     """A map_by_name mapping of the table's columns, as the reference records for files without field ids."""
     cm, nm = T["ducklake_column_mapping"], T["ducklake_name_mapping"]
     # The reference numbers mappings on their own (max + 1), not from next_catalog_id.
-    mapping_id = (ctx.conn.execute(sa.select(sa.func.max(cm.c.mapping_id))).scalar() or -1) + 1
+    top = ctx.conn.execute(sa.select(sa.func.max(cm.c.mapping_id))).scalar()
+    mapping_id = 0 if top is None else top + 1
     ctx.conn.execute(cm.insert().values(mapping_id=mapping_id, table_id=table_id, type="map_by_name"))
     rows: list[dict] = []
 
@@ -199,7 +200,8 @@ class InlineInsert:
         # Updated rows keep their ids, so only brand-new rows advance next_row_id (as the reference does).
         n = self.data.num_rows
         first = _claim_rows(ctx, table_id, n, 0, 0 if self.row_ids is not None else n)
-        target = self._target if self._target is not None and self.ref is None else \
+        prepared = self._target is not None and not ctx.schema_changed  # DDL earlier in this commit: look again
+        target = self._target if prepared else \
             inlined_tables.current_inlined_table(ctx.conn, table_id, self.table.columns)
         ids = self.row_ids if self.row_ids is not None else list(range(first, first + n))
         inlined_tables.insert_rows(ctx.conn, target, self.data, self.table.columns, ids, ctx.snapshot_id)

@@ -120,22 +120,7 @@ class CreateTable:
 
 def insert_columns(ctx: CommitContext, table_id: int, columns: list[Column]) -> None:
     """Write column rows depth first, as the reference orders them."""
-    rows = []
-
-    def add(col: Column, parent: int | None) -> None:
-        rows.append({
-            "column_id": col.column_id, "begin_snapshot": ctx.snapshot_id, "end_snapshot": None,
-            "table_id": table_id, "column_order": col.column_id, "column_name": col.name,
-            "column_type": col.type, "initial_default": col.initial_default,
-            "default_value": col.default_value if col.default_value is not None else "NULL",
-            "nulls_allowed": col.nullable, "parent_column": parent,
-            "default_value_type": "" if col.is_nested else "literal", "default_value_dialect": "duckdb",
-        })
-        for child in col.children:
-            add(child, col.column_id)
-
-    for col in columns:
-        add(col, None)
+    rows = [_column_row(ctx, table_id, row) for row in _flatten(columns).values()]
     ctx.conn.execute(T["ducklake_column"].insert(), rows)
 
 
@@ -192,3 +177,55 @@ class RenameTable:
         columns = reader.load_columns(ctx.conn, [self.table_id], _now_visible(ctx))[self.table_id]
         create_inlined_data_table(ctx.conn, self.table_id, ctx.schema_version, columns)
         ctx.record("created_table", quote_name(self.schema, self.new_name))
+
+
+@dataclass
+class AlterColumns:
+    """ALTER TABLE on columns: the rows of changed columns get a new version (same column_id), as the reference
+    writes them; dropped columns (and their fields) are ended, new ones inserted."""
+
+    table_id: int
+    old: list[Column]
+    new: list[Column]
+
+    def intents(self) -> list[Change]:
+        return [Change("altered_table", str(self.table_id))]
+
+    def apply(self, ctx: CommitContext) -> None:
+        before, after = _flatten(self.old), _flatten(self.new)
+        c = T["ducklake_column"]
+        ended = [cid for cid, row in before.items() if after.get(cid) != row]
+        if ended:
+            _end(ctx, c, c.c.table_id == self.table_id, c.c.column_id.in_(ended))
+        rows = [row for cid, row in after.items() if before.get(cid) != row]
+        if rows:
+            ctx.conn.execute(c.insert(), [_column_row(ctx, self.table_id, row) for row in rows])
+        _record_schema_version(ctx, self.table_id)
+        create_inlined_data_table(ctx.conn, self.table_id, ctx.schema_version, self.new)
+        ctx.record("altered_table", self.table_id)
+
+
+def _flatten(columns: list[Column]) -> dict[int, tuple]:
+    """column_id -> the column row's content (name, type, defaults, nullability, parent, order)."""
+    out: dict[int, tuple] = {}
+
+    def add(col: Column, parent: int | None, order: int) -> None:
+        out[col.column_id] = (col.column_id, col.name, col.type, col.initial_default, col.default_value,
+                              col.nullable, parent, order, col.is_nested)
+        for child in col.children:
+            add(child, col.column_id, child.column_id)
+
+    for col in columns:
+        add(col, None, col.column_id)
+    return out
+
+
+def _column_row(ctx: CommitContext, table_id: int, row: tuple) -> dict:
+    column_id, name, type_, initial, default, nullable, parent, order, nested = row
+    return {
+        "column_id": column_id, "begin_snapshot": ctx.snapshot_id, "end_snapshot": None, "table_id": table_id,
+        "column_order": order, "column_name": name, "column_type": type_, "initial_default": initial,
+        "default_value": default if default is not None else "NULL", "nulls_allowed": nullable,
+        "parent_column": parent, "default_value_type": "" if nested else "literal",
+        "default_value_dialect": "duckdb",
+    }

@@ -1,0 +1,119 @@
+"""Schema evolution: every kind of ALTER, by us and by DuckDB, read identically at every snapshot."""
+
+from __future__ import annotations
+
+import pyarrow as pa
+import pytest
+
+from spark_ducklake import DuckLake
+from spark_ducklake.errors import AlreadyExistsError, NotFoundError, SchemaMismatchError
+from tests.support.compare import duckdb_rows, spark_rows
+from tests.support.reference import attach
+
+
+def _agree_at_every_snapshot(lake: DuckLake, reference, catalog: str, table: str, first: int) -> None:
+    """Our rows and column names at every snapshot equal DuckDB's (ours are read first: a DuckDB catalog file
+    admits one user at a time)."""
+    ours = {}
+    for version in range(first, lake.current_snapshot() + 1):
+        frame = lake.read(table, version=version)
+        ours[version] = (frame.columns, spark_rows(frame))
+    lake.close()
+    if not reference.execute("SELECT 1 FROM duckdb_databases() WHERE database_name = 'lake'").fetchall():
+        attach(reference, catalog)
+    for version, (names, rows) in ours.items():
+        query = f"SELECT * FROM lake.{table} AT (VERSION => {version})"
+        assert rows == duckdb_rows(reference, query), f"snapshot {version}"
+        assert names == [d[0] for d in reference.execute(query + " LIMIT 0").description], f"snapshot {version}"
+
+
+def test_every_alter_agrees_with_duckdb_at_every_snapshot(catalog, tmp_path, spark, reference):
+    lake = DuckLake.attach(catalog, str(tmp_path / "data"), data_inlining_row_limit=0)
+    lake.write(spark.createDataFrame([(1, (1, "a"), [1])], "a INT, s STRUCT<x: INT, y: STRING>, l ARRAY<INT>"),
+               "t", mode="error")
+    first = lake.current_snapshot()
+    lake.add_column("t", "b", "STRING", default="hi")
+    lake.rename_column("t", "a", "a2")
+    lake.alter_column_type("t", "a2", "BIGINT")
+    lake.add_column("t", "s.z", "DOUBLE")
+    lake.write(spark.createDataFrame([(2, (2, "b", 2.5), [2], "bee")],
+                                     "a2 BIGINT, s STRUCT<x: INT, y: STRING, z: DOUBLE>, l ARRAY<INT>, b STRING"), "t")
+    lake.set_nullable("t", "a2", False)
+    lake.rename_column("t", "s.x", "x2")
+    lake.drop_column("t", "s.y")
+    lake.alter_column_type("t", "l.element", "BIGINT")
+    lake.set_column_default("t", "b", "later")
+    with lake.update_schema("t", commit_message="two at once") as change:
+        change.add_column("c", "INT", default=7).drop_column("b")
+    lake.write(pa.table({"a2": pa.array([3], pa.int64())}), "t")  # c gets its default
+    lake.write(pa.table({"a2": pa.array([4], pa.int64()), "c": pa.array([8], pa.int32())}), "t")  # inlined
+    snaps = lake.snapshots()
+    assert sum("tables_altered" in s.changes for s in snaps) == 10
+    assert snaps[-3].commit_message == "two at once"
+    assert [r[0] for r in lake.read("t").select("c").orderBy("a2").collect()] == [7, 7, 7, 8]
+    _agree_at_every_snapshot(lake, reference, catalog, "t", first)
+
+
+def test_merge_schema_adds_and_widens_in_the_write_snapshot(tmp_path, spark, reference):
+    catalog = f"sqlite:{tmp_path / 'meta.sqlite'}"
+    lake = DuckLake.attach(catalog, str(tmp_path / "data"))
+    lake.write(spark.createDataFrame([(1,)], "a INT"), "t", mode="error")
+    wider = spark.createDataFrame([(2**40, "x", 1.5)] * 20, "a BIGINT, b STRING, c DOUBLE")
+    with pytest.raises(SchemaMismatchError, match="b"):
+        lake.write(wider, "t")
+    before = len(lake.snapshots())
+    lake.write(wider, "t", merge_schema=True)
+    lake.write(pa.table({"a": pa.array([5], pa.int64()), "d": pa.array([True])}), "t", merge_schema=True)
+    assert len(lake.snapshots()) == before + 2
+    assert {c.name: c.type for c in lake.table_info("t").columns} == {
+        "a": "int64", "b": "varchar", "c": "float64", "d": "boolean"}
+    _agree_at_every_snapshot(lake, reference, catalog, "t", 1)
+    assert duckdb_rows(reference, "SELECT count(*), max(a), count(b), count(d) FROM lake.t") == [(22, 2**40, 20, 1)]
+
+
+def test_bad_alters_name_the_problem_and_change_nothing(tmp_path, spark):
+    lake = DuckLake.attach(str(tmp_path / "meta.sqlite"), str(tmp_path / "data"))
+    lake.write(spark.createDataFrame([(1, None, (1,))], "a BIGINT, n STRING, s STRUCT<x: INT>"), "t", mode="error")
+    before = lake.snapshots()
+    bad = [
+        (lambda: lake.alter_column_type("t", "a", "INT"), SchemaMismatchError, "int64 to int32"),
+        (lambda: lake.alter_column_type("t", "n", "INT"), SchemaMismatchError, "lossless"),
+        (lambda: lake.drop_column("t", "s.x"), SchemaMismatchError, "last column of its struct"),
+        (lambda: lake.drop_column("t", "nope"), NotFoundError, "'nope'"),
+        (lambda: lake.add_column("t", "a", "INT"), AlreadyExistsError, "'a' already exists"),
+        (lambda: lake.add_column("t", "d", "INT", default="ten"), SchemaMismatchError, "not a literal"),
+        (lambda: lake.add_column("t", "d", "INT", default=[1]), SchemaMismatchError, "literal"),
+        (lambda: lake.add_column("t", "d", "INT", nullable=False), SchemaMismatchError, "needs a default"),
+        (lambda: lake.add_column("t", "a.b", "INT"), SchemaMismatchError, "only be added to structs"),
+        (lambda: lake.set_nullable("t", "n", False), SchemaMismatchError, "has NULLs"),
+        (lambda: lake.add_column("missing", "d", "INT"), NotFoundError, "missing"),
+    ]
+    for call, error, text in bad:
+        with pytest.raises(error, match=text):
+            call()
+    with pytest.raises(SchemaMismatchError, match="last column of its table"):
+        with lake.update_schema("t") as change:
+            change.drop_column("a").drop_column("n").drop_column("s")
+    assert lake.snapshots() == before
+
+
+def test_we_alter_duckdb_tables_and_duckdb_alters_ours(tmp_path, spark, reference):
+    catalog = f"sqlite:{tmp_path / 'meta.sqlite'}"
+    attach(reference, catalog, str(tmp_path / "data"))
+    reference.execute("CREATE TABLE lake.d (id INTEGER, name VARCHAR)")
+    reference.execute("INSERT INTO lake.d SELECT i, 'n' || i FROM range(20) t(i)")
+    reference.execute("DETACH lake")
+    lake = DuckLake.attach(catalog)
+    lake.add_column("d", "score", "DOUBLE", default=0.5)
+    lake.rename_column("d", "name", "label")
+    lake.alter_column_type("d", "id", "BIGINT")
+    lake.write(spark.createDataFrame([(100, "x", 9.0)] * 12, "id BIGINT, label STRING, score DOUBLE"), "d")
+    attach(reference, catalog)
+    reference.execute("ALTER TABLE lake.d ADD COLUMN flag INTEGER DEFAULT 1")
+    reference.execute("ALTER TABLE lake.d RENAME COLUMN score TO points")
+    reference.execute("INSERT INTO lake.d VALUES (200, 'y', 1.0, 0)")
+    reference.execute("DETACH lake")
+    assert lake.read("d").columns == ["id", "label", "points", "flag"]
+    _agree_at_every_snapshot(lake, reference, catalog, "d", 1)
+    assert duckdb_rows(reference, "SELECT points, flag, count(*) FROM lake.d GROUP BY ALL") == [
+        (0.5, 1, 20), (1.0, 0, 1), (9.0, 1, 12)]
