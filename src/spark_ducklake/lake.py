@@ -267,6 +267,21 @@ class DuckLake:
         """ALTER COLUMN ... SET DEFAULT (None: DROP DEFAULT) for rows inserted from now on."""
         return self.update_schema(table, **commit_args).set_default(column, value).commit()
 
+    def set_partitioning(self, table: str, keys: list[str], **commit_args: Any) -> int:
+        """SET PARTITIONED BY: `['region', 'year(ts)', 'bucket(8, id)']`; new files follow it, old ones keep theirs."""
+        from .catalog.partitioning import SetPartitioning, parse_keys
+
+        info = self.table_info(table)
+        if not keys:
+            raise ValueError("set_partitioning needs at least one key; use reset_partitioning to remove them")
+        return self._commit([SetPartitioning(info.table_id, parse_keys(info, list(keys)))], **commit_args)
+
+    def reset_partitioning(self, table: str, **commit_args: Any) -> int:
+        """RESET PARTITIONED BY: new files are no longer partitioned."""
+        from .catalog.partitioning import SetPartitioning
+
+        return self._commit([SetPartitioning(self.table_info(table).table_id, [])], **commit_args)
+
     def rename_table(self, name: str, new_name: str, **commit_args: Any) -> int:
         """ALTER TABLE name RENAME TO new_name (same schema)."""
         info = self.table_info(name)

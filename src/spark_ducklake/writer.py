@@ -58,6 +58,10 @@ def write_table(lake: DuckLake, data, schema: str, name: str, mode: str, info: C
             create, target = new_table(schema, name, _schema_of(data), sch.schema_id, sch.path, read_snapshot)
             ref = create.ref
         limit = lake.inlining_limit(existing, conn)
+        if existing is not None:
+            from .catalog.partitioning import current_spec
+
+            existing.partition = current_spec(conn, existing.table_id, read_snapshot)
     if merge_schema and existing is not None:
         from .schema_update import evolve_for
 

@@ -121,7 +121,8 @@ class AppendFiles:
                 "data_file_id": file_id, "table_id": table_id, "begin_snapshot": ctx.snapshot_id,
                 "end_snapshot": None, "file_order": None, "path": rel, "path_is_relative": is_rel,
                 "file_format": "parquet", "record_count": f.record_count, "file_size_bytes": f.file_size_bytes,
-                "footer_size": f.footer_size, "row_id_start": next_row_id, "partition_id": None,
+                "footer_size": f.footer_size, "row_id_start": next_row_id,
+                "partition_id": self.table.partition.partition_id if f.partition_values else None,
                 "encryption_key": None,
                 "mapping_id": mapping_id if f.needs_name_mapping else None, "partial_max": None,
             })

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass, field
 from datetime import datetime
 
@@ -59,6 +60,34 @@ class SchemaInfo:
     begin_snapshot: int
 
 
+@dataclass(frozen=True)
+class PartitionKey:
+    """One partition key: a top-level column and its transform (`identity`, `year`, ..., `bucket(N)`)."""
+
+    column_id: int
+    transform: str
+
+    @property
+    def buckets(self) -> int | None:
+        """N of `bucket(N)`, else None."""
+        m = re.fullmatch(r"bucket\((\d+)\)", self.transform)
+        return int(m.group(1)) if m else None
+
+    def directory_name(self, column: Column) -> str:
+        """The hive directory key, as the reference writes it (`year`, `bucket`, or the column's name)."""
+        if self.transform == "identity":
+            return column.name
+        return "bucket" if self.buckets else self.transform
+
+
+@dataclass
+class PartitionSpec:
+    """The partition keys in force for a table (possibly none)."""
+
+    partition_id: int | None = None
+    keys: list[PartitionKey] = field(default_factory=list)
+
+
 @dataclass
 class TableInfo:
     """A table visible at a snapshot, with its top-level columns in order."""
@@ -71,6 +100,7 @@ class TableInfo:
     path: str  # absolute data directory of the table, ends with '/'
     columns: list[Column]
     begin_snapshot: int
+    partition: PartitionSpec | None = None  # loaded by writers; None = not looked up
 
     @property
     def qualified_name(self) -> str:

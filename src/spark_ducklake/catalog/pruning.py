@@ -192,7 +192,44 @@ def prune_files(conn: sa.Connection, table: TableInfo, files: list[DataFile], wh
                 break
         if keep:
             kept.append(f)
-    return kept
+    return _prune_buckets(conn, table, kept, conditions, by_name)
+
+
+def _prune_buckets(conn: sa.Connection, table: TableInfo, files: list[DataFile], conditions: list[Condition],
+                   by_name: dict) -> list[DataFile]:
+    """Drop files of bucket partitions an equality or IN on the bucketed column cannot land in (min/max stats
+    of hashed keys prove nothing, so this is the only way such files are skipped)."""
+    from .partitioning import bucket_of
+    from .types import parse_literal
+
+    equalities = [c for c in conditions if c.op in ("=", "in")]
+    partition_ids = {f.partition_id for f in files if f.partition_id is not None}
+    if not equalities or not partition_ids:
+        return files
+    pc, fpv = T["ducklake_partition_column"], T["ducklake_file_partition_value"]
+    keys = [r for r in conn.execute(sa.select(pc.c.partition_id, pc.c.partition_key_index, pc.c.column_id,
+                                              pc.c.transform).where(pc.c.table_id == table.table_id,
+                                                                    pc.c.partition_id.in_(sorted(partition_ids))))
+            if r.transform.startswith("bucket(")]
+    wanted: dict[tuple[int, int], set[str]] = {}  # (partition id, key index) -> bucket numbers that may match
+    for cond in equalities:
+        col = by_name[cond.column.lower()]
+        for key in (k for k in keys if k.column_id == col.column_id):
+            n = int(key.transform[len("bucket("):-1])
+            try:
+                buckets = {str(bucket_of(v if isinstance(v, str) and col.type == "varchar"
+                                         else parse_literal(col.type, str(v)), col.type, n)) for v in cond.values}
+            except (ValueError, TypeError, ArithmeticError):
+                continue  # a literal we cannot type: keep the files
+            wanted[(key.partition_id, key.partition_key_index)] = buckets
+    if not wanted:
+        return files
+    values = {(r.data_file_id, r.partition_key_index): r.partition_value for r in conn.execute(
+        sa.select(fpv.c.data_file_id, fpv.c.partition_key_index, fpv.c.partition_value)
+        .where(fpv.c.table_id == table.table_id))}
+    return [f for f in files if all(
+        values.get((f.data_file_id, index), None) in buckets
+        for (pid, index), buckets in wanted.items() if pid == f.partition_id)]
 
 
 def _load_stats(conn: sa.Connection, table_id: int, column_ids: set[int]) -> dict[tuple[int, int], ColumnStats]:

@@ -30,6 +30,7 @@ class WriteOptions:
     row_group_size_bytes: int | None = None
     row_group_size: int | None = None
     parquet_version: int | None = None
+    hive_file_pattern: bool = True  # partitioned files under key=value/ directories, as the reference
 
     @classmethod
     def from_lake_options(cls, get: Callable[[str], str | None]) -> WriteOptions:
@@ -47,6 +48,8 @@ class WriteOptions:
             opts.row_group_size = int(v)
         if (v := get("parquet_version")) is not None:
             opts.parquet_version = int(v)
+        if (v := get("hive_file_pattern")) is not None:
+            opts.hive_file_pattern = str(v).lower() not in ("false", "0")
         return opts
 
 
@@ -96,10 +99,19 @@ def with_field_ids(df, table: TableInfo, *, row_ids: bool = False):
 def write_data_files(spark, df, table: TableInfo, *, options: WriteOptions | None = None,
                      row_ids: bool = False) -> list[NewDataFile]:
     """Write `df` (already conformed to the table) as Parquet files in the table's directory; nothing committed."""
+    from .partition import KEY_PREFIX, placement, with_partition_keys
+
     options = options or WriteOptions()
     staging = f"{table.path}_staging-{uuid.uuid4().hex}/"
+    spec = table.partition if table.partition is not None and table.partition.keys else None
+    frame = with_field_ids(df, table, row_ids=row_ids)
+    if spec is not None:
+        frame = with_partition_keys(frame, table, spec)
+    writer = frame.write.mode("error")
+    if spec is not None:  # one file per partition per task; the key columns stay out of the files
+        writer = writer.partitionBy(*[f"{KEY_PREFIX}{i}" for i in range(len(spec.keys))])
     writer = (
-        with_field_ids(df, table, row_ids=row_ids).write.mode("error")
+        writer
         .option("compression", _CODECS.get(options.compression, options.compression))
         .option("maxRecordsPerFile", rows_per_file(table, options))
     )
@@ -116,12 +128,19 @@ def write_data_files(spark, df, table: TableInfo, *, options: WriteOptions | Non
         writer.parquet(spark_path(staging))
         parts = [info.path for info in fs.get_file_info(pafs.FileSelector(staging_path, recursive=True))
                  if info.type == pafs.FileType.File and info.base_name.endswith(".parquet")]
-        targets = [f"{table.path}ducklake-{new_uuid()}.parquet" for _ in parts]
-        for src, dst in zip(parts, targets, strict=True):
+        partition_values = {}
+        for src in parts:
+            directory, values = ("", {}) if spec is None else placement(
+                src[len(staging_path):].lstrip("/"), table, spec, options.hive_file_pattern)
+            dst = f"{table.path}{directory}ducklake-{new_uuid()}.parquet"
+            fs.create_dir(filesystem(dst)[1].rsplit("/", 1)[0], recursive=True)
             fs.move(src, filesystem(dst)[1])
             moved.append(dst)
+            partition_values[dst] = values
         with ThreadPoolExecutor(max_workers=8) as pool:
             files = list(pool.map(lambda p: describe_file(p, table.columns), moved))
+        for f in files:
+            f.partition_values = partition_values[f.path]
     except BaseException:
         delete_paths(moved)
         raise
