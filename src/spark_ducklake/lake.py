@@ -282,6 +282,21 @@ class DuckLake:
 
         return self._commit([SetPartitioning(self.table_info(table).table_id, [])], **commit_args)
 
+    def set_sorted_by(self, table: str, keys: list[str], **commit_args: Any) -> int:
+        """SET SORTED BY: `['ts DESC', 'b ASC NULLS FIRST', "date_trunc('hour', ts)"]` (DuckDB SQL expressions)."""
+        from .catalog.sorting import SetSorting, parse_sort_keys
+
+        info = self.table_info(table)
+        if not keys:
+            raise ValueError("set_sorted_by needs at least one key; use reset_sorted_by to remove them")
+        return self._commit([SetSorting(info.table_id, parse_sort_keys(info, list(keys)))], **commit_args)
+
+    def reset_sorted_by(self, table: str, **commit_args: Any) -> int:
+        """RESET SORTED BY."""
+        from .catalog.sorting import SetSorting
+
+        return self._commit([SetSorting(self.table_info(table).table_id, [])], **commit_args)
+
     def rename_table(self, name: str, new_name: str, **commit_args: Any) -> int:
         """ALTER TABLE name RENAME TO new_name (same schema)."""
         info = self.table_info(name)

@@ -60,8 +60,10 @@ def write_table(lake: DuckLake, data, schema: str, name: str, mode: str, info: C
         limit = lake.inlining_limit(existing, conn)
         if existing is not None:
             from .catalog.partitioning import current_spec
+            from .catalog.sorting import current_sort
 
             existing.partition = current_spec(conn, existing.table_id, read_snapshot)
+            existing.sort_keys = current_sort(conn, existing.table_id, read_snapshot)
     if merge_schema and existing is not None:
         from .schema_update import evolve_for
 

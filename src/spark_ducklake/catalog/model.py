@@ -101,6 +101,7 @@ class TableInfo:
     columns: list[Column]
     begin_snapshot: int
     partition: PartitionSpec | None = None  # loaded by writers; None = not looked up
+    sort_keys: list | None = None  # catalog.sorting.SortKey list, loaded by writers
 
     @property
     def qualified_name(self) -> str:

@@ -13,7 +13,9 @@ from decimal import Decimal
 import sqlalchemy as sa
 
 from ..errors import NotFoundError, SchemaMismatchError
+from . import reader
 from .changes import Change
+from .inlined_tables import create_inlined_data_table
 from .model import Column, PartitionKey, PartitionSpec, TableInfo
 from .spec_tables import T
 
@@ -106,7 +108,9 @@ class SetPartitioning:
             ctx.conn.execute(pc.insert(), [
                 {"partition_id": partition_id, "table_id": self.table_id, "partition_key_index": i,
                  "column_id": k.column_id, "transform": k.transform} for i, k in enumerate(self.keys)])
-        _record_schema_version(ctx, self.table_id)
+        _record_schema_version(ctx, self.table_id)  # the reference adds a schema version and inlined table here
+        columns = reader.load_columns(ctx.conn, [self.table_id], ctx.snapshot_id).get(self.table_id, [])
+        create_inlined_data_table(ctx.conn, self.table_id, ctx.schema_version, columns)
         ctx.record("altered_table", self.table_id)
 
 
@@ -118,6 +122,28 @@ def bucket_of(value, type_str: str, buckets: int) -> int | None:
     if value is None:
         return None
     return (mmh3.hash(hash_bytes(value, type_str), 0, signed=True) & 0x7FFFFFFF) % buckets
+
+
+def bucket_int64(values, buckets: int):
+    """bucket_of for a numpy int64 array at once (murmur3_32 of each 8-byte little-endian value)."""
+    import numpy as np
+
+    def rotl(x, r):
+        return (x << np.uint32(r)) | (x >> np.uint32(32 - r))
+
+    v = np.asarray(values, dtype=np.int64).view(np.uint64)
+    h = np.zeros(len(v), dtype=np.uint32)
+    with np.errstate(over="ignore"):
+        for block in ((v & np.uint64(0xFFFFFFFF)).astype(np.uint32), (v >> np.uint64(32)).astype(np.uint32)):
+            k = rotl(block * np.uint32(0xCC9E2D51), 15) * np.uint32(0x1B873593)
+            h = rotl(h ^ k, 13) * np.uint32(5) + np.uint32(0xE6546B64)
+        h ^= np.uint32(8)
+        h ^= h >> np.uint32(16)
+        h *= np.uint32(0x85EBCA6B)
+        h ^= h >> np.uint32(13)
+        h *= np.uint32(0xC2B2AE35)
+        h ^= h >> np.uint32(16)
+    return ((h & np.uint32(0x7FFFFFFF)) % np.uint32(buckets)).astype(np.int32)
 
 
 def hash_bytes(value, type_str: str) -> bytes:

@@ -33,10 +33,19 @@ def with_partition_keys(df, table: TableInfo, spec: PartitionSpec):
 def _bucket_udf(type_str: str, buckets: int):
     from pyspark.sql.functions import pandas_udf
 
+    integer = type_str.startswith(("int", "uint"))
+
     @pandas_udf("int")
     def bucket(values):
-        from spark_ducklake.catalog.partitioning import bucket_of
+        import pandas as pd
 
+        from spark_ducklake.catalog.partitioning import bucket_int64, bucket_of
+
+        if integer:  # vectorized: the common case of bucketing an id
+            present = values.notna()
+            out = pd.Series(pd.NA, index=values.index, dtype="Int32")
+            out[present] = bucket_int64(values[present].astype("int64").to_numpy(), buckets)
+            return out
         return values.map(lambda v: None if v is None or v != v else bucket_of(_py(v), type_str, buckets)) \
             .astype("Int32")
 

@@ -31,6 +31,7 @@ class WriteOptions:
     row_group_size: int | None = None
     parquet_version: int | None = None
     hive_file_pattern: bool = True  # partitioned files under key=value/ directories, as the reference
+    sort_on_insert: bool = True  # sort each task's rows by the table's SET SORTED BY keys
 
     @classmethod
     def from_lake_options(cls, get: Callable[[str], str | None]) -> WriteOptions:
@@ -50,6 +51,8 @@ class WriteOptions:
             opts.parquet_version = int(v)
         if (v := get("hive_file_pattern")) is not None:
             opts.hive_file_pattern = str(v).lower() not in ("false", "0")
+        if (v := get("sort_on_insert")) is not None:
+            opts.sort_on_insert = str(v).lower() not in ("false", "0")
         return opts
 
 
@@ -107,6 +110,11 @@ def write_data_files(spark, df, table: TableInfo, *, options: WriteOptions | Non
     frame = with_field_ids(df, table, row_ids=row_ids)
     if spec is not None:
         frame = with_partition_keys(frame, table, spec)
+    if table.sort_keys and options.sort_on_insert:  # partition keys first: Spark's writer needs them grouped
+        from pyspark.sql import functions as F
+
+        order = [F.col(f"{KEY_PREFIX}{i}") for i in range(len(spec.keys))] if spec is not None else []
+        frame = frame.sortWithinPartitions(*order, *[k.spark_column() for k in table.sort_keys])
     writer = frame.write.mode("error")
     if spec is not None:  # one file per partition per task; the key columns stay out of the files
         writer = writer.partitionBy(*[f"{KEY_PREFIX}{i}" for i in range(len(spec.keys))])
