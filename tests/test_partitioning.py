@@ -47,9 +47,18 @@ def test_partitioned_writes_lay_out_files_like_duckdb(catalog, tmp_path, spark, 
     for keys in SPECS:
         reference.execute(f"ALTER TABLE lake.u SET PARTITIONED BY ({', '.join(keys)})")
         reference.execute("INSERT INTO lake.u SELECT * FROM lake.t AT (VERSION => 4)")
+    created = reference.execute("SELECT max(snapshot_id) FROM lake.snapshots()").fetchone()[0] - 4
+    theirs_rows = {v: duckdb_rows(reference, f"SELECT * FROM lake.u AT (VERSION => {v})")
+                   for v in range(created, created + 5)}
+    reference.execute("DETACH lake")
+    lake = DuckLake.attach(catalog)  # we read DuckDB's bucket-partitioned table at each of its snapshots
+    assert {v: spark_rows(lake.read("u", version=v)) for v in theirs_rows} == theirs_rows
+    assert len(theirs_rows[created + 4]) == 80
+    lake.close()
     ours_dirs, theirs_dirs = _directories(data, "t"), _directories(data, "u")
     assert len(ours_dirs) == 49 and ours_dirs == theirs_dirs
     assert "year=2024/month=1/bucket=3/r=us%2Fx" in ours_dirs
+    attach(reference, catalog)
     rows = reference.execute("""
         SELECT pc.partition_key_index, pc.transform, count(DISTINCT fpv.partition_value)
         FROM __ducklake_metadata_lake.ducklake_partition_column pc

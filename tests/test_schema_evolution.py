@@ -42,13 +42,14 @@ def test_every_alter_agrees_with_duckdb_at_every_snapshot(catalog, tmp_path, spa
     lake.rename_column("t", "s.x", "x2")
     lake.drop_column("t", "s.y")
     lake.alter_column_type("t", "l.element", "BIGINT")
+    lake.alter_column_type("t", "s.x2", "BIGINT")
     lake.set_column_default("t", "b", "later")
     with lake.update_schema("t", commit_message="two at once") as change:
         change.add_column("c", "INT", default=7).drop_column("b")
     lake.write(pa.table({"a2": pa.array([3], pa.int64())}), "t")  # c gets its default
     lake.write(pa.table({"a2": pa.array([4], pa.int64()), "c": pa.array([8], pa.int32())}), "t")  # inlined
     snaps = lake.snapshots()
-    assert sum("tables_altered" in s.changes for s in snaps) == 10
+    assert sum("tables_altered" in s.changes for s in snaps) == 11
     assert snaps[-3].commit_message == "two at once"
     assert [r[0] for r in lake.read("t").select("c").orderBy("a2").collect()] == [7, 7, 7, 8]
     _agree_at_every_snapshot(lake, reference, catalog, "t", first)
@@ -112,8 +113,14 @@ def test_we_alter_duckdb_tables_and_duckdb_alters_ours(tmp_path, spark, referenc
     reference.execute("ALTER TABLE lake.d ADD COLUMN flag INTEGER DEFAULT 1")
     reference.execute("ALTER TABLE lake.d RENAME COLUMN score TO points")
     reference.execute("INSERT INTO lake.d VALUES (200, 'y', 1.0, 0)")
+    reference.execute("ALTER TABLE lake.d ADD COLUMN st STRUCT(a INTEGER, b VARCHAR)")
+    reference.execute("INSERT INTO lake.d VALUES (300, 'z', 2.0, 1, {'a': 1, 'b': 'q'})")
+    reference.execute("ALTER TABLE lake.d ADD COLUMN st.c DOUBLE")
+    reference.execute("ALTER TABLE lake.d RENAME COLUMN st.a TO a2")
+    reference.execute("ALTER TABLE lake.d DROP COLUMN st.b")
+    reference.execute("INSERT INTO lake.d VALUES (400, 'w', 3.0, 1, {'a2': 5, 'c': 0.5})")
     reference.execute("DETACH lake")
-    assert lake.read("d").columns == ["id", "label", "points", "flag"]
+    assert lake.read("d").columns == ["id", "label", "points", "flag", "st"]
     _agree_at_every_snapshot(lake, reference, catalog, "d", 1)
     assert duckdb_rows(reference, "SELECT points, flag, count(*) FROM lake.d GROUP BY ALL") == [
-        (0.5, 1, 20), (1.0, 0, 1), (9.0, 1, 12)]
+        (0.5, 1, 20), (1.0, 0, 1), (2.0, 1, 1), (3.0, 1, 1), (9.0, 1, 12)]

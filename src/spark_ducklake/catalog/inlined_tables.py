@@ -122,26 +122,66 @@ def read_rows(conn: sa.Connection, table_id: int, columns: list[Column], snapsho
         parts.append(_to_current(decoded, [r["row_id"] for r in rows], old_columns, columns))
     if not parts:
         return None
-    return pa.concat_tables(parts)
+    schema = _all_nullable(parts[-1].schema)  # versions may differ in nullability only
+    return pa.concat_tables([part.cast(schema) for part in parts])
+
+
+def _all_nullable(schema: pa.Schema) -> pa.Schema:
+    def relax(t: pa.DataType) -> pa.DataType:
+        if pa.types.is_struct(t):
+            return pa.struct([f.with_type(relax(f.type)).with_nullable(True) for f in t])
+        if pa.types.is_list(t):
+            return pa.list_(t.value_field.with_type(relax(t.value_type)).with_nullable(True))
+        if pa.types.is_map(t):
+            return pa.map_(t.key_field.with_type(relax(t.key_type)), t.item_field.with_type(relax(t.item_type)))
+        return t
+
+    return pa.schema([f.with_type(relax(f.type)).with_nullable(True) for f in schema])
 
 
 def _to_current(data: pa.Table, row_ids: list[int], old: list[Column], current: list[Column]) -> pa.Table:
-    from .types import parse_literal, to_arrow_type
-
-    by_id = {col.column_id: i for i, col in enumerate(old)}
+    by_id = {col.column_id: (i, col) for i, col in enumerate(old)}
     arrays, names = [], []
     for col in current:
-        target = to_arrow_type(col)
         if col.column_id in by_id:
-            arr = data.column(by_id[col.column_id])
-            arrays.append(arr if arr.type == target else arr.cast(target))
+            i, old_col = by_id[col.column_id]
+            arrays.append(_convert(data.column(i).combine_chunks(), old_col, col))
         else:
-            value = parse_literal(col.type, col.initial_default) if col.initial_default is not None else None
-            arrays.append(pa.array([value] * data.num_rows, type=target))
+            arrays.append(_defaults(col, data.num_rows))
         names.append(col.name)
     arrays.append(pa.array(row_ids, type=pa.int64()))
     names.append("row_id")
     return pa.Table.from_arrays(arrays, names=names)
+
+
+def _defaults(col: Column, length: int) -> pa.Array:
+    """A column missing from older rows: its initial default (or NULL) in every row."""
+    from .types import parse_literal, to_arrow_type
+
+    value = parse_literal(col.type, col.initial_default) if col.initial_default is not None else None
+    return pa.array([value] * length, type=to_arrow_type(col))
+
+
+def _convert(arr: pa.Array, old: Column, new: Column) -> pa.Array:
+    """Values of an older column version in the current version's shape: nested fields matched by column id
+    (renamed ones kept, dropped ones left out, added ones defaulted), promoted types cast."""
+    from .types import to_arrow_type
+
+    target = to_arrow_type(new)
+    if new.type == "struct" and old.type == "struct":
+        olds = {c.column_id: (i, c) for i, c in enumerate(old.children)}
+        children = [_convert(arr.field(olds[c.column_id][0]), olds[c.column_id][1], c) if c.column_id in olds
+                    else _defaults(c, len(arr)) for c in new.children]
+        fields = [f.with_nullable(True) for f in target]
+        return pa.StructArray.from_arrays(children, fields=fields, mask=arr.is_null())
+    if new.type == "list" and old.type == "list":
+        values = _convert(arr.values, old.children[0], new.children[0])
+        return pa.ListArray.from_arrays(arr.offsets, values, mask=arr.is_null())
+    if new.type == "map" and old.type == "map":
+        keys = _convert(arr.keys, old.children[0], new.children[0])
+        items = _convert(arr.items, old.children[1], new.children[1])
+        return pa.MapArray.from_arrays(arr.offsets, keys, items, mask=arr.is_null())
+    return arr if arr.type == target else arr.cast(target)
 
 
 def inlined_deletes(conn: sa.Connection, table_id: int, snapshot_id: int) -> dict[int, list[int]]:

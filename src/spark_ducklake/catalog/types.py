@@ -76,8 +76,8 @@ def to_spark_type(col: Column):
         return T.ArrayType(to_spark_type(col.children[0]), True)
     if col.type == "map":
         return T.MapType(to_spark_type(col.children[0]), to_spark_type(col.children[1]), True)
-    if col.type == "struct":
-        return T.StructType([to_spark_field(child) for child in col.children])
+    if col.type == "struct":  # fields always nullable: DuckDB marks renamed or added fields NOT NULL regardless
+        return T.StructType([to_spark_field(child, nullable=True) for child in col.children])
     match = _DECIMAL.fullmatch(col.type)
     if match:
         return T.DecimalType(int(match.group(1)), int(match.group(2)))
@@ -90,10 +90,11 @@ def to_spark_type(col: Column):
     raise SchemaMismatchError(f"column {col.name!r}: DuckLake type {col.type!r} is not supported by spark-ducklake")
 
 
-def to_spark_field(col: Column):
+def to_spark_field(col: Column, nullable: bool | None = None):
     """A StructField carrying the column id as Parquet field id."""
     T = _spark_types()
-    return T.StructField(col.name, to_spark_type(col), col.nullable, {FIELD_ID_KEY: col.column_id})
+    return T.StructField(col.name, to_spark_type(col), col.nullable if nullable is None else nullable,
+                         {FIELD_ID_KEY: col.column_id})
 
 
 def to_spark_schema(columns: list[Column]):
@@ -136,8 +137,8 @@ def to_arrow_type(col: Column) -> pa.DataType:
         return pa.list_(to_arrow_field(col.children[0]))
     if col.type == "map":
         return pa.map_(to_arrow_field(col.children[0]).with_nullable(False), to_arrow_field(col.children[1]))
-    if col.type == "struct":
-        return pa.struct([to_arrow_field(child) for child in col.children])
+    if col.type == "struct":  # fields always nullable, as in to_spark_type
+        return pa.struct([to_arrow_field(child).with_nullable(True) for child in col.children])
     match = _DECIMAL.fullmatch(col.type)
     if match:
         return pa.decimal128(int(match.group(1)), int(match.group(2)))
