@@ -11,20 +11,10 @@ from __future__ import annotations
 
 import argparse
 import shutil
-import statistics
 import tempfile
 import time
 
-
-def median_time(fn, repeat: int) -> float:
-    """Median wall seconds over `repeat` runs after one warm-up."""
-    fn()
-    times = []
-    for _ in range(repeat):
-        start = time.perf_counter()
-        fn()
-        times.append(time.perf_counter() - start)
-    return statistics.median(times)
+from common import median_time
 
 
 def main() -> None:

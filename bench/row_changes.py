@@ -15,14 +15,8 @@ import argparse
 import shutil
 import statistics
 import tempfile
-import time
 
-
-def timed(fn, *args) -> float:
-    """Wall seconds of one call."""
-    start = time.perf_counter()
-    fn(*args)
-    return time.perf_counter() - start
+from common import timed
 
 
 def one_round(lake, catalog: str, table: str, clustered: str) -> dict[str, float]:

@@ -10,23 +10,9 @@ from __future__ import annotations
 
 import argparse
 import shutil
-import statistics
 import tempfile
-import time
 
-
-def paired(first, second, repeat: int) -> tuple[float, float]:
-    """Median wall times of two workloads run alternately (after one warm-up each), so drift hits both alike."""
-    first()
-    second()
-    a, b = [], []
-    for i in range(repeat):
-        order = [(first, a), (second, b)] if i % 2 == 0 else [(second, b), (first, a)]
-        for fn, sink in order:
-            start = time.perf_counter()
-            fn()
-            sink.append(time.perf_counter() - start)
-    return statistics.median(a), statistics.median(b)
+from common import paired
 
 
 def main() -> None:

@@ -37,11 +37,12 @@ def test_partitioned_writes_lay_out_files_like_duckdb(catalog, tmp_path, spark, 
     lake.write(df, "t")
     files = lake.plan_scan("t").files
     assert len({f.partition_id for f in files}) == 3  # two specs and the unpartitioned files (None)
-    ours = spark_rows(lake.read("t"))
+    ours = {v: spark_rows(lake.read("t", version=v)) for v in range(1, lake.current_snapshot() + 1)}
     lake.close()
     attach(reference, catalog)
-    assert duckdb_rows(reference, "SELECT * FROM lake.t") == ours
-    assert len(ours) == 120
+    for version, rows in ours.items():  # every snapshot, across the partition changes
+        assert duckdb_rows(reference, f"SELECT * FROM lake.t AT (VERSION => {version})") == rows, version
+    assert len(ours[max(ours)]) == 120
     # DuckDB writing the same rows under the same specs puts them in exactly the same partitions.
     reference.execute("CREATE TABLE lake.u AS SELECT * FROM lake.t LIMIT 0")
     for keys in SPECS:

@@ -76,9 +76,8 @@ def _check_type(col: Column, transform: str, text: str) -> None:
 def current_spec(conn: sa.Connection, table_id: int, snapshot_id: int) -> PartitionSpec:
     """The partition spec of the table at the snapshot (no keys when unpartitioned)."""
     info, pc = T["ducklake_partition_info"], T["ducklake_partition_column"]
-    row = conn.execute(sa.select(info.c.partition_id).where(
-        info.c.table_id == table_id, info.c.begin_snapshot <= snapshot_id,
-        sa.or_(info.c.end_snapshot.is_(None), info.c.end_snapshot > snapshot_id))).first()
+    row = conn.execute(sa.select(info.c.partition_id).where(info.c.table_id == table_id,
+                                                            reader.visible(info, snapshot_id))).first()
     if row is None:
         return PartitionSpec()
     keys = conn.execute(sa.select(pc.c.column_id, pc.c.transform).where(

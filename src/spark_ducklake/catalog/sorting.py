@@ -11,6 +11,7 @@ from dataclasses import dataclass
 import sqlalchemy as sa
 
 from ..errors import NotFoundError, SchemaMismatchError
+from . import reader
 from .changes import Change
 from .model import TableInfo
 from .spec_tables import T
@@ -67,9 +68,8 @@ def parse_sort_keys(table: TableInfo, keys: list[str]) -> list[SortKey]:
 def current_sort(conn: sa.Connection, table_id: int, snapshot_id: int) -> list[SortKey]:
     """The table's sort keys at the snapshot (empty when unsorted)."""
     info, se = T["ducklake_sort_info"], T["ducklake_sort_expression"]
-    row = conn.execute(sa.select(info.c.sort_id).where(
-        info.c.table_id == table_id, info.c.begin_snapshot <= snapshot_id,
-        sa.or_(info.c.end_snapshot.is_(None), info.c.end_snapshot > snapshot_id))).first()
+    row = conn.execute(sa.select(info.c.sort_id).where(info.c.table_id == table_id,
+                                                       reader.visible(info, snapshot_id))).first()
     if row is None:
         return []
     rows = conn.execute(sa.select(se.c.expression, se.c.sort_direction, se.c.null_order).where(
