@@ -124,3 +124,23 @@ def test_we_alter_duckdb_tables_and_duckdb_alters_ours(tmp_path, spark, referenc
     _agree_at_every_snapshot(lake, reference, catalog, "d", 1)
     assert duckdb_rows(reference, "SELECT points, flag, count(*) FROM lake.d GROUP BY ALL") == [
         (0.5, 1, 20), (1.0, 0, 1), (2.0, 1, 1), (3.0, 1, 1), (9.0, 1, 12)]
+
+
+def test_struct_fields_are_matched_by_name_and_merged(tmp_path, spark, reference):
+    catalog = f"sqlite:{tmp_path / 'meta.sqlite'}"
+    lake = DuckLake.attach(catalog, str(tmp_path / "data"), data_inlining_row_limit=0)
+    lake.write(spark.createDataFrame([(1, (1, "a"), [(1, "p")])],
+                                     "id INT, s STRUCT<x: INT, y: STRING>, l ARRAY<STRUCT<k: INT, v: STRING>>"),
+               "t", mode="error")
+    reordered = spark.createDataFrame([(2, ("b", 2), [("q", 2)])],
+                                      "id INT, s STRUCT<y: STRING, x: INT>, l ARRAY<STRUCT<v: STRING, k: INT>>")
+    lake.write(reordered, "t")  # Spark's own struct cast would swap x and y
+    wider = spark.createDataFrame([(3, (3, 3.5, "c"), None)],
+                                  "id INT, s STRUCT<x: INT, z: DOUBLE, y: STRING>, l ARRAY<STRUCT<k: INT, v: STRING>>")
+    with pytest.raises(SchemaMismatchError, match="fields not in column s: z"):
+        lake.write(wider, "t")
+    lake.write(wider, "t", merge_schema=True)
+    assert [c.name for c in lake.table_info("t").columns[1].children] == ["x", "y", "z"]
+    _agree_at_every_snapshot(lake, reference, catalog, "t", 1)
+    assert duckdb_rows(reference, "SELECT id, s.x, s.y, s.z, l[1].k FROM lake.t") == [
+        (1, 1, "a", None, 1), (2, 2, "b", None, 2), (3, 3, "c", 3.5, None)]

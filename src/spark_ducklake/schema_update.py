@@ -227,14 +227,22 @@ def evolve_for(lake: DuckLake, table: TableInfo, incoming_schema) -> tuple[objec
     from .write_plan import plan_columns
 
     update = SchemaUpdate(lake, table.qualified_name)
-    for col in plan_columns(incoming_schema):
-        match = [c for c in update.columns if c.name.lower() == col.name.lower()]
-        if not match:
-            update.add_column(f"`{col.name}`", types.to_spark_type(col))
-        elif (not col.is_nested and not match[0].is_nested and col.type != match[0].type
-              and types.can_promote(match[0].type, col.type)):
-            update.update_column_type(f"`{match[0].name}`", types.to_spark_type(col))
+    _evolve(update, update.columns, plan_columns(incoming_schema), "")
     if not update.changed:
         return None, table
     op = AlterColumns(table.table_id, update.table.columns, update.columns)
     return op, dataclasses.replace(update.table, columns=update.columns)
+
+
+def _evolve(update: SchemaUpdate, existing: list[Column], incoming: list[Column], prefix: str) -> None:
+    """Add what `incoming` has and `existing` lacks, widen promotable types, and recurse into structs."""
+    for col in incoming:
+        path = f"{prefix}`{col.name}`"
+        match = [c for c in existing if c.name.lower() == col.name.lower()]
+        if not match:
+            update.add_column(path, types.to_spark_type(col))
+        elif col.type == "struct" and match[0].type == "struct":
+            _evolve(update, match[0].children, col.children, f"{prefix}`{match[0].name}`.")
+        elif (not col.is_nested and not match[0].is_nested and col.type != match[0].type
+              and types.can_promote(match[0].type, col.type)):
+            update.update_column_type(f"{prefix}`{match[0].name}`", types.to_spark_type(col))

@@ -73,10 +73,38 @@ def conform_spark(df, table: TableInfo):
     for col in table.columns:
         target = types.to_spark_type(col)
         if id(col) in by_col:
-            exprs.append(F.col(f"`{by_col[id(col)]}`").cast(target).alias(col.name))
+            name = by_col[id(col)]
+            exprs.append(_by_name(F.col(f"`{name}`"), fields[name].dataType, col, name).alias(col.name))
         else:
             exprs.append(F.lit(_default(col)).cast(target).alias(col.name))
     return df.select(*exprs)
+
+
+def _by_name(expr, got, col: Column, path: str):
+    """`expr` (of Spark type `got`) as the column's type, struct fields matched by name at any depth (Spark's
+    struct cast is positional); fields the table lacks are an error, fields the data lacks are NULL."""
+    from pyspark.sql import functions as F
+    from pyspark.sql.types import ArrayType, MapType, StructType
+
+    target = types.to_spark_type(col)
+    if not col.is_nested or got == target:
+        return expr.cast(target)
+    if col.type == "struct" and isinstance(got, StructType):
+        fields = {f.name.lower(): f for f in got.fields}
+        unknown = sorted(set(fields) - {c.name.lower() for c in col.children})
+        if unknown:
+            raise SchemaMismatchError(f"fields not in column {path}: {', '.join(fields[u].name for u in unknown)} "
+                                      "(write with merge_schema=True to add them)")
+        parts = [(_by_name(expr.getField(fields[c.name.lower()].name), fields[c.name.lower()].dataType, c,
+                           f"{path}.{c.name}") if c.name.lower() in fields
+                  else F.lit(None).cast(types.to_spark_type(c))).alias(c.name) for c in col.children]
+        return F.when(expr.isNull(), F.lit(None).cast(target)).otherwise(F.struct(*parts))
+    if col.type == "list" and isinstance(got, ArrayType):
+        return F.transform(expr, lambda e: _by_name(e, got.elementType, col.children[0], f"{path}.element"))
+    if col.type == "map" and isinstance(got, MapType):
+        keyed = F.transform_keys(expr, lambda k, _v: _by_name(k, got.keyType, col.children[0], f"{path}.key"))
+        return F.transform_values(keyed, lambda _k, v: _by_name(v, got.valueType, col.children[1], f"{path}.value"))
+    return expr.cast(target)
 
 
 def conform_arrow(data: pa.Table, table: TableInfo) -> pa.Table:
