@@ -79,6 +79,67 @@ def run(target, shared: tuple, commits: int, writers: int) -> tuple[float, int]:
     return max(t for t, _ in results) - began, sum(f for _, f in results)
 
 
+def measure(writers: int, commits: int, dsn: str) -> dict[str, dict]:
+    """Both engines on fresh databases: per engine committed, total, seconds, rate, failures, rows, snapshots."""
+    import tempfile
+
+    from spark_ducklake import DuckLake
+    from spark_ducklake.duckdb_reference import attach, connect
+
+    total = writers * commits
+    out = {}
+    for engine in ("spark-ducklake", "duckdb-ducklake"):
+        catalog, name = _fresh_db(dsn)
+        data = tempfile.mkdtemp(prefix="dl-bench-") + "/"
+        try:
+            lake = DuckLake.attach(f"postgres:{catalog}", data)
+            lake.create_table("t", "w BIGINT, i BIGINT")
+            lake.create_table("warm", "w BIGINT")
+            if engine == "spark-ducklake":
+                seconds, failures = run(_ours, (catalog,), commits, writers)
+            else:
+                seconds, failures = run(_reference, (catalog, data), commits, writers)
+            con = connect()
+            attach(con, f"postgres:{catalog}", data)
+            rows = con.execute("SELECT count(*), count(DISTINCT (w, i)) FROM lake.t").fetchone()
+            snaps = con.execute("SELECT count(*), max(snapshot_id) FROM lake.snapshots()").fetchone()
+            snaps = (snaps[0] - writers, snaps[1] - writers)  # without the warm-up commits
+            con.close()
+            lake.close()
+        finally:
+            _drop_db(dsn, name)
+        committed = total - failures
+        out[engine] = {"committed": committed, "total": total, "seconds": seconds, "rate": committed / seconds,
+                       "failures": failures, "rows": rows[0], "distinct": rows[1], "lost": committed - rows[1],
+                       "snapshots": snaps[0], "max_id": snaps[1], "gaps": snaps[1] + 1 - snaps[0]}
+    return out
+
+
+def bench_rows(quick: bool, *, writers: int = 8, commits: int | None = None, dsn: str | None = None) -> list:
+    """Case 6 for the runner: 8 writers; quick: 25 commits each, full: 100."""
+    from common import PG_DSN, pg_available
+    from report import Row
+
+    dsn = dsn or PG_DSN
+    if not pg_available(dsn):
+        return [Row("concurrency", "8 writers", None, None, notes="PostgreSQL not reachable: skipped")]
+    commits = commits or (25 if quick else 100)
+    res = measure(writers, commits, dsn)
+    ours, ref = res["spark-ducklake"], res["duckdb-ducklake"]
+
+    def note(r):
+        return (f"{r['committed']}/{r['total']} committed, failed {r['failures']}, lost {r['lost']}, "
+                f"snapshot gaps {r['gaps']}")
+
+    return [
+        Row("concurrency", f"{writers} writers x {commits} commits, PostgreSQL", ours["rate"], ref["rate"],
+            unit="commits/s", baseline_name="duckdb-ducklake", group="commits/s",
+            notes=f"ours: {note(ours)}; duckdb: {note(ref)}; goal >= 300 commits/s"),
+        Row("concurrency", "lost rows (ours)", float(ours["lost"]), float(ref["lost"]), unit="rows",
+            baseline_name="duckdb-ducklake", notes="must be 0"),
+    ]
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__)
     parser.add_argument("--writers", type=int, default=8)
@@ -86,40 +147,13 @@ def main() -> None:
     parser.add_argument("--dsn", default="host=127.0.0.1 port=5432 user=postgres dbname=test")
     args = parser.parse_args()
 
-    import tempfile
-
-    from spark_ducklake import DuckLake
-    from spark_ducklake.duckdb_reference import attach, connect
-
-    total = args.writers * args.commits
-    rates = {}
-    for engine in ("spark-ducklake", "duckdb-ducklake"):
-        catalog, name = _fresh_db(args.dsn)
-        data = tempfile.mkdtemp(prefix="dl-bench-") + "/"
-        try:
-            lake = DuckLake.attach(f"postgres:{catalog}", data)
-            lake.create_table("t", "w BIGINT, i BIGINT")
-            lake.create_table("warm", "w BIGINT")
-            if engine == "spark-ducklake":
-                seconds, failures = run(_ours, (catalog,), args.commits, args.writers)
-            else:
-                seconds, failures = run(_reference, (catalog, data), args.commits, args.writers)
-            con = connect()
-            attach(con, f"postgres:{catalog}", data)
-            rows = con.execute("SELECT count(*), count(DISTINCT (w, i)) FROM lake.t").fetchone()
-            snaps = con.execute("SELECT count(*), max(snapshot_id) FROM lake.snapshots()").fetchone()
-            snaps = (snaps[0] - args.writers, snaps[1] - args.writers)  # without the warm-up commits
-            con.close()
-            lake.close()
-        finally:
-            _drop_db(args.dsn, name)
-        committed = total - failures
-        rates[engine] = committed / seconds
-        lost = committed - rows[1]
-        print(f"{engine:16s} {committed}/{total} commits in {seconds:.2f}s -> {rates[engine]:.0f} commits/s; "
-              f"failed {failures}; rows {rows[0]} (distinct {rows[1]}, lost {lost}); snapshots {snaps[0]} "
-              f"(max id {snaps[1]}, gaps {snaps[1] + 1 - snaps[0]})")
-    print(f"ratio spark-ducklake / duckdb-ducklake commits/s: {rates['spark-ducklake'] / rates['duckdb-ducklake']:.2f}"
+    res = measure(args.writers, args.commits, args.dsn)
+    for engine, r in res.items():
+        print(f"{engine:16s} {r['committed']}/{r['total']} commits in {r['seconds']:.2f}s -> {r['rate']:.0f} "
+              f"commits/s; failed {r['failures']}; rows {r['rows']} (distinct {r['distinct']}, lost {r['lost']}); "
+              f"snapshots {r['snapshots']} (max id {r['max_id']}, gaps {r['gaps']})")
+    ratio = res["spark-ducklake"]["rate"] / res["duckdb-ducklake"]["rate"]
+    print(f"ratio spark-ducklake / duckdb-ducklake commits/s: {ratio:.2f}"
           f" (goal: spark-ducklake >= 300 commits/s with {args.writers} writers)")
 
 

@@ -2,8 +2,10 @@
 
 from __future__ import annotations
 
+import os
 import statistics
 import time
+import uuid
 
 
 def timed(fn, *args) -> float:
@@ -29,3 +31,43 @@ def paired(first, second, repeat: int) -> tuple[float, float]:
         for fn, sink in order:
             sink.append(timed(fn))
     return statistics.median(a), statistics.median(b)
+
+
+PG_DSN = os.environ.get("SPARK_DUCKLAKE_BENCH_PG", "host=127.0.0.1 port=5432 user=postgres dbname=test")
+
+
+def percentile(values: list[float], q: float) -> float:
+    """The q-th percentile (0..100) by nearest rank."""
+    ordered = sorted(values)
+    rank = max(0, min(len(ordered) - 1, round(q / 100 * len(ordered) + 0.5) - 1))
+    return ordered[rank]
+
+
+def fresh_pg_database(dsn: str = PG_DSN) -> tuple[str, str]:
+    """A new empty PostgreSQL database: (libpq string for it, its name)."""
+    import psycopg
+
+    name = f"dl_bench_{uuid.uuid4().hex[:10]}"
+    with psycopg.connect(dsn, autocommit=True) as con:
+        con.execute(f'CREATE DATABASE "{name}"')
+    base = " ".join(p for p in dsn.split() if not p.startswith("dbname="))
+    return f"dbname={name} {base}", name
+
+
+def drop_pg_database(name: str, dsn: str = PG_DSN) -> None:
+    """Drop a database made by fresh_pg_database."""
+    import psycopg
+
+    with psycopg.connect(dsn, autocommit=True) as con:
+        con.execute(f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)')
+
+
+def pg_available(dsn: str = PG_DSN) -> bool:
+    """Whether the PostgreSQL server answers."""
+    try:
+        import psycopg
+
+        with psycopg.connect(dsn, connect_timeout=3):
+            return True
+    except Exception:  # noqa: BLE001 - any failure means "not here"
+        return False

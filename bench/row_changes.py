@@ -37,12 +37,8 @@ def one_round(lake, catalog: str, table: str, clustered: str) -> dict[str, float
     return times
 
 
-def main() -> None:
-    parser = argparse.ArgumentParser(description=__doc__)
-    parser.add_argument("--rows", type=int, default=10_000_000)
-    parser.add_argument("--repeat", type=int, default=3)
-    args = parser.parse_args()
-
+def measure(rows: int, repeat: int) -> tuple[dict[str, list[float]], int]:
+    """Times of every round (after a warm-up round) and files per table."""
     from pyspark.sql import functions as F
 
     from spark_ducklake import DuckLake
@@ -51,23 +47,54 @@ def main() -> None:
     catalog = f"sqlite:{root}/meta.sqlite"
     lake = DuckLake.attach(catalog, f"{root}/data/")
     spark = lake.spark
-    df = (spark.range(args.rows)
+    df = (spark.range(rows)
           .withColumn("k", (F.col("id") % 1000).cast("int"))
           .withColumn("v", F.rand(7))
           .withColumn("s", F.concat(F.lit("name-"), (F.col("id") % 5000).cast("string"))))
-    clustered = f"id < {args.rows // 100}"
+    clustered = f"id < {rows // 100}"
     times: dict[str, list[float]] = {}
     files = 0
-    for rep in range(args.repeat + 1):  # the first round warms Spark up and is not counted
-        table = f"t{rep}"
-        lake.write(df, table, mode="error")
-        files = len(lake.plan_scan(table).files)
-        round_times = one_round(lake, catalog, table, clustered)
-        expected = df.where(f"NOT (id % 100 IN (7, 9) OR {clustered})").count()
-        assert lake.read(table).count() == expected, "row count after the changes is wrong"
-        if rep:
-            for name, seconds in round_times.items():
-                times.setdefault(name, []).append(seconds)
+    try:
+        for rep in range(repeat + 1):  # the first round warms Spark up and is not counted
+            table = f"t{rep}"
+            lake.write(df, table, mode="error")
+            files = len(lake.plan_scan(table).files)
+            round_times = one_round(lake, catalog, table, clustered)
+            expected = df.where(f"NOT (id % 100 IN (7, 9) OR {clustered})").count()
+            assert lake.read(table).count() == expected, "row count after the changes is wrong"
+            if rep:
+                for name, seconds in round_times.items():
+                    times.setdefault(name, []).append(seconds)
+    finally:
+        lake.close()
+        shutil.rmtree(root, ignore_errors=True)
+    return times, files
+
+
+def bench_rows(quick: bool) -> list:
+    """Case 7 (row-level changes) for the runner; quick: 1M rows, 1 round; full: 10M rows, 3 rounds."""
+    from report import Row
+
+    rows, repeat = (1_000_000, 1) if quick else (10_000_000, 3)
+    times, files = measure(rows, repeat)
+    scan = statistics.median(times["full scan"])
+    note = f"{rows:,} rows in {files} files; medians of {repeat}"
+    out = [Row("dml", f"{name} vs full scan", statistics.median(values), scan, baseline_name="full scan",
+               group="vs full scan", notes=note)
+           for name, values in times.items() if name != "full scan" and not name.startswith("duckdb")]
+    out.append(Row("dml", "delete 1% spread vs DuckDB", statistics.median(times["delete 1% spread"]),
+                   statistics.median(times["duckdb delete 1% spread"]), baseline_name="duckdb-ducklake DELETE",
+                   group="vs DuckDB", notes=note))
+    return out
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__)
+    parser.add_argument("--rows", type=int, default=10_000_000)
+    parser.add_argument("--repeat", type=int, default=3)
+    args = parser.parse_args()
+
+    times, files = measure(args.rows, args.repeat)
     print(f"rows: {args.rows:,}; files per table: {files}; repetitions: {args.repeat} (medians)")
     scan = statistics.median(times["full scan"])
     for name, values in times.items():
@@ -75,9 +102,6 @@ def main() -> None:
         print(f"{name:24s} {median:6.2f}s  ratio to full scan {median / scan:.2f}")
     ours, theirs = statistics.median(times["delete 1% spread"]), statistics.median(times["duckdb delete 1% spread"])
     print(f"spread delete, spark-ducklake / duckdb-ducklake: {ours / theirs:.2f}")
-    lake.close()
-    spark.stop()
-    shutil.rmtree(root, ignore_errors=True)
 
 
 if __name__ == "__main__":

@@ -1,5 +1,6 @@
 #!/usr/bin/env bash
-# Creates .venv and installs spark-ducklake with the given extras (default: test). Idempotent.
+# Creates .venv and installs spark-ducklake with the given extras (default: test; `bench` for the benchmark
+# suite's peers, `test,bench` for both). Idempotent.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 extras="${1:-test}"

@@ -9,6 +9,8 @@ import pytest
 
 IN_CI = os.environ.get("CI", "").lower() in ("1", "true", "yes")
 PG_DSN = os.environ.get("SPARK_DUCKLAKE_TEST_PG", "host=127.0.0.1 port=5432 user=postgres dbname=test")
+# MariaDB/MySQL server for `mysql:` catalogs, in the reference's key=value form (no db: each test makes its own).
+MYSQL_DSN = os.environ.get("SPARK_DUCKLAKE_TEST_MYSQL", "host=127.0.0.1 port=3306 user=root")
 
 
 def _pg_available() -> str | None:
@@ -47,13 +49,77 @@ def pg_catalog():
         con.execute(f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)')
 
 
-@pytest.fixture(params=["sqlite", "duckdb", "postgres"])
+def _mysql_connect():
+    import pymysql
+
+    from spark_ducklake.catalog.mysql_dsn import connect_args
+
+    return pymysql.connect(**connect_args(f"{MYSQL_DSN} db=mysql"), autocommit=True, connect_timeout=3)
+
+
+def _mysql_available() -> str | None:
+    try:
+        _mysql_connect().close()
+        return None
+    except Exception as exc:  # noqa: BLE001 - any failure means "not here"
+        return f"MySQL/MariaDB not reachable at {MYSQL_DSN!r}: {exc}"
+
+
+_MYSQL_PROBLEM = _mysql_available()
+
+
+def require_mysql() -> None:
+    """Skip on a laptop without MariaDB/MySQL; fail in CI, where it must run."""
+    if _MYSQL_PROBLEM:
+        if IN_CI:
+            pytest.fail(_MYSQL_PROBLEM)
+        pytest.skip(_MYSQL_PROBLEM)
+
+
+@pytest.fixture
+def new_mysql_catalog():
+    """A factory of catalog strings, each for a brand-new MySQL/MariaDB database; all dropped afterwards."""
+    require_mysql()
+    names = []
+
+    def make() -> str:
+        names.append(f"dl_test_{uuid.uuid4().hex[:12]}")
+        with _mysql_connect() as con, con.cursor() as cur:
+            cur.execute(f"CREATE DATABASE `{names[-1]}`")
+        return f"mysql:db={names[-1]} {MYSQL_DSN}"
+
+    yield make
+    with _mysql_connect() as con, con.cursor() as cur:
+        for name in names:
+            cur.execute(f"DROP DATABASE IF EXISTS `{name}`")
+
+
+@pytest.fixture
+def mysql_catalog(new_mysql_catalog):
+    """A catalog string for a brand-new MySQL/MariaDB database, dropped afterwards."""
+    return new_mysql_catalog()
+
+
+def pytest_collection_modifyitems(config, items):
+    """Tests marked `not_on_mysql(reason)` drop their `catalog[mysql]` case: the reference extension cannot do
+    what they ask of DuckDB in a MySQL catalog (see the reasons); tests/test_mysql_catalog.py covers MySQL."""
+    dropped = [item for item in items if item.get_closest_marker("not_on_mysql")
+               and getattr(item, "callspec", None) is not None and item.callspec.params.get("catalog") == "mysql"]
+    if dropped:
+        config.hook.pytest_deselected(items=dropped)
+        gone = {id(item) for item in dropped}
+        items[:] = [item for item in items if id(item) not in gone]
+
+
+@pytest.fixture(params=["sqlite", "duckdb", "postgres", "mysql"])
 def catalog(request, tmp_path):
     """A fresh catalog string (the part after 'ducklake:') on each backend."""
     if request.param == "sqlite":
         return f"sqlite:{tmp_path / 'meta.sqlite'}"
     if request.param == "duckdb":
         return f"duckdb:{tmp_path / 'meta.ducklake'}"
+    if request.param == "mysql":
+        return request.getfixturevalue("mysql_catalog")
     return request.getfixturevalue("pg_catalog")
 
 

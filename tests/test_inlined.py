@@ -146,6 +146,7 @@ def _detach(con) -> None:
 
 
 # --------------------------------------------------------------------------------------------- both directions
+@pytest.mark.not_on_mysql("the reference cannot create nested columns in a MySQL catalog (inlined table fails)")
 def test_reference_rows_decode_to_duckdb_select(catalog, tmp_path):
     """Forward: rows DuckDB inlined, decoded by us, equal DuckDB's own SELECT."""
     con = _lake(catalog, tmp_path, DDL, ROWS)
@@ -199,6 +200,7 @@ def _python_rows(columns: list[Column]) -> pa.Table:
                      for name, col in by.items()})
 
 
+@pytest.mark.not_on_mysql("the reference cannot create nested columns in a MySQL catalog (inlined table fails)")
 def test_our_rows_read_by_duckdb(catalog, tmp_path):
     """Reverse: rows we encode into the reference's inlined table read back in DuckDB as the same values."""
     con = _lake(catalog, tmp_path, DDL + ", " + REVERSE_STRUCT, "(1" + ", NULL" * 40 + "), (2" + ", NULL" * 40
@@ -316,6 +318,7 @@ def test_scalar_text_edges():
     assert inlined.inlined_delete_table_name(3) == "ducklake_inlined_delete_3"
 
 
+@pytest.mark.not_on_mysql("the reference cannot create nested columns in a MySQL catalog (inlined table fails)")
 def test_column_types_match_the_reference(catalog, tmp_path):
     """Our table definitions create the same column types the reference creates, in each catalog."""
     con = _lake(catalog, tmp_path, DDL, "(1" + ", NULL" * 39 + ")")

@@ -25,6 +25,7 @@ def _directories(root: str, table: str) -> set[str]:
             for p in glob.glob(f"{root}/main/{table}/**/*.parquet", recursive=True) if "=" in p}
 
 
+@pytest.mark.not_on_mysql("the reference fails a second INSERT into a table in a MySQL catalog (UPDATE with a join)")
 def test_partitioned_writes_lay_out_files_like_duckdb(catalog, tmp_path, spark, reference):
     data = str(tmp_path / "data")
     lake = DuckLake.attach(catalog, data)

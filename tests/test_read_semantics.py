@@ -43,6 +43,7 @@ def test_swapped_column_names_filter_by_field_id(tmp_path, spark, reference):
     lake.close()
 
 
+@pytest.mark.not_on_mysql("the reference fails a second INSERT into a table in a MySQL catalog (UPDATE with a join)")
 def test_duckdb_compaction_keeps_every_snapshot(catalog, tmp_path, spark, reference):
     attach(reference, catalog, str(tmp_path / "data"), data_inlining_row_limit=0)
     reference.execute("CREATE TABLE lake.t (id BIGINT, s VARCHAR)")
@@ -123,6 +124,7 @@ except SparkUnavailableError as exc:
     assert out.stdout.startswith("OK") and "Java" in out.stdout, out.stdout + out.stderr
 
 
+@pytest.mark.not_on_mysql("the reference writes NaN into a MySQL catalog as a bare `nan` (a SQL error)")
 def test_remaining_duckdb_types_read_correctly(catalog, tmp_path, spark, reference):
     attach(reference, catalog, str(tmp_path / "data"))
     reference.execute("SET TimeZone = 'UTC'")

@@ -7,7 +7,7 @@ import os
 import site
 import tempfile
 
-EXTENSIONS = ("ducklake", "sqlite_scanner", "postgres_scanner", "icu", "json")
+EXTENSIONS = ("ducklake", "sqlite_scanner", "postgres_scanner", "mysql_scanner", "icu", "json")
 
 
 def _extension_dir() -> str:

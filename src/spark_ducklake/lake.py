@@ -3,8 +3,8 @@
 from __future__ import annotations
 
 from contextlib import contextmanager
-from datetime import datetime
-from typing import TYPE_CHECKING, Any, NamedTuple
+from datetime import datetime, timedelta
+from typing import TYPE_CHECKING, Any, NamedTuple, overload
 
 import sqlalchemy as sa
 
@@ -13,6 +13,7 @@ from .catalog.changes import display_changes
 from .catalog.commit import CommitInfo, commit
 from .catalog.connection import CatalogLocation, catalog_exists, create_engine, parse_catalog
 from .catalog.ddl_ops import CreateSchema, CreateTable, DropSchema, DropTable, RenameTable
+from .catalog.file_columns import mark_absent_columns
 from .catalog.model import TableInfo
 from .catalog.paths import absolute_data_path
 from .catalog.pruning import prune_files
@@ -23,6 +24,11 @@ from .write_plan import plan_columns
 if TYPE_CHECKING:
     from pyspark.sql import DataFrame, SparkSession
 
+    from .catalog.metadata_functions import FileRow, SettingsRow, TableInfoRow
+    from .maintenance.checkpoint import CheckpointResult
+    from .maintenance.cleanup import CleanupRow
+    from .maintenance.compaction import CompactionRow
+    from .maintenance.flush import FlushRow
     from .table import DuckLakeTable
 
 DEFAULT_INLINING_ROW_LIMIT = 10
@@ -64,6 +70,7 @@ class DuckLake:
         self.author = author
         self._spark = spark
         self.table_cache = reader.TableCache()
+        self.last_committed: int | None = None  # the newest snapshot this handle committed
 
     # ----------------------------------------------------------------------------------------- attaching
     @classmethod
@@ -79,8 +86,12 @@ class DuckLake:
         snapshot_version: int | None = None,
         snapshot_time: datetime | None = None,
         author: str | None = None,
+        automatic_migration: bool = False,
     ) -> DuckLake:
-        """Open (or create) a lake; `catalog` takes the reference's ATTACH strings. Never starts Spark."""
+        """Open (or create) a lake; `catalog` takes the reference's ATTACH strings. Never starts Spark.
+
+        `automatic_migration=True` upgrades a DuckLake 0.3/0.4 catalog to 1.0 first, like the reference's
+        AUTOMATIC_MIGRATION (one catalog transaction)."""
         location = parse_catalog(catalog)
         if not catalog_exists(location) and (read_only or not create_if_missing):
             raise CatalogError(f"no DuckLake catalog at {location.describe()} (create_if_missing is off)")
@@ -89,6 +100,10 @@ class DuckLake:
             with engine.begin() as conn:
                 if bootstrap.lake_exists(conn):
                     metadata = bootstrap.read_global_metadata(conn)
+                    if automatic_migration:
+                        from .catalog.migration import migrate_if_needed
+
+                        metadata = migrate_if_needed(conn, metadata, read_only=read_only)
                     bootstrap.check_version(metadata)
                     stored = metadata.get("data_path")
                     if stored is None:
@@ -181,11 +196,26 @@ class DuckLake:
         with self._read() as conn:
             return reader.list_tables(conn, self._snapshot_id(conn, version), self.data_path, schema=schema)
 
-    def table_info(self, table: str, *, version: int | None = None) -> TableInfo:
-        """One table's definition."""
-        schema, name = split_name(table)
+    @overload
+    def table_info(self, table: str, *, version: int | None = None) -> TableInfo: ...
+
+    @overload
+    def table_info(self, table: None = None, *, version: int | None = None) -> list[TableInfoRow]: ...
+
+    def table_info(self, table: str | None = None, *, version: int | None = None):
+        """One table's definition (TableInfo); without a table, the reference's `table_info()` rows.
+
+        `table_info()` returns a `TableInfoRow` per table (table_name, schema_id, table_id, table_uuid, file_count,
+        file_size_bytes, delete_file_count, delete_file_size_bytes), like DuckDB's `ducklake_table_info`.
+        """
         with self._read() as conn:
-            return reader.find_table(conn, self._snapshot_id(conn, version), self.data_path, schema, name)
+            snap = self._snapshot_id(conn, version)
+            if table is None:
+                from .catalog.metadata_functions import table_sizes
+
+                return table_sizes(conn, snap)
+            schema, name = split_name(table)
+            return reader.find_table(conn, snap, self.data_path, schema, name)
 
     # ----------------------------------------------------------------------------------------- DDL
     def check_writable(self) -> None:
@@ -200,7 +230,9 @@ class DuckLake:
             with self._read() as conn:
                 read_snapshot = reader.latest_snapshot(conn).snapshot_id
         info = CommitInfo(author=author or self.author, message=commit_message, extra_info=extra_info)
-        return commit(self.engine, operations, read_snapshot=read_snapshot, data_path=self.data_path, info=info)
+        self.last_committed = commit(self.engine, operations, read_snapshot=read_snapshot,
+                                     data_path=self.data_path, info=info)
+        return self.last_committed
 
     def create_schema(self, name: str, *, if_not_exists: bool = False, **commit_args: Any) -> int | None:
         """CREATE SCHEMA; returns the new snapshot id."""
@@ -327,6 +359,7 @@ class DuckLake:
             snap = self._snapshot_id(conn, version, timestamp)
             info = reader.find_table(conn, snap, self.data_path, schema, name)
             files = reader.data_files(conn, info, snap)
+            mark_absent_columns(conn, info, files)
             pruned = prune_files(conn, info, files, where)
             return ScanPlan(
                 table=info, snapshot_id=snap, files=pruned, total_files=len(files),
@@ -440,3 +473,171 @@ class DuckLake:
         return reader.option_value(rows, key, table_id=table.table_id if table else None,
                                    schema_id=table.schema_id if table else None)
 
+
+    # ---- time travel, change feed and restore
+    def last_committed_snapshot(self) -> int | None:
+        """The newest snapshot this handle committed (None before its first commit), like the reference's."""
+        return self.last_committed
+
+    def settings(self) -> list[SettingsRow]:
+        """The reference's `settings()`: one row of catalog_type, extension_version (ours) and data_path."""
+        from .catalog.metadata_functions import settings
+
+        return [settings(self.location.kind, self.data_path)]
+
+    def list_files(self, table: str, schema: str | None = None, *, snapshot_version: int | None = None,
+                   snapshot_time: datetime | None = None) -> list[FileRow]:
+        """The reference's `ducklake_list_files`: each visible data file with its delete file (FileRow)."""
+        from .catalog.metadata_functions import list_files
+
+        schema_name, name = (schema, table) if schema is not None else split_name(table)
+        with self._read() as conn:
+            snap = self._snapshot_id(conn, snapshot_version, snapshot_time)
+            return list_files(conn, reader.find_table(conn, snap, self.data_path, schema_name, name), snap)
+
+    def table_changes(self, table: str, start: int | datetime, end: int | datetime) -> DataFrame:
+        """Rows inserted, deleted and updated in snapshots start..end (ids or times, inclusive), as DuckDB's
+        `table_changes`: snapshot_id, rowid, change_type (insert, delete, update_preimage, update_postimage),
+        then the table's columns as of `end`."""
+        from .history import change_plan
+        from .spark.change_feed import changes
+
+        return changes(self.spark, change_plan(self, table, start, end))
+
+    def table_insertions(self, table: str, start: int | datetime, end: int | datetime) -> DataFrame:
+        """Rows inserted in snapshots start..end: snapshot_id, rowid, then the table's columns as of `end`."""
+        from .history import change_plan
+        from .spark.change_feed import insertions
+
+        return insertions(self.spark, change_plan(self, table, start, end))
+
+    def table_deletions(self, table: str, start: int | datetime, end: int | datetime) -> DataFrame:
+        """Rows deleted in snapshots start..end: snapshot_id, rowid, then the table's columns as of `end`."""
+        from .history import change_plan
+        from .spark.change_feed import deletions
+
+        return deletions(self.spark, change_plan(self, table, start, end))
+
+    def restore(self, table: str, *, version: int | None = None, timestamp: datetime | None = None,
+                commit_message: str | None = None, author: str | None = None, extra_info: str | None = None) -> int:
+        """Roll a table back: a new snapshot holding the rows it held at `version` / `timestamp` (see history.py)."""
+        from .history import restore_table
+
+        return restore_table(self, table, version, timestamp, CommitInfo(author or self.author, commit_message,
+                                                                         extra_info))
+
+    # ---- maintenance: snapshots, files, added files
+    def expire_snapshots(self, older_than: datetime | timedelta | str | None = None, versions: list[int] | None = None,
+                         dry_run: bool = False) -> list[SnapshotRow]:
+        """The reference's `ducklake_expire_snapshots`: forget snapshots (by id, or older than a time / a timedelta
+        / an interval such as '7 days'; default: option expire_older_than) and the rows only they needed, and
+        schedule their files for deletion. Returns the expired snapshots as `snapshots()` rows."""
+        from .maintenance.expire import expire_snapshots
+
+        return expire_snapshots(self, older_than, versions, dry_run)
+
+    def cleanup_old_files(self, older_than: datetime | timedelta | str | None = None, cleanup_all: bool = False,
+                          dry_run: bool = False) -> list[CleanupRow]:
+        """The reference's `ducklake_cleanup_old_files`: delete files scheduled for deletion before `older_than`
+        (default: option delete_older_than, else 2 days; cleanup_all=True: all). Returns their paths."""
+        from .maintenance.cleanup import cleanup_old_files
+
+        return cleanup_old_files(self, older_than, cleanup_all, dry_run)
+
+    def delete_orphaned_files(self, older_than: datetime | timedelta | str | None = None, cleanup_all: bool = False,
+                              dry_run: bool = False) -> list[CleanupRow]:
+        """The reference's `ducklake_delete_orphaned_files`: delete Parquet files under the data path the catalog
+        does not know, last modified before `older_than` (defaults as cleanup_old_files). Returns their paths."""
+        from .maintenance.cleanup import delete_orphaned_files
+
+        return delete_orphaned_files(self, older_than, cleanup_all, dry_run)
+
+    def add_data_files(self, table: str, paths: str | list[str], *, allow_missing: bool = False,
+                       ignore_extra_columns: bool = False, hive_partitioning: bool | None = None,
+                       commit_message: str | None = None, author: str | None = None,
+                       extra_info: str | None = None) -> list[str]:
+        """The reference's `ducklake_add_data_files`: register existing Parquet files (paths or globs) in a table
+        as one snapshot, matching columns by name; returns the registered paths. Many files have their footers
+        read by one Spark job. The lake owns the files from then on (cleanup may delete them)."""
+        from .maintenance.add_files import add_data_files
+
+        return add_data_files(self, table, paths, allow_missing=allow_missing,
+                              ignore_extra_columns=ignore_extra_columns, hive_partitioning=hive_partitioning,
+                              info=CommitInfo(author or self.author, commit_message, extra_info))
+
+    def checkpoint(self) -> CheckpointResult:
+        """The reference's CHECKPOINT: flush_inlined_data, expire_snapshots, merge_adjacent_files,
+        rewrite_data_files, cleanup_old_files, delete_orphaned_files, in that order with the lake's options
+        (auto_compact, expire_older_than, rewrite_delete_threshold, delete_older_than). Returns each one's rows."""
+        from .maintenance.checkpoint import checkpoint
+
+        return checkpoint(self)
+
+    # ---- maintenance: flush, compaction, rewrite
+    def flush_inlined_data(self, schema_name: str | None = None, table_name: str | None = None, *,
+                           commit_message: str | None = None, author: str | None = None,
+                           extra_info: str | None = None) -> list[FlushRow]:
+        """The reference's `ducklake_flush_inlined_data`: inlined rows and deletes of one table, a schema's tables
+        or every table (auto_compact not false) become Parquet files, time travel kept; one snapshot.
+        Returns (schema_name, table_name, rows_flushed) per table that had inlined rows."""
+        from .maintenance.flush import flush_inlined_data
+
+        return flush_inlined_data(self, schema_name, table_name,
+                                  CommitInfo(author or self.author, commit_message, extra_info))
+
+    def merge_adjacent_files(self, table: str | None = None, schema: str | None = None, *, min_file_size=None,
+                             max_file_size=None, max_compacted_files: int | None = None,
+                             commit_message: str | None = None, author: str | None = None,
+                             extra_info: str | None = None) -> list[CompactionRow]:
+        """The reference's `ducklake_merge_adjacent_files`: merge small files (below max_file_size, default
+        target_file_size) of one table or every table (auto_compact not false) into files near target_file_size,
+        keeping every snapshot readable; one snapshot. Returns (schema_name, table_name, files_processed,
+        files_created) per output file."""
+        from .maintenance.compaction import merge_adjacent_files
+
+        return merge_adjacent_files(self, table, schema, min_file_size=min_file_size, max_file_size=max_file_size,
+                                    max_compacted_files=max_compacted_files,
+                                    info=CommitInfo(author or self.author, commit_message, extra_info))
+
+    def rewrite_data_files(self, table: str | None = None, schema: str | None = None, *, delete_threshold=None,
+                           max_compacted_files: int | None = None, commit_message: str | None = None,
+                           author: str | None = None, extra_info: str | None = None) -> list[CompactionRow]:
+        """The reference's `ducklake_rewrite_data_files`: rewrite files whose deleted fraction is at least
+        delete_threshold (default: option rewrite_delete_threshold, else 0.95) without their deleted rows, row
+        ids kept; one snapshot. Returns (schema_name, table_name, files_processed, files_created) per output."""
+        from .maintenance.compaction import rewrite_data_files
+
+        return rewrite_data_files(self, table, schema, delete_threshold=delete_threshold,
+                                  max_compacted_files=max_compacted_files,
+                                  info=CommitInfo(author or self.author, commit_message, extra_info))
+
+    # ---- structured streaming
+    def read_stream(self, table: str, *, starting_snapshot: str | int = "earliest",
+                    max_snapshots_per_trigger: int | None = None, include_changes: bool = False) -> DataFrame:
+        """A streaming DataFrame of the rows the table's new snapshots insert (with include_changes: its
+        `table_changes` rows), one micro-batch per range of snapshots; see streaming/source.py."""
+        from .streaming.source import read_stream
+
+        return read_stream(self, table, starting_snapshot=starting_snapshot,
+                           max_snapshots_per_trigger=max_snapshots_per_trigger, include_changes=include_changes)
+
+    def stream_writer(self, table: str, *, query_id: str | None = None, checkpoint_location: str | None = None,
+                      mode: str = "append", merge_schema: bool = False, commit_message: str | None = None,
+                      author: str | None = None):
+        """A `foreachBatch` function writing each micro-batch into the table exactly once (batch ids recorded in
+        the snapshots under `query_id`, or the query id in `checkpoint_location`); see streaming/sink.py."""
+        from .streaming.sink import stream_writer
+
+        return stream_writer(self, table, query_id=query_id, checkpoint_location=checkpoint_location, mode=mode,
+                             merge_schema=merge_schema, commit_message=commit_message, author=author)
+
+    def write_stream(self, df: DataFrame, table: str, *, checkpoint_location: str, trigger=None,
+                     query_id: str | None = None, query_name: str | None = None, output_mode: str = "append",
+                     mode: str = "append", merge_schema: bool = False, commit_message: str | None = None,
+                     author: str | None = None):
+        """Start a streaming query writing `df` into the table exactly once per batch; returns the StreamingQuery."""
+        from .streaming.sink import write_stream
+
+        return write_stream(self, df, table, checkpoint_location=checkpoint_location, trigger=trigger,
+                            query_id=query_id, query_name=query_name, output_mode=output_mode, mode=mode,
+                            merge_schema=merge_schema, commit_message=commit_message, author=author)

@@ -79,7 +79,9 @@ def write_table(lake: DuckLake, data, schema: str, name: str, mode: str, info: C
 def commit_staged(lake: DuckLake, ops: list, read_snapshot: int, info: CommitInfo, files: list[str]) -> int:
     """Commit staged operations as one snapshot; if that fails, delete the files they staged (nobody saw them)."""
     try:
-        return commit(lake.engine, ops, read_snapshot=read_snapshot, data_path=lake.data_path, info=info)
+        lake.last_committed = commit(lake.engine, ops, read_snapshot=read_snapshot, data_path=lake.data_path,
+                                     info=info)
+        return lake.last_committed
     except BaseException:
         from .spark.write import delete_paths
 
@@ -118,7 +120,7 @@ def stage_write(lake: DuckLake, data, table: TableInfo, ref: TableRef | None, mo
         if data.num_rows <= limit:
             small = conform_arrow(data, table)
         else:
-            data = lake.spark.createDataFrame(data)
+            data = _arrow_frame(lake, data)
     if small is None:
         conformed = conform_spark(data, table)  # schema errors surface before any Spark job runs
         if limit > 0:
@@ -128,7 +130,7 @@ def stage_write(lake: DuckLake, data, table: TableInfo, ref: TableRef | None, mo
     if small is not None and not inlined.inlinable(table.columns, lake.engine.dialect.name, small):
         small = None  # values DuckDB could not read back from this catalog's text form: write Parquet
         if is_arrow:
-            conformed = conform_spark(lake.spark.createDataFrame(data), table)
+            conformed = conform_spark(_arrow_frame(lake, data), table)
     if small is not None:
         if small.num_rows:
             staged.ops.append(InlineInsert(table, small, ref))
@@ -153,6 +155,14 @@ def _write_options(lake: DuckLake, table: TableInfo | None):
     from .spark.write import WriteOptions
 
     return WriteOptions.from_lake_options(lambda key: lake.option(key, table))
+
+
+def _arrow_frame(lake: DuckLake, data: pa.Table):
+    """A Spark DataFrame of Arrow data; timestamps without a zone stay TIMESTAMP_NTZ (Spark's own inference makes
+    them TIMESTAMP, which no longer fits a `timestamp` column)."""
+    from pyspark.sql.pandas.types import from_arrow_schema
+
+    return lake.spark.createDataFrame(data, schema=from_arrow_schema(data.schema, prefer_timestamp_ntz=True))
 
 
 def _is_pandas(data) -> bool:

@@ -31,8 +31,14 @@ def check_version(metadata: dict[str, str]) -> None:
     if version is None:
         raise CatalogError("catalog has a ducklake_metadata table but no 'version' entry")
     if version != SPEC_VERSION:
+        from .migration import is_migratable
+
+        hint = (
+            f"; attach with automatic_migration=True to upgrade it to {SPEC_VERSION} in place (the DuckDB "
+            "versions that wrote it can then no longer open it)" if is_migratable(version) else ""
+        )
         raise UnsupportedVersionError(
-            f"catalog is DuckLake spec {version}; spark-ducklake reads and writes spec {SPEC_VERSION} only"
+            f"catalog is DuckLake spec {version}; spark-ducklake reads and writes spec {SPEC_VERSION} only{hint}"
         )
 
 

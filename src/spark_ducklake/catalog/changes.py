@@ -14,6 +14,7 @@ DISPLAY_KEYS = {
     "inserted_into_table": "tables_inserted_into",
     "deleted_from_table": "tables_deleted_from",
     "compacted_table": "tables_compacted",
+    "inline_flush": "flushed_inlined",
     "created_view": "views_created",
     "dropped_view": "views_dropped",
     "altered_view": "views_altered",
@@ -105,6 +106,9 @@ def display_changes(text: str | None) -> dict[str, list[str]]:
 
 _INSERTS = {"inserted_into_table", "inlined_insert"}
 DELETE_KINDS = _DELETES = frozenset({"deleted_from_table", "inlined_delete"})
+# Rewriting files: the reference's merge_adjacent_files and rewrite_data_files (compacted_table: DuckLake 0.3).
+COMPACT_KINDS = frozenset({"merge_adjacent", "rewrite_delete", "compacted_table"})
+FLUSH_KINDS = frozenset({"inline_flush", "flushed_inlined"})  # the reference writes the first, reads both
 
 
 def find_conflict(
@@ -147,13 +151,17 @@ def find_conflict(
         return f"table {sorted(hit)[0]} was altered or dropped by another transaction"
     if hit := both(_INSERTS, {"dropped_table", "altered_table"} | _DELETES):
         return f"cannot insert into table {sorted(hit)[0]}: another transaction dropped, altered or deleted from it"
-    if hit := both(_DELETES, {"dropped_table", "altered_table", "compacted_table"} | _INSERTS):
+    if hit := both(_DELETES, {"dropped_table", "altered_table"} | COMPACT_KINDS | _INSERTS):
         return f"cannot delete from table {sorted(hit)[0]}: another transaction changed it"
+    if hit := both("inlined_delete", FLUSH_KINDS):
+        return f"cannot delete from table {sorted(hit)[0]}: another transaction flushed its inlined data"
+    if hit := both(FLUSH_KINDS, {"dropped_table", "inlined_delete"} | FLUSH_KINDS):
+        return f"cannot flush table {sorted(hit)[0]}: another transaction dropped it, flushed it or deleted from it"
     if hit := both(_DELETES, _DELETES):
         if our_deleted_files is None or their_deleted_files is None or our_deleted_files & their_deleted_files:
             return f"both transactions deleted from the same data file of table {sorted(hit)[0]}"
-    if hit := both("compacted_table", _DELETES | {"dropped_table"}):
-        return f"cannot compact table {sorted(hit)[0]}: another transaction deleted from or dropped it"
+    if hit := both(COMPACT_KINDS, _DELETES | {"dropped_table"} | COMPACT_KINDS):
+        return f"cannot compact table {sorted(hit)[0]}: another transaction deleted from, compacted or dropped it"
     for schema_id in mine.get("dropped_schema", set()):
         for created in other.get("created_table", set()) | other.get("created_view", set()):
             name = schema_names.get(schema_id, schema_id)

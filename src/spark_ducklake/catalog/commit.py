@@ -12,6 +12,7 @@ from __future__ import annotations
 import logging
 import random
 import time
+from contextlib import contextmanager
 from dataclasses import dataclass, field
 from datetime import datetime, timezone
 from typing import Protocol
@@ -136,17 +137,20 @@ def _is_race(exc: sa.exc.DBAPIError) -> bool:
     if isinstance(exc, sa.exc.IntegrityError):
         return True
     text = str(exc.orig if getattr(exc, "orig", None) is not None else exc).lower()
-    markers = ("could not serialize", "deadlock", "database is locked", "conflict", "busy")
+    markers = ("could not serialize", "deadlock", "database is locked", "conflict", "busy",
+               "try restarting transaction")
     return any(marker in text for marker in markers)
 
 
 def _attempt(engine: sa.Engine, operations, read_snapshot: int, data_path: str, info: CommitInfo) -> int:
     options = {"sqlite_begin": "IMMEDIATE"} if engine.dialect.name == "sqlite" else {}
-    with engine.connect().execution_options(**options) as conn, conn.begin():
+    with engine.connect().execution_options(**options) as conn, _releasing_commit_lock(conn), conn.begin():
         if not any(change.kind in _DDL_KINDS for op in operations for change in op.intents()):
             for op in operations:  # reads that stay valid while we queue (DDL in the commit would change them)
                 if hasattr(op, "prepare"):
                     op.prepare(conn)
+        if not info.message:
+            _check_message_optional(conn)
         _queue_behind_other_writers(conn)
         # One query for the newest snapshot and everything committed since we read.
         recent = reader.list_snapshots(conn, since=read_snapshot - 1) or [reader.latest_snapshot(conn)]
@@ -177,6 +181,16 @@ def _attempt(engine: sa.Engine, operations, read_snapshot: int, data_path: str, 
         return snapshot_id
 
 
+def _check_message_optional(conn: sa.Connection) -> None:
+    """The lake option `require_commit_message` refuses commits without a message, as the reference does."""
+    md = T["ducklake_metadata"]
+    value = conn.execute(sa.select(md.c.value).where(md.c.key == "require_commit_message",
+                                                     md.c.scope.is_(None))).scalar()
+    if value is not None and value.strip().lower() in ("true", "1"):
+        raise DuckLakeError("this lake requires a commit message (option require_commit_message): pass "
+                            "commit_message=..., or set_option('require_commit_message', False)")
+
+
 _DDL_KINDS = {"created_schema", "dropped_schema", "created_table", "dropped_table", "altered_table",
               "created_view", "dropped_view", "altered_view"}
 
@@ -187,11 +201,28 @@ _PG_COMMIT_LOCK = int.from_bytes(b"ducklake", "big") - (1 << 63)
 def _queue_behind_other_writers(conn: sa.Connection) -> None:
     """Make our writers wait their turn instead of racing for the next snapshot id and retrying.
 
-    PostgreSQL: a transaction-scoped advisory lock (released at commit or rollback). SQLite: BEGIN IMMEDIATE
-    already holds the write lock. DuckDB files admit one writing process anyway.
+    PostgreSQL: a transaction-scoped advisory lock (released at commit or rollback). MySQL: a named lock of the
+    session, released by `_releasing_commit_lock` after commit or rollback. SQLite: BEGIN IMMEDIATE already holds
+    the write lock. DuckDB files admit one writing process anyway.
     """
     if conn.engine.dialect.name == "postgresql":
         conn.execute(sa.select(sa.func.pg_advisory_xact_lock(_PG_COMMIT_LOCK)))
+    elif conn.engine.dialect.name == "mysql":
+        from .mysql_transactions import acquire_commit_lock
+
+        acquire_commit_lock(conn)
+
+
+@contextmanager
+def _releasing_commit_lock(conn: sa.Connection):
+    """Release a session-scoped commit lock (MySQL) once the transaction inside has ended, however it ended."""
+    try:
+        yield
+    finally:
+        if conn.engine.dialect.name == "mysql":
+            from .mysql_transactions import release_commit_lock
+
+            release_commit_lock(conn)
 
 
 def _check_conflicts(conn: sa.Connection, operations, newer: list[Snapshot]) -> None:

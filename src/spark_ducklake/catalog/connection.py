@@ -1,4 +1,4 @@
-"""Catalog strings (`sqlite:...`, `duckdb:...`, `postgres:...`) to SQLAlchemy engines."""
+"""Catalog strings (`sqlite:...`, `duckdb:...`, `postgres:...`, `mysql:...`) to SQLAlchemy engines."""
 
 from __future__ import annotations
 
@@ -11,25 +11,31 @@ from sqlalchemy.pool import NullPool
 
 from ..errors import CatalogError
 
-_PREFIXES = {"sqlite": "sqlite", "duckdb": "duckdb", "postgres": "postgres", "postgresql": "postgres"}
+_PREFIXES = {"sqlite": "sqlite", "duckdb": "duckdb", "postgres": "postgres", "postgresql": "postgres",
+             "mysql": "mysql"}
+_SERVERS = ("postgres", "mysql")
 
 
 @dataclass(frozen=True)
 class CatalogLocation:
     """Where the catalog database lives: a dialect and a path or libpq connection string."""
 
-    kind: str  # sqlite | duckdb | postgres
-    target: str  # file path, or libpq "key=value ..." string for postgres
+    kind: str  # sqlite | duckdb | postgres | mysql
+    target: str  # file path, or "key=value ..." connection string for postgres (libpq) and mysql
 
     @property
     def default_data_path(self) -> str | None:
         """DuckDB's default for file catalogs is `<catalog file>.files/`; servers need an explicit path."""
-        if self.kind == "postgres":
+        if self.kind in _SERVERS:
             return None
         return os.path.abspath(self.target) + ".files/"
 
     def describe(self) -> str:
         """A printable description that never shows a password."""
+        if self.kind == "mysql":
+            from .mysql_dsn import hide_password
+
+            return "mysql:" + hide_password(self.target)
         if self.kind != "postgres":
             return f"{self.kind}:{self.target}"
         return "postgres:" + re.sub(r"password=\S+", "password=***", self.target)
@@ -50,7 +56,7 @@ def parse_catalog(catalog: str) -> CatalogLocation:
         return CatalogLocation(kind, rest.strip())
     if sep and len(prefix) > 1 and "/" not in prefix and "\\" not in prefix:
         raise CatalogError(
-            f"unknown catalog type {prefix!r} in {catalog!r}; use sqlite:, duckdb:, postgres: or a file path"
+            f"unknown catalog type {prefix!r} in {catalog!r}; use sqlite:, duckdb:, postgres:, mysql: or a file path"
         )
     # A bare path: an existing DuckDB file stays DuckDB, anything else is the embedded SQLite default.
     if os.path.exists(text) and _is_duckdb_file(text):
@@ -69,7 +75,7 @@ def _is_duckdb_file(path: str) -> bool:
 
 def catalog_exists(location: CatalogLocation) -> bool:
     """Whether the catalog database is there at all (files only; servers always 'exist')."""
-    if location.kind == "postgres":
+    if location.kind in _SERVERS:
         return True
     return os.path.exists(location.target)
 
@@ -95,6 +101,10 @@ def create_engine(location: CatalogLocation, *, read_only: bool = False) -> sa.E
         return sa.create_engine(
             f"duckdb:///{path}", poolclass=NullPool, connect_args={"read_only": read_only}
         )
+    if location.kind == "mysql":
+        from .mysql_transactions import create_mysql_engine
+
+        return create_mysql_engine(location.target)
     try:
         import psycopg
     except ImportError as exc:  # pragma: no cover - depends on the install

@@ -64,7 +64,9 @@ def _merge_column_stats(ctx: CommitContext, table_id: int, columns, new: list[di
     hold the seen values, and re-read otherwise. Compaction can narrow them, so then everything is re-read.
     """
     tcs = T["ducklake_table_column_stats"]
-    if seen is None or ctx.dialect == "duckdb" or ctx.touched(table_id, "compacted_table"):
+    # MySQL: the guard below compares text with the catalog's case-insensitive collation, so read afresh there
+    # (the commit lock makes that read current).
+    if seen is None or ctx.dialect in ("duckdb", "mysql") or ctx.touched(table_id, "compacted_table"):
         seen = read_column_stats(ctx.conn, table_id)
         checked = True
     else:

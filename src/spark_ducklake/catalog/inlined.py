@@ -10,6 +10,7 @@ What the reference (DuckDB 1.5.5, ducklake d8a1881e) stores, observed in all thr
 - PostgreSQL: int8/int16 smallint, int32/uint8/uint16 integer, int64/uint32 bigint, float32 real, float64 double
   precision, decimal numeric(p,s), boolean, varchar/json/blob bytea (UTF-8 bytes for text), uuid, time, timetz
   (`time with time zone`), interval; date, timestamps, uint64, int128/uint128 and nested types varchar.
+- MySQL: see `inlined_mysql` (no nested types; values its columns cannot hold exactly are not inlined).
 
 Nested values in SQLite/PostgreSQL are text in two styles. Lists and maps (and everything inside them) use DuckDB's
 VARCHAR cast rendering: `[1, NULL]`, `{k=1}`, `{'a': 1}`, strings quoted only when needed with `\\'` and `\\\\`
@@ -40,6 +41,7 @@ import sqlalchemy as sa
 from sqlalchemy.dialects import postgresql
 from sqlalchemy.types import UserDefinedType
 
+from . import inlined_mysql
 from .model import Column
 from .types import _DECIMAL, float_text, parse_pg_interval, render_interval, to_arrow_type
 
@@ -99,6 +101,8 @@ class CastFromText(UserDefinedType):
 
 # --------------------------------------------------------------------------------------------- tables
 def _sql_type(col: Column, dialect: str):
+    if dialect == "mysql":
+        return inlined_mysql.sql_type(col)
     if dialect == "duckdb":
         native = {"boolean": sa.Boolean(), "int64": sa.BigInteger(), "float32": sa.Float(),
                   "float64": sa.Double(), "varchar": sa.String(), "blob": sa.LargeBinary()}
@@ -167,10 +171,15 @@ def inlinable(columns: list[Column], dialect_name: str, data: pa.Table | None = 
         for col in top.walk():
             if col.type == "variant" and dialect_name != "duckdb":
                 return False
+            if col.is_nested and dialect_name == "mysql":
+                return False
             if col.type not in _DUCK_NAMES and not col.is_nested and not _DECIMAL.fullmatch(col.type):
                 return False
     if data is None or dialect_name == "duckdb":
         return True
+    if dialect_name == "mysql":
+        return all(inlined_mysql.storable(col, v) for col in columns for v in data.column(col.name).to_pylist()
+                   if v is not None)
     return not any(_unreadable(col, v, 0, dialect_name) for col in columns if col.is_nested
                    for v in data.column(col.name).to_pylist())
 
@@ -529,6 +538,8 @@ def _encode(col: Column, value, dialect: str):
     kind = col.type
     if col.is_nested:
         return render(col, value)
+    if dialect == "mysql":
+        return inlined_mysql.encode(col, value, scalar_text)
     if kind in _SMALL_INTS:
         return int(value)
     if kind == "boolean":

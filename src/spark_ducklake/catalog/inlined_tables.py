@@ -16,12 +16,16 @@ def _dialect(conn: sa.Connection) -> str:
 
 def create_inlined_data_table(conn: sa.Connection, table_id: int, schema_version: int,
                               columns: list[Column]) -> str:
-    """Create ducklake_inlined_data_<table>_<version> and register it, as the reference does on DDL."""
+    """Create ducklake_inlined_data_<table>_<version> and register it, as the reference does on DDL.
+
+    Not on MySQL for columns it cannot hold (nested types): the reference cannot create that table there."""
     md = sa.MetaData()
     table = inlined.inlined_data_table(md, _dialect(conn), table_id, schema_version, columns)
-    table.create(conn, checkfirst=True)
+    if _dialect(conn) == "mysql" and not inlined.inlinable(columns, "mysql"):
+        return table.name
     registry = T["ducklake_inlined_data_tables"]
     exists = conn.execute(sa.select(registry.c.table_name).where(registry.c.table_name == table.name)).first()
+    _create(conn, table, keep_existing=exists is not None)
     if exists is None:
         conn.execute(registry.insert().values(table_id=table_id, table_name=table.name,
                                               schema_version=schema_version))
@@ -83,8 +87,17 @@ def end_rows(conn: sa.Connection, table_id: int, row_ids: list[int], snapshot_id
 def inlined_delete_table(conn: sa.Connection, table_id: int) -> sa.Table:
     """ducklake_inlined_delete_<table_id>, created when missing."""
     table = inlined.inlined_delete_table(sa.MetaData(), _dialect(conn), table_id)
-    table.create(conn, checkfirst=True)
+    _create(conn, table, keep_existing=True)
     return table
+
+
+def _create(conn: sa.Connection, table: sa.Table, *, keep_existing: bool) -> None:
+    if _dialect(conn) == "mysql":  # DDL there would commit the commit's transaction half-way
+        from .mysql_transactions import create_table_outside_transaction
+
+        create_table_outside_transaction(conn, table, keep_existing=keep_existing)
+    else:
+        table.create(conn, checkfirst=True)
 
 
 def end_all_rows(conn: sa.Connection, table_id: int, snapshot_id: int) -> int:
@@ -95,8 +108,29 @@ def end_all_rows(conn: sa.Connection, table_id: int, snapshot_id: int) -> int:
     return ended
 
 
-def read_rows(conn: sa.Connection, table_id: int, columns: list[Column], snapshot_id: int) -> pa.Table | None:
-    """Inlined rows visible at the snapshot, in the table's current columns plus `row_id`; None if none."""
+BEGIN_COL, END_COL = "_dl_begin_snapshot", "_dl_end_snapshot"
+
+
+def read_rows(conn: sa.Connection, table_id: int, columns: list[Column], snapshot_id: int, *,
+              with_snapshots: bool = False) -> pa.Table | None:
+    """Inlined rows visible at the snapshot, in the table's current columns plus `row_id`; None if none.
+
+    `with_snapshots` adds each row's begin and end snapshot (`BEGIN_COL`, `END_COL`)."""
+    return _read_matching(conn, table_id, columns, with_snapshots, lambda tbl: sa.and_(
+        tbl.c.begin_snapshot <= snapshot_id,
+        sa.or_(tbl.c.end_snapshot.is_(None), tbl.c.end_snapshot > snapshot_id),
+    ))
+
+
+def rows_changed_between(conn: sa.Connection, table_id: int, columns: list[Column], start: int,
+                         end: int) -> pa.Table | None:
+    """Inlined rows inserted or deleted in snapshots start..end (inclusive), with row_id and both snapshots."""
+    return _read_matching(conn, table_id, columns, True, lambda tbl: sa.or_(
+        tbl.c.begin_snapshot.between(start, end), tbl.c.end_snapshot.between(start, end)))
+
+
+def _read_matching(conn: sa.Connection, table_id: int, columns: list[Column], with_snapshots: bool,
+                   condition) -> pa.Table | None:
     sv = T["ducklake_schema_versions"]
     begins = dict(
         (version, begin) for begin, version in
@@ -111,15 +145,19 @@ def read_rows(conn: sa.Connection, table_id: int, columns: list[Column], snapsho
         tbl = inlined.inlined_data_table(md, _dialect(conn), table_id, version, old_columns)
         if not sa.inspect(conn).has_table(name):
             continue
-        query = sa.select(*inlined.select_columns(tbl, old_columns, _dialect(conn))).where(
-            tbl.c.begin_snapshot <= snapshot_id,
-            sa.or_(tbl.c.end_snapshot.is_(None), tbl.c.end_snapshot > snapshot_id),
-        ).order_by(tbl.c.row_id)
+        selected = inlined.select_columns(tbl, old_columns, _dialect(conn))
+        if with_snapshots:
+            selected += [tbl.c.begin_snapshot.label(BEGIN_COL), tbl.c.end_snapshot.label(END_COL)]
+        query = sa.select(*selected).where(condition(tbl)).order_by(tbl.c.row_id)
         rows = conn.execute(query).mappings().all()
         if not rows:
             continue
         decoded = inlined.decode_rows(rows, old_columns, _dialect(conn))
-        parts.append(_to_current(decoded, [r["row_id"] for r in rows], old_columns, columns))
+        part = _to_current(decoded, [r["row_id"] for r in rows], old_columns, columns)
+        if with_snapshots:
+            for key in (BEGIN_COL, END_COL):
+                part = part.append_column(key, pa.array([r[key] for r in rows], pa.int64()))
+        parts.append(part)
     if not parts:
         return None
     schema = _all_nullable(parts[-1].schema)  # versions may differ in nullability only

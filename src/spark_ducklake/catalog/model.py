@@ -144,6 +144,11 @@ class DataFile:
     partition_id: int | None = None
     mapping_id: int | None = None
     delete_file: DeleteFile | None = None
+    # Top-level column ids the file lacks though its rows are read under them (None: not looked up).
+    absent_columns: frozenset[int] | None = None
+    # Files with a mapping_id: the catalog.name_maps.NameMap to read them by, and hive-path column values.
+    name_map: tuple | None = None
+    hive_values: dict[int, object] | None = None
 
 
 @dataclass

@@ -8,6 +8,7 @@ from typing import NamedTuple
 import sqlalchemy as sa
 
 from ..errors import DuckLakeError
+from .intervals import parse_interval
 from .spec_tables import T
 
 DESCRIPTIONS = {
@@ -35,6 +36,10 @@ DESCRIPTIONS = {
 READ_ONLY = {"version", "created_by", "data_path", "encrypted"}
 SIZE_OPTIONS = {"target_file_size", "parquet_row_group_size_bytes"}
 GLOBAL_ONLY = {"require_commit_message", "delete_older_than", "expire_older_than", "per_thread_output"}
+BOOLEAN_OPTIONS = {"auto_compact", "hive_file_pattern", "per_thread_output", "require_commit_message",
+                   "sort_on_insert"}
+INTERVAL_OPTIONS = {"delete_older_than", "expire_older_than"}
+CODECS = ("uncompressed", "snappy", "gzip", "zstd", "brotli", "lz4", "lz4_raw")
 _UNITS = {"": 1, "b": 1, "kb": 10**3, "mb": 10**6, "gb": 10**9, "tb": 10**12,
           "kib": 2**10, "mib": 2**20, "gib": 2**30, "tib": 2**40}
 
@@ -65,6 +70,15 @@ def normalize(name: str, value) -> str:
         raise DuckLakeError(f"option {name!r} is fixed when the lake is created")
     if name in SIZE_OPTIONS:
         return str(parse_size(value))
+    if name in BOOLEAN_OPTIONS:
+        return _boolean(name, value)
+    if name in INTERVAL_OPTIONS:
+        parse_interval(str(value))  # stored as written, like the reference; must parse when used
+        return str(value)
+    if name == "parquet_version" and str(value) not in ("1", "2"):
+        raise DuckLakeError(f"parquet_version must be 1 or 2, got {value!r}")
+    if name == "parquet_compression" and str(value).lower() not in CODECS:
+        raise DuckLakeError(f"unsupported parquet_compression {value!r}; use one of {', '.join(CODECS)}")
     if isinstance(value, bool):
         return "true" if value else "false"
     if name == "rewrite_delete_threshold" and not 0 <= float(value) <= 1:
@@ -74,6 +88,13 @@ def normalize(name: str, value) -> str:
             raise DuckLakeError(f"{name} must not be negative")
         return str(int(value))
     return str(value)
+
+
+def _boolean(name: str, value) -> str:
+    text = str(value).strip().lower()
+    if isinstance(value, bool) or text in ("true", "false", "t", "f", "1", "0", "yes", "no", "y", "n"):
+        return "true" if value is True or text in ("true", "t", "1", "yes", "y") else "false"
+    raise DuckLakeError(f"option {name!r} takes true or false, got {value!r}")
 
 
 def set_option(conn: sa.Connection, name: str, value, *, scope: str | None, scope_id: int | None) -> None:

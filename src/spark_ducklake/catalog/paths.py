@@ -20,6 +20,11 @@ def absolute_data_path(path: str) -> str:
     return path if path.endswith("/") else path + "/"
 
 
+def is_absolute(path: str) -> bool:
+    """A URI or an absolute local path."""
+    return path.startswith("/") or is_uri(path)
+
+
 def join(base: str, path: str | None, is_relative: bool | None) -> str:
     """`path` resolved against `base` when relative; `base` itself when there is no path."""
     if path is None:

@@ -7,9 +7,9 @@ side. Anything else keeps every file: pruning is only ever an optimisation, the 
 
 from __future__ import annotations
 
-from collections import defaultdict
 from collections.abc import Callable
 from dataclasses import dataclass
+from functools import lru_cache
 
 import sqlalchemy as sa
 import sqlglot
@@ -141,53 +141,82 @@ def may_match(cond: Condition, stats: ColumnStats | None, record_count: int,
 
 def _is_float(stats: ColumnStats) -> bool:
     text = stats.max_value or ""
-    return any(ch in text for ch in ".eE") or text in ("inf", "-inf")
+    if text in ("inf", "-inf"):
+        return True
+    if not any(ch in text for ch in ".eE"):
+        return False
+    try:  # a string such as 'eu' is no float: its bounds still prove things
+        float(text)
+    except ValueError:
+        return False
+    return True
 
 
 def _coerce(value, like):
     """A predicate literal in the Python type of the decoded stats value."""
+    aware = getattr(like, "tzinfo", None) is not None
+    return _coerce_to(value, type(like), aware)
+
+
+@lru_cache(maxsize=4096)
+def _coerce_to(value, like_type: type, aware: bool):
+    # Cached: pruning a big table coerces the same few literals once per file.
     import datetime as dt
     from decimal import Decimal
 
-    if isinstance(like, bool) or isinstance(value, type(like)):
+    if issubclass(like_type, bool) or isinstance(value, like_type):
         return value
-    if isinstance(like, int | float | Decimal) and isinstance(value, str):
+    if issubclass(like_type, int | float | Decimal) and isinstance(value, str):
         raise ValueError("string compared with a number")
-    if isinstance(like, Decimal):
+    if issubclass(like_type, Decimal):
         return Decimal(str(value))
-    if isinstance(like, float):
+    if issubclass(like_type, float):
         return float(value)
-    if isinstance(like, dt.datetime) and isinstance(value, str):
+    if issubclass(like_type, dt.datetime) and isinstance(value, str):
         parsed = dt.datetime.fromisoformat(value)
-        if like.tzinfo and not parsed.tzinfo:
+        if aware and not parsed.tzinfo:
             parsed = parsed.replace(tzinfo=dt.timezone.utc)
         return parsed
-    if isinstance(like, dt.date) and isinstance(value, str):
+    if issubclass(like_type, dt.date) and isinstance(value, str):
         return dt.date.fromisoformat(value)
     return value
+
+
+def _decoder(type_: str) -> Callable[[str], object]:
+    """parse_literal for one column type, memoized per distinct stats string (files share many values)."""
+    from .types import parse_literal
+
+    cache: dict[str, object] = {}
+
+    def decode(text: str):
+        try:
+            return cache[text]
+        except KeyError:
+            value = cache[text] = parse_literal(type_, text)
+            return value
+
+    return decode
 
 
 def prune_files(conn: sa.Connection, table: TableInfo, files: list[DataFile], where: str | None) -> list[DataFile]:
     """The files that may hold rows matching `where` (all of them when nothing is provable)."""
     if not where or not files:
         return files
-    from .types import parse_literal
-
     by_name = {col.name.lower(): col for col in table.columns if not col.is_nested}
     conditions = [c for c in parse_conditions(where) if c.column.lower() in by_name]
     if not conditions:
         return files
     column_ids = {by_name[c.column.lower()].column_id for c in conditions}
     stats = _load_stats(conn, table.table_id, column_ids)
+    checks = [(cond, by_name[cond.column.lower()], _decoder(by_name[cond.column.lower()].type))
+              for cond in conditions]
     kept = []
     for f in files:
         keep = True
-        for cond in conditions:
-            col = by_name[cond.column.lower()]
+        for cond, col, decode in checks:
             if col.added_snapshot is not None and f.begin_snapshot < col.added_snapshot:
                 continue  # file predates the column: it holds the default, no stats
-            if not may_match(cond, stats.get((f.data_file_id, col.column_id)), f.record_count,
-                             lambda text, t=col.type: parse_literal(t, text)):
+            if not may_match(cond, stats.get((f.data_file_id, col.column_id)), f.record_count, decode):
                 keep = False
                 break
         if keep:
@@ -233,16 +262,18 @@ def _prune_buckets(conn: sa.Connection, table: TableInfo, files: list[DataFile],
 
 
 def _load_stats(conn: sa.Connection, table_id: int, column_ids: set[int]) -> dict[tuple[int, int], ColumnStats]:
+    from .reader import no_gc
+
     fcs = T["ducklake_file_column_stats"]
-    rows = conn.execute(
+    query = (
         sa.select(fcs.c.data_file_id, fcs.c.column_id, fcs.c.value_count, fcs.c.null_count, fcs.c.min_value,
-                  fcs.c.max_value, fcs.c.contains_nan)
+                  fcs.c.max_value, sa.type_coerce(fcs.c.contains_nan, sa.BigInteger))
         .where(fcs.c.table_id == table_id, fcs.c.column_id.in_(sorted(column_ids)))
     )
-    out: dict[tuple[int, int], ColumnStats] = defaultdict(lambda: None)
-    for r in rows:
-        out[(r.data_file_id, r.column_id)] = ColumnStats(
-            column_id=r.column_id, value_count=r.value_count, null_count=r.null_count, min_value=r.min_value,
-            max_value=r.max_value, contains_nan=r.contains_nan,
-        )
+    out: dict[tuple[int, int], ColumnStats] = {}
+    with no_gc():  # one object per file and column: tuple unpacking and no GC passes keep 100k files fast
+        rows = conn.execute(query).all()
+        for file_id, column_id, values, nulls, low, high, nan in rows:
+            out[(file_id, column_id)] = ColumnStats(column_id, values, nulls, low, high,
+                                                    None if nan is None else bool(nan))
     return out

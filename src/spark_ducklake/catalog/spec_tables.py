@@ -6,7 +6,7 @@ import uuid
 from datetime import datetime, timezone
 
 import sqlalchemy as sa
-from sqlalchemy.dialects import postgresql
+from sqlalchemy.dialects import mysql, postgresql
 from sqlalchemy.types import TypeDecorator
 
 SPEC_VERSION = "1.0"
@@ -33,7 +33,7 @@ class CatalogBool(TypeDecorator):
 
 
 class CatalogUuid(TypeDecorator):
-    """UUID, stored as text in SQLite; always handed to Python as str."""
+    """UUID, stored as text in SQLite and MySQL; always handed to Python as str."""
 
     impl = sa.String
     cache_ok = True
@@ -43,6 +43,8 @@ class CatalogUuid(TypeDecorator):
             return dialect.type_descriptor(postgresql.UUID(as_uuid=False))
         if dialect.name == "duckdb":
             return dialect.type_descriptor(sa.Uuid(as_uuid=False))
+        if dialect.name == "mysql":
+            return dialect.type_descriptor(mysql.TEXT())
         return dialect.type_descriptor(sa.String())
 
     def process_bind_param(self, value, dialect):
@@ -53,7 +55,8 @@ class CatalogUuid(TypeDecorator):
 
 
 class CatalogTimestamp(TypeDecorator):
-    """TIMESTAMPTZ; SQLite keeps the reference's text form `2026-11-22 11:42:19.375589+00`."""
+    """TIMESTAMPTZ; SQLite keeps the reference's text form `2026-11-22 11:42:19.375589+00`, MySQL a DATETIME in
+    UTC (whole seconds, as the reference creates it)."""
 
     impl = sa.DateTime
     cache_ok = True
@@ -69,6 +72,8 @@ class CatalogTimestamp(TypeDecorator):
         value = value.astimezone(timezone.utc)
         if dialect.name == "sqlite":
             return format_sqlite_timestamp(value)
+        if dialect.name == "mysql":  # MariaDB truncates the fraction, MySQL 8 rounds it: truncate everywhere
+            return value.replace(tzinfo=None, microsecond=0)
         return value
 
     def process_result_value(self, value, dialect):
@@ -116,7 +121,7 @@ def _col(name: str, type_, **kw) -> sa.Column:
 
 
 BIG = sa.BigInteger
-TEXT = sa.String
+TEXT = sa.String().with_variant(mysql.TEXT(), "mysql")  # MySQL's VARCHAR needs a length; the reference uses TEXT
 
 
 def build_metadata() -> sa.MetaData:

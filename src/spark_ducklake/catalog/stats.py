@@ -60,9 +60,12 @@ def _leaf_columns(schema: pa.Schema, columns: list[Column]) -> list[Column | Non
     return leaves
 
 
-def file_column_stats(metadata: pq.FileMetaData, columns: list[Column]) -> dict[int, ColumnStats]:
-    """Stats of every leaf column present in a Parquet file, in the spec's string encodings."""
-    leaves = _leaf_columns(metadata.schema.to_arrow_schema(), columns)
+def file_column_stats(metadata: pq.FileMetaData, columns: list[Column],
+                      leaves: list[Column | None] | None = None) -> dict[int, ColumnStats]:
+    """Stats of every leaf column present in a Parquet file, in the spec's string encodings. `leaves` gives the
+    table column of each Parquet leaf when field ids cannot (files matched by name)."""
+    if leaves is None:
+        leaves = _leaf_columns(metadata.schema.to_arrow_schema(), columns)
     out: dict[int, ColumnStats] = {}
     for index, col in enumerate(leaves):
         if col is None:

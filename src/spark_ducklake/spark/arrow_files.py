@@ -22,8 +22,10 @@ SNAPSHOT_COL = "_ducklake_internal_snapshot_id"
 ROW_ID_COL = "_ducklake_internal_row_id"
 
 
-def read_with_arrow(spark, files: list[DataFile], present: list[Column], internal: dict[int, str], need_pos: bool):
-    """DataFrame of the files' rows (internal column names, plus position columns when asked)."""
+def read_with_arrow(spark, files: list[DataFile], present: list[Column], internal: dict[int, str], need_pos: bool,
+                    *, name_map=None):
+    """DataFrame of the files' rows (internal column names, plus position columns when asked); files with a
+    `name_map` (catalog.name_maps) are matched by top-level name, their hive-path columns from `hive_values`."""
     from pyspark.sql import types as T
 
     out_fields = [T.StructField(internal[c.column_id], types.to_spark_type(c), True) for c in present]
@@ -34,11 +36,13 @@ def read_with_arrow(spark, files: list[DataFile], present: list[Column], interna
         max(1, min(len(files), 64)))
     wanted = [(c, internal[c.column_id]) for c in present]
     arrow_schema = pa.schema([pa.field(f.name, _arrow_of(f.dataType)) for f in schema.fields])
+    names = {m.column_id: m.source for m in name_map} if name_map is not None else None
+    hive = {f.path: f.hive_values for f in files if f.hive_values} if name_map is not None else {}
 
     def run(batches):
         for batch in batches:
             for path in batch.column(0).to_pylist():
-                yield from _read_file(path, wanted, arrow_schema)
+                yield from _read_file(path, wanted, arrow_schema, names, hive.get(path))
 
     frame = spark.createDataFrame([], schema) if not files else jobs.mapInArrow(run, schema)
     if not need_pos:
@@ -52,12 +56,16 @@ def _arrow_of(spark_type) -> pa.DataType:
     return to_arrow_type(spark_type, timezone="UTC")
 
 
-def _read_file(path: str, wanted, arrow_schema: pa.Schema):
+def _read_file(path: str, wanted, arrow_schema: pa.Schema, names: dict[int, str] | None = None,
+               hive: dict[int, object] | None = None):
     fs, inner = filesystem(path)
     with fs.open_input_file(inner) as fh:
         table = pq.read_table(fh)
     by_id = {}
-    for i, field in enumerate(table.schema):
+    if names is not None:  # name mapping: match top-level columns by name, case-insensitively
+        position = {field.name.lower(): i for i, field in enumerate(table.schema)}
+        by_id = {cid: position[src.lower()] for cid, src in names.items() if src.lower() in position}
+    for i, field in enumerate(table.schema if names is None else ()):
         raw = (field.metadata or {}).get(b"PARQUET:field_id")
         if raw is not None:
             by_id[int(raw)] = i
@@ -65,6 +73,10 @@ def _read_file(path: str, wanted, arrow_schema: pa.Schema):
     n = table.num_rows
     for col, name in wanted:
         target = arrow_schema.field(name).type
+        if hive and col.column_id in hive:
+            value = hive[col.column_id]
+            arrays.append(pa.array([types.convert_nested(col, value, _spark_value)] * n, type=target))
+            continue
         if col.column_id not in by_id:
             default = None if col.is_nested else types.parse_literal(col.type, col.initial_default)
             arrays.append(pa.array([types.convert_nested(col, default, _spark_value)] * n, type=target))

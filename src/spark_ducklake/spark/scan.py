@@ -17,9 +17,12 @@ import pyarrow as pa
 from ..catalog import types
 from ..catalog.model import Column, DataFile, TableInfo
 from .arrow_files import read_with_arrow
+from .mapped_files import read_mapped
 from .paths import spark_file_uri, spark_path
 
-PATH, POS, FILE, ROW_START = "_dl_path", "_dl_pos", "_dl_file", "_dl_row_start"
+PATH, POS, FILE, ROW_START, BEGIN = "_dl_path", "_dl_pos", "_dl_file", "_dl_row_start", "_dl_begin"
+DELETED = "_dl_deleted"
+BROADCAST_POSITIONS = 1_000_000  # about 16 MB of (file, position) pairs
 SNAPSHOT_COL = "_ducklake_internal_snapshot_id"
 ROW_ID_COL = "_ducklake_internal_row_id"
 
@@ -35,7 +38,7 @@ def scan_table(spark, table: TableInfo, files: list[DataFile], *, snapshot_id: i
     from pyspark.sql import functions as F
 
     inlined_deletes = {k: v for k, v in (inlined_deletes or {}).items() if v}
-    internal = {c.column_id: c.name if names_stable else f"_dl_c{c.column_id}" for c in table.columns}
+    internal = internal_names(table, names_stable)
     file_ids = {f.data_file_id for f in files}
     has_deletes = any(f.delete_file for f in files) or bool(set(inlined_deletes) & file_ids)
     partial = any(f.partial_max is not None and f.partial_max > snapshot_id for f in files)
@@ -43,30 +46,20 @@ def scan_table(spark, table: TableInfo, files: list[DataFile], *, snapshot_id: i
     lineage = row_ids or partial  # rows rewritten by updates/compaction carry their own row id
     native = all(types.is_native(c) for c in table.columns)
 
-    frames = []
-    for missing, group in _group_by_missing(files, table.columns).items():
-        present = [c for c in table.columns if c.column_id not in missing]
-        frame = (_native(spark, group, present, internal, need_pos, partial, lineage) if native
-                 else read_with_arrow(spark, group, present, internal, need_pos))
-        for col in table.columns:
-            if col.column_id in missing:
-                frame = frame.withColumn(internal[col.column_id], _default(col))
-        frames.append(frame)
-
-    if frames:
-        data = reduce(lambda a, b: a.unionByName(b), frames)
+    data = read_files(spark, table, files, internal, positions=need_pos, snapshots=partial, lineage=lineage)
+    if data is not None:
         if need_pos:
-            data = _attach_file_ids(spark, data, files)
             if partial:
                 data = data.where(F.col(SNAPSHOT_COL).isNull() | (F.col(SNAPSHOT_COL) <= snapshot_id))
             if has_deletes:
-                data = data.join(_deletes(spark, files, inlined_deletes, snapshot_id), [FILE, POS], "left_anti")
+                deleted = _deletes(spark, files, inlined_deletes, snapshot_id)
+                known = sum(f.delete_file.delete_count or 0 for f in files if f.delete_file)
+                data = data.join(broadcast_if_small(deleted, known + sum(map(len, inlined_deletes.values()))),
+                                 [FILE, POS], "left_anti")
             rowid = F.col(ROW_START) + F.col(POS)
             if lineage or not native:
                 rowid = F.coalesce(F.col(ROW_ID_COL), rowid)
             data = data.withColumn("rowid", rowid)
-    else:
-        data = None
     result_cols = [F.col(internal[c.column_id]).alias(c.name) for c in table.columns]
     if row_ids:
         result_cols.append(F.col("rowid"))
@@ -82,6 +75,48 @@ def scan_table(spark, table: TableInfo, files: list[DataFile], *, snapshot_id: i
     return data
 
 
+def broadcast_if_small(positions, count: int):
+    """Deleted positions (`count` of them, as the catalog says) marked for a broadcast join when they are few:
+    planning cannot size them, and a sort-merge join would shuffle every row of the files they delete from."""
+    from pyspark.sql import functions as F
+
+    return F.broadcast(positions) if count <= BROADCAST_POSITIONS else positions
+
+
+def internal_names(table: TableInfo, names_stable: bool) -> dict[int, str]:
+    """Column id -> the name a scan reads it under (internal names when a name ever changed meaning)."""
+    return {c.column_id: c.name if names_stable else f"_dl_c{c.column_id}" for c in table.columns}
+
+
+def read_files(spark, table: TableInfo, files: list[DataFile], internal: dict[int, str], *, positions: bool,
+               snapshots: bool, lineage: bool):
+    """Every row of the data files under the table's columns (named by `internal`), deletes not applied.
+
+    Columns a file predates read as their initial default. `positions` adds `_dl_file` (data file id), `_dl_pos`
+    (row position), `_dl_row_start` and `_dl_begin` (the file's row_id_start and begin_snapshot); `snapshots`
+    and `lineage` add the files' `_ducklake_internal_snapshot_id` / `_ducklake_internal_row_id` (NULL where a
+    file lacks them). None when there are no files.
+    """
+    native = all(types.is_native(c) for c in table.columns)
+    frames = []
+    for (missing, name_map), group in _group_by_missing(files, table.columns).items():
+        present = [c for c in table.columns if c.column_id not in missing]
+        if name_map is not None and native:  # files without field ids: by the names their mapping gives
+            frame = read_mapped(spark, group, present, internal, name_map, positions, snapshots, lineage)
+        elif native:
+            frame = _native(spark, group, present, internal, positions, snapshots, lineage)
+        else:
+            frame = read_with_arrow(spark, group, present, internal, positions, name_map=name_map)
+        for col in table.columns:
+            if col.column_id in missing:
+                frame = frame.withColumn(internal[col.column_id], _default(col))
+        frames.append(frame)
+    if not frames:
+        return None
+    data = reduce(lambda a, b: a.unionByName(b), frames)
+    return _attach_file_ids(spark, data, files) if positions else data
+
+
 def _result_schema(table: TableInfo, row_ids: bool, positions: bool):
     from pyspark.sql import types as T
 
@@ -93,15 +128,19 @@ def _result_schema(table: TableInfo, row_ids: bool, positions: bool):
     return T.StructType(fields)
 
 
-def _group_by_missing(files: list[DataFile], columns: list[Column]) -> dict[frozenset[int], list[DataFile]]:
-    """Files grouped by which top-level columns they predate (those read as the column's initial default)."""
-    groups: dict[frozenset[int], list[DataFile]] = defaultdict(list)
+def _group_by_missing(files: list[DataFile], columns: list[Column]) -> dict[tuple, list[DataFile]]:
+    """Files grouped by which top-level columns they lack (those read as the column's initial default) and by
+    the name mapping they are read with (None: by field id)."""
+    groups: dict[tuple, list[DataFile]] = defaultdict(list)
     for f in files:
-        missing = frozenset(
-            c.column_id for c in columns
-            if c.added_snapshot is not None and f.begin_snapshot < c.added_snapshot and f.partial_max is None
-        )
-        groups[missing].append(f)
+        if f.absent_columns is not None:
+            missing = frozenset(c.column_id for c in columns if c.column_id in f.absent_columns)
+        else:
+            missing = frozenset(
+                c.column_id for c in columns
+                if c.added_snapshot is not None and f.begin_snapshot < c.added_snapshot and f.partial_max is None
+            )
+        groups[(missing, f.name_map)].append(f)
     return groups
 
 
@@ -145,8 +184,11 @@ def _same(a, b) -> bool:
 def _attach_file_ids(spark, data, files: list[DataFile]):
     from pyspark.sql import functions as F
 
-    rows = [(spark_file_uri(f.path), f.data_file_id, f.row_id_start or 0) for f in files]
-    lookup = spark.createDataFrame(rows, f"{PATH} string, {FILE} long, {ROW_START} long")
+    lookup = spark.createDataFrame(pa.table({  # Arrow: far cheaper than Python rows for thousands of files
+        PATH: pa.array([spark_file_uri(f.path) for f in files], pa.string()),
+        FILE: pa.array([f.data_file_id for f in files], pa.int64()),
+        ROW_START: pa.array([f.row_id_start or 0 for f in files], pa.int64()),
+        BEGIN: pa.array([f.begin_snapshot for f in files], pa.int64())}))
     return data.join(F.broadcast(lookup), PATH)
 
 
@@ -155,17 +197,11 @@ def _deletes(spark, files: list[DataFile], inlined_deletes: dict[int, list[int]]
     from pyspark.sql import functions as F
 
     parts = []
-    with_files = [f for f in files if f.delete_file is not None]
+    with_files = [(f.delete_file.path, f.data_file_id, f.delete_file.begin_snapshot) for f in files
+                  if f.delete_file is not None]
     if with_files:
-        lookup = spark.createDataFrame(
-            [(spark_file_uri(f.delete_file.path), f.data_file_id) for f in with_files],
-            f"_dl_del_path string, {FILE} long",
-        )
-        raw = (spark.read.schema(f"pos long, {SNAPSHOT_COL} long")
-               .parquet(*[spark_path(f.delete_file.path) for f in with_files])
-               .where(F.col(SNAPSHOT_COL).isNull() | (F.col(SNAPSHOT_COL) <= snapshot_id))
-               .select(F.col("_metadata.file_path").alias("_dl_del_path"), F.col("pos").alias(POS)))
-        parts.append(raw.join(F.broadcast(lookup), "_dl_del_path").select(FILE, POS))
+        raw = delete_file_positions(spark, with_files)
+        parts.append(raw.where(F.col(DELETED) <= snapshot_id).select(FILE, POS))
     ids = {f.data_file_id for f in files}
     small = [(fid, pos) for fid, positions in inlined_deletes.items() if fid in ids for pos in positions]
     if small:
@@ -175,10 +211,29 @@ def _deletes(spark, files: list[DataFile], inlined_deletes: dict[int, list[int]]
     return reduce(lambda a, b: a.unionByName(b), parts)
 
 
+def delete_file_positions(spark, delete_files: list[tuple[str, int, int]]):
+    """(`_dl_file`, `_dl_pos`, `_dl_deleted`) of every position in the given positional delete files.
+
+    `delete_files` holds (delete file path, data file id, begin snapshot). `_dl_deleted` is the snapshot that
+    deleted the row: the `_ducklake_internal_snapshot_id` a partial (merged) delete file stores per position,
+    else the delete file's begin snapshot.
+    """
+    from pyspark.sql import functions as F
+
+    lookup = spark.createDataFrame([(spark_file_uri(path), fid, begin) for path, fid, begin in delete_files],
+                                   f"_dl_del_path string, {FILE} long, _dl_del_begin long")
+    raw = (spark.read.schema(f"pos long, {SNAPSHOT_COL} long")
+           .parquet(*[spark_path(path) for path, _fid, _begin in delete_files])
+           .select(F.col("_metadata.file_path").alias("_dl_del_path"), F.col("pos").alias(POS),
+                   F.col(SNAPSHOT_COL)))
+    return raw.join(F.broadcast(lookup), "_dl_del_path").select(
+        FILE, POS, F.coalesce(F.col(SNAPSHOT_COL), F.col("_dl_del_begin")).alias(DELETED))
+
+
 def _inlined_frame(spark, inlined: pa.Table, table: TableInfo, row_ids: bool, positions: bool):
     from pyspark.sql import functions as F
 
-    frame = spark.createDataFrame(_spark_safe(inlined))
+    frame = spark.createDataFrame(spark_safe(inlined))
     cols = [F.col(f"`{c.name}`").cast(types.to_spark_type(c)).alias(c.name) for c in table.columns]
     if row_ids:
         cols.append(F.col("row_id").alias("rowid"))
@@ -187,7 +242,7 @@ def _inlined_frame(spark, inlined: pa.Table, table: TableInfo, row_ids: bool, po
     return frame.select(*cols)
 
 
-def _spark_safe(data: pa.Table) -> pa.Table:
+def spark_safe(data: pa.Table) -> pa.Table:
     """Arrow types Spark's createDataFrame cannot take (unsigned ints) widened first."""
     fields = []
     for field in data.schema:

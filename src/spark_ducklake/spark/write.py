@@ -82,13 +82,16 @@ def row_group_bytes(table: TableInfo, options: WriteOptions) -> int | None:
 
 
 ROW_ID_COLUMN, ROW_ID_FIELD_ID = "_ducklake_internal_row_id", 2147483540
+SNAPSHOT_ID_COLUMN, SNAPSHOT_ID_FIELD_ID = "_ducklake_internal_snapshot_id", 2147483539
 
 
-def with_field_ids(df, table: TableInfo, *, row_ids: bool = False):
+def with_field_ids(df, table: TableInfo, *, row_ids: bool = False, snapshot_ids: bool = False):
     """The DataFrame with the table's schema (field ids in the metadata) so Spark writes them.
 
     With `row_ids`, the DataFrame's `rowid` column is written as `_ducklake_internal_row_id`, as the reference
-    does for rows that keep their identity (updates): row lineage.
+    does for rows that keep their identity (updates): row lineage. With `snapshot_ids`, its
+    `_ducklake_internal_snapshot_id` column is kept (the snapshot that inserted each row: flushed and compacted
+    files hold rows of several snapshots).
     """
     from pyspark.sql import functions as F
 
@@ -96,18 +99,34 @@ def with_field_ids(df, table: TableInfo, *, row_ids: bool = False):
         col.name, metadata={types.FIELD_ID_KEY: col.column_id}) for col in table.columns]
     if row_ids:
         cols.append(F.col("rowid").cast("long").alias(ROW_ID_COLUMN, metadata={types.FIELD_ID_KEY: ROW_ID_FIELD_ID}))
+    if snapshot_ids:
+        cols.append(F.col(SNAPSHOT_ID_COLUMN).cast("long").alias(
+            SNAPSHOT_ID_COLUMN, metadata={types.FIELD_ID_KEY: SNAPSHOT_ID_FIELD_ID}))
     return df.select(*cols)
 
 
+def configure_writer(writer, table: TableInfo, options: WriteOptions):
+    """A DataFrameWriter with the lake's Parquet options (codec, row groups, format version) applied."""
+    writer = writer.option("compression", _CODECS.get(options.compression, options.compression))
+    block_size = row_group_bytes(table, options)
+    if block_size:
+        writer = writer.option("parquet.block.size", block_size)
+    if options.parquet_version:
+        writer = writer.option("parquet.writer.version", f"PARQUET_{options.parquet_version}_0")
+    if options.compression == "zstd" and options.compression_level is not None:
+        writer = writer.option("parquet.compression.codec.zstd.level", options.compression_level)
+    return writer
+
+
 def write_data_files(spark, df, table: TableInfo, *, options: WriteOptions | None = None,
-                     row_ids: bool = False) -> list[NewDataFile]:
+                     row_ids: bool = False, snapshot_ids: bool = False) -> list[NewDataFile]:
     """Write `df` (already conformed to the table) as Parquet files in the table's directory; nothing committed."""
     from .partition import KEY_PREFIX, placement, with_partition_keys
 
     options = options or WriteOptions()
     staging = f"{table.path}_staging-{uuid.uuid4().hex}/"
     spec = table.partition if table.partition is not None and table.partition.keys else None
-    frame = with_field_ids(df, table, row_ids=row_ids)
+    frame = with_field_ids(df, table, row_ids=row_ids, snapshot_ids=snapshot_ids)
     if spec is not None:
         frame = with_partition_keys(frame, table, spec)
     if table.sort_keys and options.sort_on_insert:  # partition keys first: Spark's writer needs them grouped
@@ -118,18 +137,7 @@ def write_data_files(spark, df, table: TableInfo, *, options: WriteOptions | Non
     writer = frame.write.mode("error")
     if spec is not None:  # one file per partition per task; the key columns stay out of the files
         writer = writer.partitionBy(*[f"{KEY_PREFIX}{i}" for i in range(len(spec.keys))])
-    writer = (
-        writer
-        .option("compression", _CODECS.get(options.compression, options.compression))
-        .option("maxRecordsPerFile", rows_per_file(table, options))
-    )
-    block_size = row_group_bytes(table, options)
-    if block_size:
-        writer = writer.option("parquet.block.size", block_size)
-    if options.parquet_version:
-        writer = writer.option("parquet.writer.version", f"PARQUET_{options.parquet_version}_0")
-    if options.compression == "zstd" and options.compression_level is not None:
-        writer = writer.option("parquet.compression.codec.zstd.level", options.compression_level)
+    writer = configure_writer(writer, table, options).option("maxRecordsPerFile", rows_per_file(table, options))
     fs, staging_path = filesystem(staging)
     moved: list[str] = []
     try:

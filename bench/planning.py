@@ -1,0 +1,120 @@
+"""Planning a scan of a table with many files and snapshots: ours vs DuckDB's extension on the same catalog.
+
+    .venv/bin/python bench/planning.py [--files 1000,10000,100000] [--snapshots 100000] [--quick]
+
+Catalogs are built by bulk-inserting catalog rows (big_catalog.py), on SQLite and PostgreSQL. Timed (medians,
+warm handle): `lake.plan_scan(t)` (catalog only: files, deletes, inlined rows); `lake.plan_scan(t, where=...)`
+with a filter every file's stats rule out; DuckDB: `SELECT count(*) FROM lake.t` (answered from the catalog's
+file list and record counts, no file opened) and `EXPLAIN SELECT * FROM lake.t`, on a connection that attached
+the lake once. Where Spark is affordable, also `lake.read(t)` to a planned DataFrame vs `spark.read.parquet` of
+the same paths (Spark's file listing dominates both). Goal: plan_scan < 150 ms at 100k files.
+"""
+
+from __future__ import annotations
+
+import argparse
+import shutil
+import statistics
+import tempfile
+
+from common import drop_pg_database, fresh_pg_database, pg_available, timed
+from report import Row
+
+GOAL = 0.150
+
+
+def _median(fn, repeat: int) -> float:
+    fn()
+    return statistics.median(timed(fn) for _ in range(repeat))
+
+
+def measure(big, repeat: int, spark_files: int, backend: str) -> list[Row]:
+    """Rows for one built catalog."""
+    from spark_ducklake import DuckLake
+    from spark_ducklake.duckdb_reference import attach, connect
+
+    lake = DuckLake.attach(big.catalog)
+    con = connect()
+    con.execute("SET threads = 2")
+    attach(con, big.catalog, big.data_path)
+    n = f"{big.files:,} files"
+    group = f"plan_scan ({backend})"
+    size = f"{big.files:,} files, {big.snapshots:,} snapshots"
+    plan = _median(lambda: lake.plan_scan(big.table), repeat)
+    count = _median(lambda: con.execute(f"SELECT count(*) FROM lake.{big.table}").fetchall(), repeat)
+    explain = _median(lambda: con.execute(f"EXPLAIN SELECT * FROM lake.{big.table}").fetchall(), repeat)
+    pruned = _median(lambda: lake.plan_scan(big.table, where="id < -1"), repeat)
+    rows = [
+        Row("planning", f"{backend} plan_scan, {n}", plan, count, baseline_name="duckdb count(*)", group=group,
+            notes=f"{size}; goal < 150 ms: {'met' if plan < GOAL else 'missed'}"),
+        Row("planning", f"{backend} plan_scan, {n} (vs EXPLAIN)", plan, explain, baseline_name="duckdb EXPLAIN",
+            group=group, notes=size),
+        Row("planning", f"{backend} plan_scan where all pruned, {n}", pruned, count,
+            baseline_name="duckdb count(*)", group=group,
+            notes="stats of every file loaded and checked"),
+    ]
+    if big.files <= spark_files:
+        from spark_ducklake.spark.paths import spark_path
+
+        spark = lake.spark
+        paths = [spark_path(f.path) for f in lake.plan_scan(big.table).files]
+        read = _median(lambda: lake.read(big.table), max(1, repeat // 3))
+        plain = _median(lambda: spark.read.schema("id long, v double").parquet(*paths), max(1, repeat // 3))
+        rows.append(Row("planning", f"{backend} lake.read -> DataFrame, {n}", read, plain,
+                        baseline_name="spark.read.parquet(paths)", group=f"DataFrame ({backend})",
+                        notes="Spark lists every path when the DataFrame is made"))
+    con.close()
+    lake.close()
+    return rows
+
+
+def bench_rows(quick: bool, *, files: list[int] | None = None, snapshots: int | None = None,
+               backends: tuple[str, ...] = ("sqlite", "postgres"), spark_files: int | None = None,
+               repeat: int | None = None) -> list[Row]:
+    """Case 3; quick: 1k/10k/100k files over at most 10k snapshots on SQLite, 1k/10k on PostgreSQL."""
+    import big_catalog
+
+    files = files or [1_000, 10_000, 100_000]
+    snapshots = snapshots if snapshots is not None else (10_000 if quick else 100_000)
+    spark_files = spark_files if spark_files is not None else (1_000 if quick else 10_000)
+    repeat = repeat or (5 if quick else 9)
+    rows: list[Row] = []
+    for backend in backends:
+        if backend == "postgres" and not pg_available():
+            rows.append(Row("planning", "postgres", None, None, notes="PostgreSQL not reachable: skipped"))
+            continue
+        for count in files:
+            if quick and backend == "postgres" and count > 10_000:
+                continue
+            root = tempfile.mkdtemp(prefix="bench-plan-")
+            db = None
+            try:
+                if backend == "sqlite":
+                    catalog = f"sqlite:{root}/meta.sqlite"
+                else:
+                    dsn, db = fresh_pg_database()
+                    catalog = f"postgres:{dsn}"
+                big = big_catalog.many_files(catalog, f"{root}/data/", count, max(count, snapshots))
+                rows += measure(big, repeat, spark_files, backend)
+            finally:
+                if db:
+                    drop_pg_database(db)
+                shutil.rmtree(root, ignore_errors=True)
+    return rows
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--files", default="1000,10000,100000")
+    parser.add_argument("--snapshots", type=int, default=100_000)
+    parser.add_argument("--backends", default="sqlite,postgres")
+    parser.add_argument("--spark-files", type=int, default=0, help="also time lake.read up to this many files")
+    parser.add_argument("--quick", action="store_true")
+    args = parser.parse_args()
+    for row in bench_rows(args.quick, files=[int(f) for f in args.files.split(",")], snapshots=args.snapshots,
+                          backends=tuple(args.backends.split(",")), spark_files=args.spark_files):
+        print(row)
+
+
+if __name__ == "__main__":
+    main()

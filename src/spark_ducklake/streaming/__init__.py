@@ -1,0 +1,1 @@
+"""Structured Streaming for DuckLake tables: a source emitting new snapshots, an exactly-once sink."""

@@ -1,0 +1,62 @@
+"""The benchmark suite's building blocks on tiny sizes: bulk-built catalogs read like real lakes, small commits
+against the peers, and the report (Markdown + PNG). No Spark, no numbers asserted."""
+
+from __future__ import annotations
+
+import os
+import sys
+from datetime import datetime, timezone
+
+import pytest
+
+BENCH = os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), "bench")
+sys.path.insert(0, BENCH)
+
+pytestmark = pytest.mark.duckdb_ref
+
+
+def test_bulk_built_catalog_reads_as_a_lake_for_us_and_duckdb(tmp_path):
+    import big_catalog
+    import planning
+
+    from spark_ducklake import DuckLake
+    from spark_ducklake.duckdb_reference import attach, connect
+
+    big = big_catalog.many_files(f"sqlite:{tmp_path / 'meta.sqlite'}", f"{tmp_path}/data/", 100, 150)
+    lake = DuckLake.attach(big.catalog)
+    plan = lake.plan_scan("t")
+    assert len(plan.files) == 100 and len({f.path for f in plan.files}) == 100
+    assert all(os.path.exists(f.path) for f in plan.files)
+    assert lake.plan_scan("t", where="id < 0").files == []
+    assert len(lake.plan_scan("t", where="id = 5").files) == 100
+    assert len(lake.snapshots()) >= 150
+    con = connect()
+    attach(con, big.catalog)
+    assert con.execute("SELECT count(*), sum(id) FROM lake.t").fetchone() == (100 * 100, 100 * 4950)
+    con.close()
+    rows = planning.measure(big, repeat=1, spark_files=0, backend="sqlite")
+    assert {r.case for r in rows} == {"planning"} and all(r.ratio for r in rows)
+
+
+def test_many_tables_listed_by_us_and_duckdb(tmp_path):
+    import big_catalog
+    import catalog_load
+
+    big = big_catalog.many_tables(f"sqlite:{tmp_path / 'meta.sqlite'}", f"{tmp_path}/data/", 30, columns=4)
+    rows = catalog_load.measure(big, 30, 1, "sqlite")  # asserts both list all 30 tables
+    assert rows[0].ours > 0
+
+
+def test_small_commits_and_report(tmp_path, monkeypatch):
+    import report
+    import small_commits
+
+    # pyiceberg, deltalake and matplotlib come with the bench extra; the quick run exercises them.
+    rows = small_commits.bench_rows(True, commits=20, backends=("sqlite",), peers=("duckdb",))
+    assert {r.baseline_name for r in rows} == {"duckdb-ducklake (sqlite)"}
+    assert all(r.ours > 0 and r.baseline > 0 for r in rows)
+    monkeypatch.setenv("BENCH_RESULTS_DIR", str(tmp_path))
+    text = report.markdown(rows, "smoke", datetime.now(timezone.utc), 1.0, {"small_commits": "5. Small commits"},
+                           {"planning": "boom"})
+    assert "| sqlite median latency vs duckdb-ducklake (sqlite) |" in text
+    assert "cores" in text and "pyiceberg" in text

@@ -1,0 +1,79 @@
+"""checkpoint(): the reference's six maintenance functions in its order, with the lake's options, leaving every
+table reading the same in both engines and nothing a snapshot needs deleted."""
+
+from __future__ import annotations
+
+import os
+import time
+
+import pyarrow as pa
+import pyarrow.parquet as pq
+import sqlalchemy as sa
+
+from spark_ducklake import DuckLake
+from spark_ducklake.catalog.spec_tables import T
+from spark_ducklake.maintenance.catalog_files import table_dirs
+from spark_ducklake.maintenance.checkpoint import STEPS
+from tests.support.compare import duckdb_rows, spark_rows
+from tests.support.reference import attach
+
+
+def _referenced(lake: DuckLake) -> set[str]:
+    with lake.engine.connect() as conn:
+        dirs = table_dirs(conn, lake.data_path)
+        out = set()
+        for name in ("ducklake_data_file", "ducklake_delete_file"):
+            tbl = T[name]
+            for table_id, path, rel in conn.execute(sa.select(tbl.c.table_id, tbl.c.path, tbl.c.path_is_relative)):
+                out |= {d + path if rel else path for d in dirs[table_id]}
+    return out
+
+
+def test_checkpoint_runs_every_step_in_the_reference_order(tmp_path, spark, reference):
+    catalog = f"sqlite:{tmp_path / 'meta.sqlite'}"
+    data = tmp_path / "data"
+    lake = DuckLake.attach(catalog, str(data))
+    lake.create_table("t", "id BIGINT, v STRING")
+    for start in (0, 100):  # small files to merge; the first one nearly all deleted below, to rewrite
+        lake.write(spark.range(start, start + 100).selectExpr("id", "CAST(id AS STRING) AS v"), "t")
+    outside = tmp_path / "added.parquet"  # an added file (read by name) merges like the others
+    pq.write_table(pa.table({"id": pa.array(range(200, 220), pa.int64()), "v": [str(i) for i in range(200, 220)]}),
+                   outside)
+    lake.add_data_files("t", str(outside))
+    lake.write(pa.table({"id": [1000, 1001], "v": ["a", "b"]}), "t")  # inlined: flushed to a file
+    lake.delete("t", "id < 97")
+    lake.create_table("kept", "id BIGINT")
+    lake.write(pa.table({"id": [1, 2, 3]}), "kept")  # inlined, but auto_compact is off for this table
+    lake.set_option("auto_compact", False, table_name="kept")
+    lake.set_option("expire_older_than", "00:00:00")
+    lake.set_option("delete_older_than", "00:00:00")
+    lake.set_option("rewrite_delete_threshold", 0.9)
+    orphan = data / "main" / "t" / "leftover.parquet"
+    orphan.write_bytes(b"not parquet")
+    then = time.time() - 60
+    os.utime(orphan, (then, then))
+    expected = spark_rows(lake.read("t"))
+    disk_before = {str(p) for p in data.rglob("*.parquet")}
+
+    called = []
+    for step in STEPS:  # record the order, delegating to the real functions
+        real = getattr(lake, step)
+        setattr(lake, step, lambda real=real, step=step: called.append(step) or real())
+    result = lake.checkpoint()
+    assert called == list(STEPS)
+    assert [(r.table_name, r.rows_flushed) for r in result.flushed] == [("t", 2)]
+    assert result.expired and [s.snapshot_id for s in result.expired] == list(range(len(result.expired)))
+    assert {r.table_name for r in result.rewritten} <= {"t"} and {r.table_name for r in result.merged} == {"t"}
+    assert [r.path for r in result.orphans_deleted] == [str(orphan)]
+    cleaned = {r.path for r in result.cleaned}
+    assert str(outside) in cleaned  # the lake owned the added file
+    assert disk_before - {str(p) for p in data.rglob('*.parquet')} <= cleaned | {str(orphan)}
+    assert not any(os.path.exists(p) for p in cleaned)
+    assert _referenced(lake) <= {str(p) for p in data.rglob("*.parquet")}
+    assert lake.plan_scan("kept").inlined.num_rows == 3  # auto_compact false: not flushed
+
+    assert spark_rows(lake.read("t")) == expected
+    lake.close()
+    attach(reference, catalog)
+    assert duckdb_rows(reference, "SELECT * FROM lake.t") == expected
+    assert duckdb_rows(reference, "SELECT * FROM lake.kept") == [(1,), (2,), (3,)]
