@@ -19,7 +19,7 @@ from tests.support.compare import duckdb_rows
 from tests.support.reference import attach
 
 WRITERS, COMMITS = 8, 50
-OWNED_ROWS, SHARED_ROWS = 8, 16  # rows per (writer, seq): inlined deletes / delete files (limit is 10)
+OWNED_ROWS, SHARED_ROWS = 12, 16  # rows per (writer, seq): above the inlining limit (10), so delete files
 
 
 def _plan(i: int) -> str:
@@ -109,3 +109,48 @@ def test_mixed_writers_keep_every_commit_exactly_once(backend, tmp_path, request
     attach(reference, catalog)
     for table, rows in expected.items():
         assert sorted(duckdb_rows(reference, f"SELECT writer, seq, k FROM lake.{table}")) == rows, table
+
+
+def test_a_lost_race_with_a_writer_that_does_not_queue_retries_with_fresh_ids(pg_catalog, tmp_path, reference,
+                                                                               monkeypatch):
+    """DuckDB's extension does not take our commit lock: when it commits the snapshot id we are about to use, our
+    insert of that id fails, and the whole attempt retries with new ids on top of DuckDB's snapshot."""
+    from spark_ducklake.catalog import data_ops
+    from spark_ducklake.catalog.spec_tables import T
+
+    lake = DuckLake.attach(pg_catalog, str(tmp_path / "data"))
+    lake.create_table("t", "a BIGINT")
+    lake.create_table("u", "a BIGINT")
+    attach(reference, pg_catalog)
+    original, calls = data_ops.InlineInsert.apply, []
+
+    def racing_apply(self, ctx):
+        calls.append(ctx.snapshot_id)
+        if len(calls) == 1:  # DuckDB commits while our first attempt is under way (other table: no row locks)
+            reference.execute("INSERT INTO lake.u VALUES (42)")
+        return original(self, ctx)
+
+    monkeypatch.setattr(data_ops.InlineInsert, "apply", racing_apply)
+    before = lake.current_snapshot()
+    committed = lake.write(pa.table({"a": pa.array([1, 2], pa.int64())}), "t")
+    assert calls == [before + 1, before + 2] and committed == before + 2
+    snaps = lake.snapshots()
+    assert [s.snapshot_id for s in snaps] == list(range(len(snaps)))
+    assert snaps[-2].changes == {"inlined_insert": ["2"]} and snaps[-1].changes == {"inlined_insert": ["1"]}
+    assert sorted(duckdb_rows(reference, "SELECT a FROM lake.t")) == [(1,), (2,)]
+    assert duckdb_rows(reference, "SELECT a FROM lake.u") == [(42,)]
+
+    # A key violation that is not a race (nobody committed meanwhile) is reported, not retried.
+    def broken_apply(self, ctx):
+        calls.append(ctx.snapshot_id)
+        original(self, ctx)
+        snapshot = T["ducklake_snapshot"]  # a bug: writes the newest snapshot's id again
+        ctx.conn.execute(snapshot.insert().values(snapshot_id=ctx.base.snapshot_id, snapshot_time=ctx.now,
+                                                  schema_version=0, next_catalog_id=0, next_file_id=0))
+
+    monkeypatch.setattr(data_ops.InlineInsert, "apply", broken_apply)
+    calls.clear()
+    with pytest.raises(Exception, match="(?i)duplicate|unique"):
+        lake.write(pa.table({"a": pa.array([3], pa.int64())}), "t")
+    assert len(calls) == 1 and lake.current_snapshot() == committed
+    lake.close()

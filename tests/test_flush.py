@@ -9,7 +9,7 @@ import pytest
 import sqlalchemy as sa
 
 from spark_ducklake import DuckLake
-from spark_ducklake.errors import ConflictError
+from spark_ducklake.errors import ConflictError, SchemaMismatchError
 from spark_ducklake.maintenance import flush as flush_module
 from tests.support.compare import duckdb_rows
 from tests.support.reference import attach
@@ -23,12 +23,13 @@ def _rows(a: list[int], b: list[str], **more) -> pa.Table:
 
 
 def _history(lake: DuckLake) -> None:
-    """Inlined inserts under two schema versions, inlined deletes of inlined and of file rows (one file with a
-    delete file already), a sorted table."""
+    """Inlined inserts under two schema versions, an inlined update, inlined deletes of inlined and of file rows
+    (one file with a delete file already), a sorted table."""
     lake.create_table("t", "a INT, b STRING")
     lake.write(_rows([1, 2, 3, 4], ["x", "y", "z", "w"]), "t")                         # inlined
     lake.write(_rows([5, 6], ["x", "y"]), "t")                                         # inlined
     lake.delete("t", "a = 2")                                                          # inlined row ended
+    lake.update("t", {"b": "'upd'"}, "a = 3")                    # two inlined versions of one row id
     lake.write(lake.spark.range(100, 130).selectExpr("CAST(id AS INT) AS a", "'big' AS b").coalesce(1), "t")
     lake.delete("t", "a >= 118")                                                       # delete file (12 rows)
     lake.delete("t", "a IN (101, 102)")                                                # inlined delete of a file
@@ -48,7 +49,7 @@ def test_flush_keeps_every_snapshot_for_us_and_duckdb(catalog, tmp_path, spark):
     assert duck_before == ours_before
 
     lake = DuckLake.attach(catalog, spark=spark)
-    assert lake.flush_inlined_data() == [("main", "t", 8)]   # every inlined row, deleted ones too
+    assert lake.flush_inlined_data() == [("main", "t", 9)]   # every inlined row version, deleted ones too
     flushed = lake.current_snapshot()
     assert flushed == last + 1
     assert lake.snapshots()[-1].changes == {"tables_deleted_from": ["1"], "flushed_inlined": ["1"]}
@@ -116,3 +117,21 @@ def test_flush_scope_auto_compact_and_conflicts(tmp_path, spark, monkeypatch):
     assert sorted(r.a for r in lake.read("t").collect()) == [2]
     assert lake.flush_inlined_data(table_name="t") == [("main", "t", 2)]        # 1 flushed as deleted
     assert sorted(r.a for r in lake.read("t").collect()) == [2]
+
+
+def test_tables_spark_cannot_rewrite_are_named_or_skipped(tmp_path, reference):
+    """A uuid column has no Spark type to write it back as: maintenance of that table says so; sweeps skip it."""
+    catalog = f"sqlite:{tmp_path / 'meta.sqlite'}"
+    attach(reference, catalog, str(tmp_path / "data"))
+    reference.execute("CREATE TABLE lake.t (id INTEGER, u UUID)")
+    reference.execute("INSERT INTO lake.t VALUES (1, uuid()), (2, NULL)")
+    reference.execute("DETACH lake")
+    lake = DuckLake.attach(catalog)
+    before = lake.snapshots()
+    for call in (lambda: lake.flush_inlined_data(table_name="t"), lambda: lake.merge_adjacent_files("t"),
+                 lambda: lake.rewrite_data_files("t")):
+        with pytest.raises(SchemaMismatchError, match=r"main\.t.*u \(uuid\)"):
+            call()
+    assert lake.flush_inlined_data() == [] and lake.merge_adjacent_files() == []
+    assert lake.snapshots() == before
+    lake.close()

@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import glob
 
+import pyarrow.parquet as pq
+
 import pytest
 
 from spark_ducklake import DuckLake
@@ -119,3 +121,37 @@ def test_bad_partition_keys_change_nothing(tmp_path, spark):
         with pytest.raises(error, match=text):
             lake.set_partitioning("t", keys)
     assert lake.snapshots() == before
+
+
+def test_every_write_path_follows_the_partitioning_and_sort_order(tmp_path, spark, reference):
+    """Files written by update, merge, a transaction and a schema-merging write are laid out like plain writes."""
+    catalog = f"sqlite:{tmp_path / 'meta.sqlite'}"
+    lake = DuckLake.attach(catalog, str(tmp_path / "data"))
+    lake.set_option("data_inlining_row_limit", 0)  # every write below makes Parquet files
+    df = spark.sql("SELECT id, CAST((id * 7919) % 1000 AS INT) AS k, CASE WHEN id % 2 = 0 THEN 'eu' ELSE 'us' END "
+                   "AS r FROM range(200)").repartition(2)
+    lake.create_table("t", df.schema)
+    lake.set_partitioning("t", ["r"])
+    lake.set_sorted_by("t", ["k DESC"])
+    lake.write(df, "t")
+    lake.table("t").update("id < 50", {"k": "k + 1"})
+    source = spark.sql("SELECT id, 5 AS k, 'us' AS r FROM range(190, 230)")
+    lake.table("t").merge(source, "target.id = source.id").when_matched_update_all() \
+        .when_not_matched_insert_all().execute()
+    with lake.transaction() as tx:
+        tx.write(df.selectExpr("id + 1000 AS id", "k", "r"), "t")
+    lake.write(df.selectExpr("id + 2000 AS id", "k", "r", "id AS extra"), "t", merge_schema=True)
+    files = lake.plan_scan("t").files
+    assert len(files) >= 10
+    for f in files:  # every file of every path: in a partition folder, rows of that partition, sorted by k
+        assert f.partition_id is not None, f.path
+        region = f.path.split("/r=")[1].split("/")[0]
+        got = pq.read_table(f.path, columns=["k", "r"])
+        assert set(got.column("r").to_pylist()) == {region}, f.path
+        keys = got.column("k").to_pylist()
+        assert keys == sorted(keys, reverse=True), f.path
+    expected = spark_rows(lake.read("t"))
+    assert len(expected) == 200 + 30 + 200 + 200
+    lake.close()
+    attach(reference, catalog)
+    assert duckdb_rows(reference, "SELECT * FROM lake.t") == expected

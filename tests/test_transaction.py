@@ -60,7 +60,12 @@ def test_exception_rolls_everything_back(tmp_path, spark):
         with lake.transaction() as tx:
             tx.delete("t", "id = 1")
             tx.delete("t", "id = 2")
+    with pytest.raises(DuckLakeError, match="one row-level change"):  # an overwrite deletes rows too
+        with lake.transaction() as tx:
+            tx.write(spark.range(3), "t", mode="overwrite", where="id < 3")
+            tx.delete("t", "id = 5")
     assert lake.snapshots() == before
+    assert sorted((tmp_path / "data").rglob("*.parquet")) == files_before
 
 
 def test_update_inside_a_transaction(tmp_path, spark, reference):

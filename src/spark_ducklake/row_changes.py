@@ -102,8 +102,7 @@ def stage_update(lake: DuckLake, plan, assignments: dict, condition) -> tuple[li
 
 def stage_rows(lake: DuckLake, plan, rows, count: int, *, keep_ids: bool) -> tuple[object, list[str]]:
     """Insert operation for `rows` (table columns + `rowid`): inlined when few, else files; ids kept if asked."""
-    from .spark.write import write_data_files
-    from .writer import _write_options
+    from .writer import write_files
 
     if count <= lake.inlining_limit(plan.table):
         small = rows.toArrow()
@@ -111,7 +110,7 @@ def stage_rows(lake: DuckLake, plan, rows, count: int, *, keep_ids: bool) -> tup
         if inlined.inlinable(plan.table.columns, lake.engine.dialect.name, data):
             ids = small.column("rowid").to_pylist() if keep_ids else None
             return InlineInsert(plan.table, data, row_ids=ids), []
-    files = write_data_files(lake.spark, rows if keep_ids else rows.drop("rowid"), plan.table,
-                             options=_write_options(lake, plan.table), row_ids=keep_ids)
+    files = write_files(lake, rows if keep_ids else rows.drop("rowid"), plan.table, plan.snapshot_id,
+                        options_table=plan.table, row_ids=keep_ids)
     return AppendFiles(plan.table, files), [f.path for f in files]
 

@@ -85,6 +85,8 @@ class Transaction:
         if pending:
             info, ref, replace = pending[0], pending[1], False
         elif existing is not None:
+            if mode == "overwrite":  # it deletes rows: one row-level change per table, like delete/update/merge
+                self._row_change(table)
             info, ref, replace = existing, None, True
         else:
             schema_id, schema_path = self._schema(schema)

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import TYPE_CHECKING
 
 import pyarrow as pa
@@ -11,7 +11,7 @@ from .catalog import inlined, paths, reader
 from .catalog.commit import CommitInfo, commit
 from .catalog.data_ops import AppendFiles, InlineInsert, ReplaceAll
 from .catalog.ddl_ops import CreateTable, TableRef
-from .catalog.model import TableInfo
+from .catalog.model import PartitionSpec, TableInfo
 from .errors import AlreadyExistsError
 from .write_plan import conform_arrow, conform_spark, plan_columns
 
@@ -30,9 +30,33 @@ def new_table(schema: str, name: str, source_schema, schema_id: int, schema_path
     info = TableInfo(
         table_id=-1, table_uuid=create.table_uuid, schema_id=schema_id, schema_name=schema, name=name,
         path=schema_path + paths.dir_name_for(name, create.table_uuid), columns=create.columns,
-        begin_snapshot=read_snapshot,
+        begin_snapshot=read_snapshot, partition=PartitionSpec(), sort_keys=[],
     )
     return create, info
+
+
+def load_layout(conn, table: TableInfo, snapshot_id: int) -> TableInfo:
+    """Fill in the partition spec and sort keys new files of the table follow (once per TableInfo)."""
+    from .catalog.partitioning import current_spec
+    from .catalog.sorting import current_sort
+
+    if table.partition is None:
+        table.partition = current_spec(conn, table.table_id, snapshot_id)
+    if table.sort_keys is None:
+        table.sort_keys = current_sort(conn, table.table_id, snapshot_id)
+    return table
+
+
+def write_files(lake: DuckLake, frame, table: TableInfo, snapshot_id: int, *, options_table: TableInfo | None,
+                row_ids: bool = False) -> list:
+    """Write a conformed DataFrame as the table's Parquet files, partitioned and sorted as the table is at the
+    snapshot; nothing committed. `options_table` scopes the lake options (None for a table not yet created)."""
+    from .spark.write import write_data_files
+
+    if table.partition is None or table.sort_keys is None:
+        with lake.engine.connect() as conn:
+            load_layout(conn, table, snapshot_id)
+    return write_data_files(lake.spark, frame, table, options=_write_options(lake, options_table), row_ids=row_ids)
 
 
 @dataclass
@@ -44,8 +68,10 @@ class StagedWrite:
 
 
 def write_table(lake: DuckLake, data, schema: str, name: str, mode: str, info: CommitInfo, *, where=None,
-                merge_schema: bool = False) -> int:
-    """Write `data` (Spark DataFrame, pyarrow Table or pandas DataFrame) into a table as one snapshot."""
+                merge_schema: bool = False, guards: list | None = None) -> int:
+    """Write `data` (Spark DataFrame, pyarrow Table or pandas DataFrame) into a table as one snapshot.
+
+    `guards` are operations committed first that may refuse the commit (see stream_commits.GuardBatch)."""
     with lake.engine.connect() as conn:  # one round of catalog reads before the data moves
         latest = reader.latest_snapshot(conn)
         read_snapshot = latest.snapshot_id
@@ -59,21 +85,19 @@ def write_table(lake: DuckLake, data, schema: str, name: str, mode: str, info: C
             ref = create.ref
         limit = lake.inlining_limit(existing, conn)
         if existing is not None:
-            from .catalog.partitioning import current_spec
-            from .catalog.sorting import current_sort
-
-            existing.partition = current_spec(conn, existing.table_id, read_snapshot)
-            existing.sort_keys = current_sort(conn, existing.table_id, read_snapshot)
+            existing = load_layout(conn, replace(existing), read_snapshot)  # the cached record stays as it is
+            target = existing
     if merge_schema and existing is not None:
         from .schema_update import evolve_for
 
         create, target = evolve_for(lake, existing, _schema_of(data))
+        target = replace(target, partition=existing.partition, sort_keys=existing.sort_keys)
     staged = stage_write(lake, data, target, ref, mode, where=where, read_snapshot=read_snapshot,
                          replace_existing=existing is not None, limit=limit)
     ops = ([create] if create else []) + staged.ops
     if not ops:
         return read_snapshot
-    return commit_staged(lake, ops, read_snapshot, info, staged.files)
+    return commit_staged(lake, (guards or []) + ops, read_snapshot, info, staged.files)
 
 
 def commit_staged(lake: DuckLake, ops: list, read_snapshot: int, info: CommitInfo, files: list[str]) -> int:
@@ -135,11 +159,8 @@ def stage_write(lake: DuckLake, data, table: TableInfo, ref: TableRef | None, mo
         if small.num_rows:
             staged.ops.append(InlineInsert(table, small, ref))
         return staged
-    from .spark.write import write_data_files
-
     try:
-        files = write_data_files(lake.spark, conformed, table, options=_write_options(lake, table if ref is None
-                                                                                           else None))
+        files = write_files(lake, conformed, table, read_snapshot, options_table=table if ref is None else None)
     except BaseException:
         from .spark.write import delete_paths
 

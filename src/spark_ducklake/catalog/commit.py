@@ -117,12 +117,13 @@ def commit(
     retry = retry or RetryPolicy()
     attempt = 0
     while True:
+        based_on: list[int] = []  # the newest snapshot the attempt saw, once it got that far
         try:
-            return _attempt(engine, operations, read_snapshot, data_path, info)
+            return _attempt(engine, operations, read_snapshot, data_path, info, based_on)
         except ConflictError:
             raise
         except (sa.exc.IntegrityError, sa.exc.OperationalError, sa.exc.DBAPIError) as exc:
-            if not _is_race(exc):
+            if not _is_race(exc) or (isinstance(exc, sa.exc.IntegrityError) and not _moved_on(engine, based_on)):
                 raise
             attempt += 1
             if attempt > retry.max_retries:
@@ -131,6 +132,15 @@ def commit(
                 ) from exc
             log.debug("commit lost a race (attempt %d), retrying: %s", attempt, exc.__class__.__name__)
             time.sleep(retry.delay(attempt))
+
+
+def _moved_on(engine: sa.Engine, based_on: list[int]) -> bool:
+    """Whether another writer committed a snapshot since the failed attempt looked: only then was a key
+    violation a lost race (otherwise it is a real error, and retrying would only hide it)."""
+    if not based_on:
+        return True
+    with engine.connect() as conn:
+        return reader.latest_snapshot(conn).snapshot_id > based_on[0]
 
 
 def _is_race(exc: sa.exc.DBAPIError) -> bool:
@@ -142,7 +152,8 @@ def _is_race(exc: sa.exc.DBAPIError) -> bool:
     return any(marker in text for marker in markers)
 
 
-def _attempt(engine: sa.Engine, operations, read_snapshot: int, data_path: str, info: CommitInfo) -> int:
+def _attempt(engine: sa.Engine, operations, read_snapshot: int, data_path: str, info: CommitInfo,
+             based_on: list[int]) -> int:
     options = {"sqlite_begin": "IMMEDIATE"} if engine.dialect.name == "sqlite" else {}
     with engine.connect().execution_options(**options) as conn, _releasing_commit_lock(conn), conn.begin():
         if not any(change.kind in _DDL_KINDS for op in operations for change in op.intents()):
@@ -155,6 +166,7 @@ def _attempt(engine: sa.Engine, operations, read_snapshot: int, data_path: str, 
         # One query for the newest snapshot and everything committed since we read.
         recent = reader.list_snapshots(conn, since=read_snapshot - 1) or [reader.latest_snapshot(conn)]
         base = recent[-1]
+        based_on.append(base.snapshot_id)
         snapshot_id = base.snapshot_id + 1
         newer = [snap for snap in recent if snap.snapshot_id > read_snapshot]
         if newer:
@@ -257,7 +269,9 @@ def _files_deleted_in(conn: sa.Connection, snapshot_id: int, changes: list) -> s
     """Data file ids a snapshot deleted from (delete files, ended files, inlined deletes), plus each table's
     inlined-rows key when it ended inlined rows."""
     dl, df = T["ducklake_delete_file"], T["ducklake_data_file"]
-    ids = set(conn.execute(sa.select(dl.c.data_file_id).where(dl.c.begin_snapshot == snapshot_id)).scalars())
+    # a partial delete file begins with its oldest deletion; its newest (the committing snapshot) is partial_max
+    ids = set(conn.execute(sa.select(dl.c.data_file_id).where(
+        sa.or_(dl.c.begin_snapshot == snapshot_id, dl.c.partial_max == snapshot_id))).scalars())
     ids |= set(conn.execute(sa.select(df.c.data_file_id).where(df.c.end_snapshot == snapshot_id)).scalars())
     for table_id in {int(c.value) for c in changes if c.kind == "inlined_delete" and c.value.isdigit()}:
         ids |= inlined_tables.files_deleted_at(conn, table_id, snapshot_id)

@@ -275,7 +275,10 @@ class DeleteRows:
 
     def apply(self, ctx: CommitContext) -> None:
         tid, df, dl = self.table.table_id, T["ducklake_data_file"], T["ducklake_delete_file"]
-        replaced = [d.data_file_id for d in self.delete_files] + list(self.ended_files)
+        plain = [d for d in self.delete_files if d.replaces is None]
+        # Ended data files keep their delete file as it is (so does the reference: its feed reads the rows those
+        # did not delete as deleted when the data file ends).
+        replaced = [d.data_file_id for d in plain]
         if replaced:
             ctx.conn.execute(dl.update().where(dl.c.table_id == tid, dl.c.data_file_id.in_(replaced),
                                                dl.c.end_snapshot.is_(None)).values(end_snapshot=ctx.snapshot_id))
@@ -283,8 +286,9 @@ class DeleteRows:
             ended = end_live_rows(ctx.conn, df, ctx.snapshot_id, df.c.data_file_id.in_(self.ended_files))
             if ended != len(self.ended_files):
                 raise ConflictError(f"data files of table {self.table.qualified_name} were removed meanwhile")
+        self._replace_delete_files(ctx)
         rows = []
-        for d in self.delete_files:
+        for d in plain:
             rel, is_rel = paths.relative_to(self.table.path, d.path)
             rows.append({"delete_file_id": ctx.file_id(), "table_id": tid, "begin_snapshot": ctx.snapshot_id,
                          "end_snapshot": None, "data_file_id": d.data_file_id, "path": rel,
@@ -305,3 +309,19 @@ class DeleteRows:
                 raise ConflictError(f"inlined rows of table {self.table.qualified_name} were deleted meanwhile")
         for change in self.intents():
             ctx.changes.append(change)
+
+    def _replace_delete_files(self, ctx: CommitContext) -> None:
+        """Partial delete files take their data file's old delete file's place in every snapshot."""
+        from ..spark.delete_files import restamp
+        from .compaction_ops import PlacedDelete, insert_delete_file
+
+        for d in self.delete_files:
+            if d.replaces is None:
+                continue
+            if d.predicted_snapshot != ctx.snapshot_id:  # others committed first: the foreseen id is taken
+                fixed = restamp(d.path, d.predicted_snapshot, ctx.snapshot_id)
+                d.file_size_bytes, d.footer_size, d.first_snapshot = (fixed.file_size_bytes, fixed.footer_size,
+                                                                      fixed.first_snapshot)
+                d.predicted_snapshot = ctx.snapshot_id
+            insert_delete_file(ctx, self.table, d.data_file_id, PlacedDelete(
+                d, begin_snapshot=d.first_snapshot, partial_max=ctx.snapshot_id, replaces=d.replaces))

@@ -187,3 +187,6 @@ class NewDeleteFile:
     delete_count: int
     file_size_bytes: int
     footer_size: int
+    replaces: DeleteFile | None = None  # partial files: the data file's delete file this one replaces
+    first_snapshot: int | None = None  # partial files: the oldest deletion they hold
+    predicted_snapshot: int | None = None  # partial files: the snapshot id their new positions carry

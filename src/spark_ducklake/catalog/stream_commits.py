@@ -8,9 +8,11 @@ committed at most once, so the newest snapshot naming the query and table holds 
 from __future__ import annotations
 
 import json
+from dataclasses import dataclass
 
 import sqlalchemy as sa
 
+from ..errors import DuckLakeError
 from .spec_tables import T
 
 KEY = "spark_streaming"
@@ -35,3 +37,28 @@ def last_committed_batch(conn: sa.Connection, query_id: str, table: str) -> int 
         if isinstance(info, dict) and info.get("query_id") == query_id and info.get("table") == table:
             return int(info["batch_id"])
     return None
+
+
+class BatchAlreadyCommitted(DuckLakeError):
+    """The table already holds this micro-batch of the query (a re-delivery): nothing was committed."""
+
+
+@dataclass
+class GuardBatch:
+    """A commit operation that aborts the commit if the batch is already in the table: checked while the commit
+    holds the writers' lock, so two deliveries of one batch never both land."""
+
+    query_id: str
+    table: str
+    batch_id: int
+
+    def intents(self) -> list:
+        """Changes nothing itself."""
+        return []
+
+    def apply(self, ctx) -> None:
+        """Raise BatchAlreadyCommitted when a snapshot records this batch (or a later one) of the query."""
+        done = last_committed_batch(ctx.conn, self.query_id, self.table)
+        if done is not None and self.batch_id <= done:
+            raise BatchAlreadyCommitted(f"batch {self.batch_id} of query {self.query_id} is already in "
+                                        f"{self.table} (last committed: {done})")

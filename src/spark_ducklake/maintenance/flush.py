@@ -60,7 +60,7 @@ class _TableFlush:
     batches: list[_Batch] = field(default_factory=list)
     file_deletes: dict[int, list[tuple[int, int]]] = field(default_factory=dict)  # file id -> (pos, snapshot)
     live_files: dict = field(default_factory=dict)  # file id -> DataFile, for those with inlined deletes
-    ended: list[tuple[int, int]] = field(default_factory=list)  # (row id, delete snapshot) of flushed rows
+    ended: list[tuple[int, int, int]] = field(default_factory=list)  # (row id, insert, delete snapshot) of rows
 
 
 def flush_inlined_data(lake: DuckLake, schema_name: str | None, table_name: str | None,
@@ -173,8 +173,11 @@ def _write_batches(lake: DuckLake, flush: _TableFlush, per_thread: bool, staged:
             placed.append(PlacedFile(f, batch.layout.columns, begin_snapshot=snaps[0], partial_max=snaps[1],
                                      row_id_start=rows[0], partition_id=batch.layout.partition.partition_id
                                      if f.partition_values else None))
-        flush.ended += [(r, e) for r, e in zip(batch.rows.column("rowid").to_pylist(),
-                                               batch.rows.column(ENDED).to_pylist(), strict=True) if e is not None]
+        # A row id alone is not enough: an update's versions share it (each has its own insert snapshot).
+        flush.ended += [(r, b, e) for r, b, e in zip(batch.rows.column("rowid").to_pylist(),
+                                                     batch.rows.column(SNAPSHOT_ID_COLUMN).to_pylist(),
+                                                     batch.rows.column(ENDED).to_pylist(), strict=True)
+                        if e is not None]
     return placed
 
 
@@ -208,13 +211,14 @@ def _write_deletes(lake: DuckLake, work: list[_TableFlush], placed_by_table: lis
         parts = []
         if flush.ended and placed:
             targets.update({p.file.path: DeleteTarget(p.file.path) for p in placed})
-            gone = spark.createDataFrame(flush.ended, "_dl_rid long, _dl_snap long")
+            gone = spark.createDataFrame(flush.ended, f"_dl_rid long, _dl_begin long, {SNAP} long")
             keys = spark.createDataFrame([(spark_file_uri(p.file.path), p.file.path) for p in placed],
                                          f"_dl_uri string, {KEY} string")
-            read = (spark.read.schema(f"`{ROW_ID_COLUMN}` long").parquet(*[spark_path(p.file.path) for p in placed])
+            read = (spark.read.schema(f"`{ROW_ID_COLUMN}` long, `{SNAPSHOT_ID_COLUMN}` long")
+                    .parquet(*[spark_path(p.file.path) for p in placed])
                     .select(F.col("_metadata.file_path").alias("_dl_uri"), F.col("_metadata.row_index").alias(POS),
-                            F.col(ROW_ID_COLUMN).alias("_dl_rid")))
-            parts.append(read.join(F.broadcast(gone), "_dl_rid").join(F.broadcast(keys), "_dl_uri")
+                            F.col(ROW_ID_COLUMN).alias("_dl_rid"), F.col(SNAPSHOT_ID_COLUMN).alias("_dl_begin")))
+            parts.append(read.join(F.broadcast(gone), ["_dl_rid", "_dl_begin"]).join(F.broadcast(keys), "_dl_uri")
                          .select(KEY, POS, SNAP))
         if flush.file_deletes:
             rows = []

@@ -10,6 +10,7 @@ import sqlalchemy as sa
 
 from ..catalog import reader
 from ..catalog.model import Column, TableInfo
+from ..errors import SchemaMismatchError
 from ..spark.write import WriteOptions
 
 if TYPE_CHECKING:
@@ -24,7 +25,12 @@ _WRITABLE = {"boolean", "int8", "int16", "int32", "int64", "float32", "float64",
 
 def spark_writable(columns: list[Column]) -> bool:
     """Whether Spark can write every column in its own DuckLake type (so rewriting a file keeps its types)."""
-    return all(c.type in _WRITABLE or c.type.startswith("decimal(") for top in columns for c in top.walk())
+    return not _unwritable(columns)
+
+
+def _unwritable(columns: list[Column]) -> list[str]:
+    return sorted({f"{c.name} ({c.type})" for top in columns for c in top.walk()
+                   if c.type not in _WRITABLE and not c.type.startswith("decimal(")})
 
 
 def maintained_tables(lake: DuckLake, conn: sa.Connection, snapshot_id: int, *, schema: str | None = None,
@@ -45,8 +51,11 @@ def maintained_tables(lake: DuckLake, conn: sa.Connection, snapshot_id: int, *, 
     writable = [t for t in found if spark_writable(t.columns)]
     for t in found:
         if t not in writable:
-            log.warning("%s skips %s: it has columns Spark cannot write in their DuckDB types", function,
-                        t.qualified_name)
+            message = (f"{function} cannot rewrite {t.qualified_name}: Spark cannot write columns "
+                       f"{', '.join(_unwritable(t.columns))} in their DuckDB types")
+            if table is not None:
+                raise SchemaMismatchError(message)
+            log.warning("%s; skipped", message)
     return writable
 
 

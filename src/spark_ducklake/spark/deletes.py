@@ -1,8 +1,8 @@
-"""Row-level deletes on Spark: find the positions a condition matches, write merged positional delete files.
+"""Row-level deletes on Spark: find the positions a condition matches, stage delete files (`delete_files.py`).
 
-Delete files follow the reference (Iceberg positional deletes): one file per data file per snapshot, columns
-`file_path` (field id 2147483646, the data file's absolute path) and `pos` (field id 2147483645), sorted, merged with
-the data file's previous delete file. Few positions go to the catalog's inlined delete table instead.
+As in the reference: one delete file per touched data file (Iceberg positional deletes), rewritten as a partial
+delete file when the data file already had one; a data file whose every row is gone is ended instead; few
+positions go to the catalog's inlined delete table.
 """
 
 from __future__ import annotations
@@ -10,16 +10,12 @@ from __future__ import annotations
 from collections import Counter
 from dataclasses import dataclass, field
 
-import pyarrow.parquet as pq
-
 from ..catalog.model import DataFile, NewDeleteFile
 from ..catalog.spec_tables import new_uuid
 from ..scan_plan import ScanPlan
-from .paths import filesystem
+from .delete_files import OldDeletes, write_delete_file
 from .scan import FILE, POS
 from .write import delete_paths
-
-FILE_PATH_FIELD_ID, POS_FIELD_ID = 2147483646, 2147483645
 
 
 @dataclass
@@ -72,8 +68,9 @@ def stage_deletes(spark, plan: ScanPlan, matches, inline_limit: int) -> DeletePl
     if not file_counts:
         return result
     files = {f.data_file_id: f for f in plan.files if f.data_file_id in file_counts}
-    already = {fid: len(plan.inlined_deletes.get(fid, ())) + (f.delete_file.delete_count if f.delete_file else 0)
-               for fid, f in files.items()}
+    # As the reference: a data file ends when its delete file would hold every row (inlined deletes of it are not
+    # counted: such a file keeps a delete file of its other rows, which DuckDB's change feed needs).
+    already = {fid: f.delete_file.delete_count if f.delete_file else 0 for fid, f in files.items()}
     result.ended_files = [fid for fid, n in file_counts.items() if n + already[fid] >= files[fid].record_count]
     rest = {fid: n for fid, n in file_counts.items() if fid not in result.ended_files}
     if rest and sum(rest.values()) <= inline_limit:
@@ -84,30 +81,36 @@ def stage_deletes(spark, plan: ScanPlan, matches, inline_limit: int) -> DeletePl
                 result.inlined_file_deletes.setdefault(r[FILE], []).append(r[POS])
     elif rest:
         new = matches.where(F.col(FILE).isin(list(rest)))
-        result.delete_files = write_delete_files(spark, new, [files[fid] for fid in rest], plan.table.path)
+        result.delete_files = write_delete_files(spark, new, [files[fid] for fid in rest], plan.table.path,
+                                                 plan.snapshot_id + 1)
     return result
 
 
-def write_delete_files(spark, positions, files: list[DataFile], table_path: str) -> list[NewDeleteFile]:
-    """One merged, sorted delete file per data file (new positions plus its current delete file's).
+def write_delete_files(spark, positions, files: list[DataFile], table_path: str,
+                       predicted_snapshot: int) -> list[NewDeleteFile]:
+    """One sorted delete file per data file: plain, or partial when the data file already has a delete file.
 
     Each data file's positions meet in one executor task, which merges them with the file's earlier delete
     file and writes the result with pyarrow straight to its final name: one shuffle of the positions, no
-    staging folder, and the footers come back with the task's result.
+    staging folder, and the footers come back with the task's result. New positions of a partial file carry
+    `predicted_snapshot` (the snapshot the commit should get; DeleteRows fixes it if the commit lands later).
     """
     import pyarrow as pa
 
-    sources = {f.data_file_id: (f.path, f.delete_file.path if f.delete_file else None,
-                                f"{table_path}ducklake-{new_uuid()}-delete.parquet") for f in files}
-    result_schema = (f"{FILE} long, path string, delete_count long, file_size_bytes long, footer_size long")
+    sources = {f.data_file_id: (f.path, f.delete_file, f"{table_path}ducklake-{new_uuid()}-delete.parquet")
+               for f in files}
+    result_schema = (f"{FILE} long, path string, delete_count long, file_size_bytes long, footer_size long, "
+                     "first_snapshot long")
 
     def write_one(group: pa.Table) -> pa.Table:
         file_id = group.column(FILE)[0].as_py()
-        data_path, old_path, target = sources[file_id]
-        meta = write_positions(group.column(POS), data_path, old_path, target)
-        return pa.table({FILE: [file_id], "path": [target], "delete_count": [meta.num_rows],
-                         "file_size_bytes": [filesystem(target)[0].get_file_info(filesystem(target)[1]).size],
-                         "footer_size": [meta.serialized_size]})
+        data_path, old, target = sources[file_id]
+        written = write_delete_file(
+            target, data_path, group.column(POS), snapshots=predicted_snapshot if old is not None else None,
+            old=OldDeletes(old.path, old.begin_snapshot) if old is not None else None)
+        return pa.table({FILE: [file_id], "path": [target], "delete_count": [written.delete_count],
+                         "file_size_bytes": [written.file_size_bytes], "footer_size": [written.footer_size],
+                         "first_snapshot": pa.array([written.first_snapshot], pa.int64())})
 
     try:
         rows = positions.select(FILE, POS).groupBy(FILE).applyInArrow(write_one, result_schema).collect()
@@ -115,28 +118,7 @@ def write_delete_files(spark, positions, files: list[DataFile], table_path: str)
         delete_paths([target for _data, _old, target in sources.values()])
         raise
     return [NewDeleteFile(data_file_id=r[FILE], path=r["path"], delete_count=r["delete_count"],
-                          file_size_bytes=r["file_size_bytes"], footer_size=r["footer_size"]) for r in rows]
-
-
-def write_positions(new_positions, data_path: str, old_path: str | None, target: str):
-    """Write the sorted union of `new_positions` and the old delete file's; returns the file's metadata."""
-    import pyarrow as pa
-    import pyarrow.compute as pc
-
-    schema = pa.schema([
-        pa.field("file_path", pa.string(), nullable=False, metadata={b"PARQUET:field_id": str(FILE_PATH_FIELD_ID)}),
-        pa.field("pos", pa.int64(), nullable=False, metadata={b"PARQUET:field_id": str(POS_FIELD_ID)}),
-    ])
-    parts = [pa.chunked_array(new_positions).cast(pa.int64())]
-    if old_path is not None:
-        fs, inner = filesystem(old_path)
-        parts.append(pq.read_table(inner, filesystem=fs, columns=["pos"]).column("pos").cast(pa.int64()))
-    merged = pa.chunked_array([chunk for part in parts for chunk in part.chunks], pa.int64())
-    pos = pc.unique(merged).sort()
-    table = pa.table({"file_path": pa.array([data_path] * len(pos), pa.string()), "pos": pos}, schema=schema)
-    fs, inner = filesystem(target)
-    with fs.open_output_stream(inner) as out:
-        writer = pq.ParquetWriter(out, schema)
-        writer.write_table(table)
-        writer.close()
-    return pq.read_metadata(inner, filesystem=fs)
+                          file_size_bytes=r["file_size_bytes"], footer_size=r["footer_size"],
+                          replaces=sources[r[FILE]][1], first_snapshot=r["first_snapshot"],
+                          predicted_snapshot=predicted_snapshot if sources[r[FILE]][1] is not None else None)
+            for r in rows]

@@ -14,7 +14,7 @@ import json
 import os
 from dataclasses import dataclass, field
 
-from ..catalog.stream_commits import batch_info, last_committed_batch
+from ..catalog.stream_commits import BatchAlreadyCommitted, GuardBatch, batch_info, last_committed_batch
 
 
 @dataclass
@@ -42,20 +42,27 @@ class StreamBatchWriter:
 
     def __call__(self, batch_df, batch_id: int) -> None:
         """Commit the batch unless the table already holds it."""
-        from ..lake import DuckLake
+        from ..catalog.commit import CommitInfo
+        from ..lake import DuckLake, split_name
         from ..spark.session import get_or_create_spark
+        from ..writer import write_table
 
         query = self.resolve_query_id()
         lake = DuckLake.attach(self.catalog, self.data_path, spark=get_or_create_spark(batch_df.sparkSession),
                                create_if_missing=False, data_inlining_row_limit=self.data_inlining_row_limit,
                                author=self.author)
         try:
-            with lake.engine.connect() as conn:
+            with lake.engine.connect() as conn:  # cheap early skip; GuardBatch decides inside the commit
                 done = last_committed_batch(conn, query, self.table)
             if done is not None and batch_id <= done:
                 return
-            lake.write(batch_df, self.table, self.mode, merge_schema=self.merge_schema,
-                       commit_message=self.commit_message, extra_info=batch_info(query, self.table, batch_id))
+            lake.check_writable()
+            info = CommitInfo(self.author, self.commit_message, batch_info(query, self.table, batch_id))
+            try:
+                write_table(lake, batch_df, *split_name(self.table), self.mode, info, merge_schema=self.merge_schema,
+                            guards=[GuardBatch(query, self.table, batch_id)])
+            except BatchAlreadyCommitted:
+                return
         finally:
             lake.close()
 

@@ -1,0 +1,106 @@
+"""Positional delete files as the reference writes them, written with pyarrow inside one executor task per data file.
+
+A plain delete file holds `file_path` (field id 2147483646) and `pos` (2147483645), sorted. When a data file already
+has a delete file, the new one replaces it in every snapshot (spec: "the deletion file is rewritten as a partial
+deletion file"): it also stores `_ducklake_internal_snapshot_id`, the snapshot that deleted each position, so
+readers at older snapshots skip the newer positions; the old file is then scheduled for deletion.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import pyarrow as pa
+import pyarrow.compute as pc
+import pyarrow.parquet as pq
+
+from .paths import filesystem
+from .write import SNAPSHOT_ID_COLUMN, SNAPSHOT_ID_FIELD_ID
+
+FILE_PATH_FIELD_ID, POS_FIELD_ID = 2147483646, 2147483645
+
+_FILE_PATH = pa.field("file_path", pa.string(), nullable=False,
+                      metadata={b"PARQUET:field_id": str(FILE_PATH_FIELD_ID)})
+_POS = pa.field("pos", pa.int64(), nullable=False, metadata={b"PARQUET:field_id": str(POS_FIELD_ID)})
+_SNAPSHOT = pa.field(SNAPSHOT_ID_COLUMN, pa.int64(), nullable=False,
+                     metadata={b"PARQUET:field_id": str(SNAPSHOT_ID_FIELD_ID)})
+
+
+@dataclass
+class OldDeletes:
+    """The delete file a data file has now, merged into the new one."""
+
+    path: str
+    begin_snapshot: int  # the snapshot of its positions when it stores none per position
+
+
+@dataclass
+class WrittenDeleteFile:
+    """What writing a delete file produced."""
+
+    path: str
+    delete_count: int
+    file_size_bytes: int
+    footer_size: int
+    first_snapshot: int | None = None  # partial files: the oldest and newest snapshot they hold
+    last_snapshot: int | None = None
+
+
+def write_delete_file(path: str, data_path: str, positions, snapshots=None,
+                      old: OldDeletes | None = None) -> WrittenDeleteFile:
+    """Write the sorted, distinct positions of `data_path` to `path`.
+
+    Without `snapshots` and `old` the file is plain. Otherwise it is partial: `snapshots` (an array, or one
+    snapshot id for every position) says when each position was deleted, and the old file's positions are merged
+    in with theirs; a position deleted twice keeps its first deletion.
+    """
+    pos = pa.chunked_array(positions).cast(pa.int64())
+    if snapshots is None and old is None:
+        unique = pc.unique(pos).sort()
+        table = pa.table({"file_path": pa.array([data_path] * len(unique), pa.string()), "pos": unique},
+                         schema=pa.schema([_FILE_PATH, _POS]))
+        return _write(path, table)
+    if snapshots is None or isinstance(snapshots, int):
+        snaps = pa.chunked_array([pa.array([snapshots] * len(pos), pa.int64())])
+    else:
+        snaps = pa.chunked_array(snapshots).cast(pa.int64())
+    pos_parts, snap_parts = [pos], [snaps]
+    if old is not None:
+        fs, inner = filesystem(old.path)
+        stored = pq.read_table(inner, filesystem=fs)
+        pos_parts.append(stored.column("pos").cast(pa.int64()))
+        old_snaps = (stored.column(SNAPSHOT_ID_COLUMN).cast(pa.int64()) if SNAPSHOT_ID_COLUMN in stored.column_names
+                     else pa.chunked_array([pa.nulls(stored.num_rows, pa.int64())]))
+        snap_parts.append(pc.fill_null(old_snaps, old.begin_snapshot))
+    merged = pa.table({"pos": pa.chunked_array([c for p in pos_parts for c in p.chunks], pa.int64()),
+                       "snap": pa.chunked_array([c for p in snap_parts for c in p.chunks], pa.int64())})
+    merged = merged.group_by("pos").aggregate([("snap", "min")]).sort_by("pos")
+    table = pa.table({"file_path": pa.array([data_path] * merged.num_rows, pa.string()),
+                      "pos": merged.column("pos"), SNAPSHOT_ID_COLUMN: merged.column("snap_min")},
+                     schema=pa.schema([_FILE_PATH, _POS, _SNAPSHOT]))
+    written = _write(path, table)
+    written.first_snapshot = pc.min(table.column(SNAPSHOT_ID_COLUMN)).as_py()
+    written.last_snapshot = pc.max(table.column(SNAPSHOT_ID_COLUMN)).as_py()
+    return written
+
+
+def restamp(path: str, before: int, after: int) -> WrittenDeleteFile:
+    """Rewrite a partial delete file (not yet committed, so nobody reads it) in place, its positions deleted at
+    snapshot `before` now deleted at `after`: the commit landed on another snapshot id than the one foreseen."""
+    fs, inner = filesystem(path)
+    stored = pq.read_table(inner, filesystem=fs)
+    snaps = stored.column(SNAPSHOT_ID_COLUMN)
+    fixed = pc.if_else(pc.equal(snaps, before), pa.scalar(after, pa.int64()), snaps)
+    written = _write(path, pa.table({"file_path": stored.column("file_path"), "pos": stored.column("pos"),
+                                     SNAPSHOT_ID_COLUMN: fixed}, schema=pa.schema([_FILE_PATH, _POS, _SNAPSHOT])))
+    written.first_snapshot = pc.min(fixed).as_py()
+    written.last_snapshot = pc.max(fixed).as_py()
+    return written
+
+
+def _write(path: str, table: pa.Table) -> WrittenDeleteFile:
+    fs, inner = filesystem(path)
+    with fs.open_output_stream(inner) as out:
+        pq.write_table(table, out)
+    meta = pq.read_metadata(inner, filesystem=fs)
+    return WrittenDeleteFile(path, meta.num_rows, fs.get_file_info(inner).size, meta.serialized_size)
