@@ -5,7 +5,6 @@ from __future__ import annotations
 import glob
 
 import pyarrow.parquet as pq
-
 import pytest
 
 from spark_ducklake import DuckLake
