@@ -6,7 +6,7 @@ Writes N small Parquet files (10 rows, 3 columns, no field ids) once with pyarro
 all of them in a fresh table of a fresh SQLite-catalog lake: with `lake.add_data_files` (footers read by one
 Spark job, one commit), and with DuckDB's extension on an identical lake (same files, same glob). Both lakes are
 then checked to hold N * 10 rows. Prints medians and the ratio (the reference took ~1000 s for 24k files in
-its issue #898). `--quick` uses 1000 files.
+its issue #898). `--quick` (also `run.py --quick`): 300 files, 1 repetition.
 """
 
 from __future__ import annotations
@@ -68,39 +68,64 @@ def count_rows(root: str, name: str) -> int:
     return rows
 
 
-def main() -> None:
-    parser = argparse.ArgumentParser(description=__doc__)
-    parser.add_argument("--files", type=int, default=10_000)
-    parser.add_argument("--repeat", type=int, default=3)
-    parser.add_argument("--quick", action="store_true", help="1000 files, 1 repetition")
-    args = parser.parse_args()
-    if args.quick:
-        args.files, args.repeat = 1000, 1
+QUICK = (300, 1)  # files, repetitions
+FULL = (10_000, 3)
 
+
+def measure(count: int, repeat: int) -> dict[str, float]:
+    """Median seconds per engine ("spark-ducklake", "duckdb-ducklake") over `repeat` rounds after a warm-up one."""
     from spark_ducklake.spark.session import get_or_create_spark
 
     spark = get_or_create_spark()
     base = tempfile.mkdtemp(prefix="bench-add-")
-    files = f"{base}/incoming"
-    write_files(files, args.files)
-    times: dict[str, list[float]] = {"spark-ducklake": [], "duckdb-ducklake": []}
-    for rep in range(args.repeat + 1):  # the first round warms Spark and the page cache up and is not counted
-        root = f"{base}/round{rep}"
-        os.makedirs(root)
-        pair = (("spark-ducklake", ours, (root, files, spark)), ("duckdb-ducklake", theirs, (root, files)))
-        for name, run, run_args in (pair if rep % 2 == 0 else pair[::-1]):
-            seconds = run(*run_args)
-            if rep:
-                times[name].append(seconds)
-        for name in ("ours", "duck"):
-            assert count_rows(root, name) == args.files * 10, f"{name}: wrong row count"
-    ours_s, theirs_s = (statistics.median(times[k]) for k in ("spark-ducklake", "duckdb-ducklake"))
+    try:
+        files = f"{base}/incoming"
+        write_files(files, count)
+        times: dict[str, list[float]] = {"spark-ducklake": [], "duckdb-ducklake": []}
+        for rep in range(repeat + 1):  # the first round warms Spark and the page cache up and is not counted
+            root = f"{base}/round{rep}"
+            os.makedirs(root)
+            pair = (("spark-ducklake", ours, (root, files, spark)), ("duckdb-ducklake", theirs, (root, files)))
+            for name, run, run_args in (pair if rep % 2 == 0 else pair[::-1]):
+                seconds = run(*run_args)
+                if rep:
+                    times[name].append(seconds)
+            for name in ("ours", "duck"):
+                assert count_rows(root, name) == count * 10, f"{name}: wrong row count"
+    finally:
+        shutil.rmtree(base, ignore_errors=True)
+    return {name: statistics.median(values) for name, values in times.items()}
+
+
+def bench_rows(quick: bool, *, files: int | None = None, repeat: int | None = None) -> list:
+    """The add_files case for the runner; quick: 300 files, 1 run; full: 10,000 files, medians of 3."""
+    from report import Row
+
+    files = files or (QUICK if quick else FULL)[0]
+    repeat = repeat or (QUICK if quick else FULL)[1]
+    res = measure(files, repeat)
+    ours_s, theirs_s = res["spark-ducklake"], res["duckdb-ducklake"]
+    runs = "1 run" if repeat == 1 else f"medians of {repeat}"
+    return [Row("add_files", f"add_data_files, {files:,} files of 10 rows", ours_s, theirs_s,
+                baseline_name="duckdb-ducklake ducklake_add_data_files",
+                notes=f"ours {files / ours_s:,.0f} files/s, DuckDB {files / theirs_s:,.0f} files/s; {runs}")]
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__)
+    parser.add_argument("--files", type=int, default=FULL[0])
+    parser.add_argument("--repeat", type=int, default=FULL[1])
+    parser.add_argument("--quick", action="store_true", help=f"{QUICK[0]} files, {QUICK[1]} repetition")
+    args = parser.parse_args()
+    if args.quick:
+        args.files, args.repeat = QUICK
+
+    res = measure(args.files, args.repeat)
+    ours_s, theirs_s = res["spark-ducklake"], res["duckdb-ducklake"]
     print(f"files: {args.files:,} (10 rows each); repetitions: {args.repeat} (medians)")
     print(f"spark-ducklake  add_data_files          {ours_s:7.2f}s  ({args.files / ours_s:,.0f} files/s)")
     print(f"duckdb-ducklake ducklake_add_data_files {theirs_s:7.2f}s  ({args.files / theirs_s:,.0f} files/s)")
     print(f"ratio spark-ducklake / duckdb-ducklake: {ours_s / theirs_s:.3f}")
-    spark.stop()
-    shutil.rmtree(base, ignore_errors=True)
 
 
 if __name__ == "__main__":

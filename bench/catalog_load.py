@@ -1,6 +1,6 @@
 """A lake with thousands of tables: attach, list and describe them all; ours vs DuckDB's extension.
 
-    .venv/bin/python bench/catalog_load.py [--tables 5000] [--quick]
+    .venv/bin/python bench/catalog_load.py [--tables 5000] [--quick]   # --quick: 1,000 tables, 3 runs
 
 The catalog (SQLite and PostgreSQL) is built by bulk-inserting table and column rows (big_catalog.py). Timed,
 each from a fresh handle (medians): ours `DuckLake.attach(...)` + `lake.tables()` (every table with its columns);
@@ -53,10 +53,10 @@ def measure(big, tables: int, repeat: int, backend: str) -> list[Row]:
 
 def bench_rows(quick: bool, *, tables: int | None = None, backends: tuple[str, ...] = ("sqlite", "postgres"),
                repeat: int | None = None) -> list[Row]:
-    """Case 4; quick: 5,000 tables, 3 runs; full: 5,000 tables, 7 runs."""
+    """Case 4; quick: 1,000 tables, 3 runs; full: 5,000 tables, 7 runs."""
     import big_catalog
 
-    tables = tables or 5_000
+    tables = tables or (1_000 if quick else 5_000)
     repeat = repeat or (3 if quick else 7)
     rows: list[Row] = []
     for backend in backends:
@@ -82,7 +82,7 @@ def bench_rows(quick: bool, *, tables: int | None = None, backends: tuple[str, .
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    parser.add_argument("--tables", type=int, default=5_000)
+    parser.add_argument("--tables", type=int, default=None, help="default: 5000 (--quick: 1000)")
     parser.add_argument("--quick", action="store_true")
     args = parser.parse_args()
     for row in bench_rows(args.quick, tables=args.tables):

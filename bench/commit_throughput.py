@@ -116,14 +116,14 @@ def measure(writers: int, commits: int, dsn: str) -> dict[str, dict]:
 
 
 def bench_rows(quick: bool, *, writers: int = 8, commits: int | None = None, dsn: str | None = None) -> list:
-    """Case 6 for the runner: 8 writers; quick: 25 commits each, full: 100."""
+    """Case 6 for the runner: 8 writers; quick: 10 commits each, full: 100."""
     from common import PG_DSN, pg_available
     from report import Row
 
     dsn = dsn or PG_DSN
     if not pg_available(dsn):
         return [Row("concurrency", "8 writers", None, None, notes="PostgreSQL not reachable: skipped")]
-    commits = commits or (25 if quick else 100)
+    commits = commits or (10 if quick else 100)
     res = measure(writers, commits, dsn)
     ours, ref = res["spark-ducklake"], res["duckdb-ducklake"]
 

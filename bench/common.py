@@ -21,10 +21,12 @@ def median_time(fn, repeat: int) -> float:
     return statistics.median(timed(fn) for _ in range(repeat))
 
 
-def paired(first, second, repeat: int) -> tuple[float, float]:
-    """Median wall times of two workloads run alternately (after one warm-up each), so drift hits both alike."""
-    first()
-    second()
+def paired(first, second, repeat: int, warmup: bool = True) -> tuple[float, float]:
+    """Median wall times of two workloads run alternately (after one warm-up each unless the caller just ran
+    both), so drift hits both alike."""
+    if warmup:
+        first()
+        second()
     a, b = [], []
     for i in range(repeat):
         order = [(first, a), (second, b)] if i % 2 == 0 else [(second, b), (first, a)]

@@ -1,6 +1,6 @@
 """Compacting a table of 10,000 one-row files: our merge_adjacent_files vs DuckDB's on an identical lake.
 
-    .venv/bin/python bench/compaction.py [--files 10000] [--quick]
+    .venv/bin/python bench/compaction.py [--files 10000] [--quick]   # --quick (also run.py --quick): 200 files
 
 DuckDB's extension writes the files (one INSERT of one row per file, 100 per transaction) into a SQLite-catalog
 lake, which is then copied (catalog and data) so both engines compact the same lake. Timed:
@@ -19,6 +19,8 @@ import tempfile
 import time
 
 from common import timed
+
+QUICK_FILES = 200
 
 
 def build(root: str, files: int) -> str:
@@ -106,10 +108,10 @@ def report(result: dict) -> list[str]:
 
 
 def bench_rows(quick: bool) -> list:
-    """The compaction case for the runner: 1,000 files quick, 10,000 full."""
+    """The compaction case for the runner: 200 files quick, 10,000 full."""
     from report import Row
 
-    result = measure(1_000 if quick else 10_000)
+    result = measure(QUICK_FILES if quick else 10_000)
     note = f"{result['files']:,} one-row files -> ours {result['ours_left']}, DuckDB {result['theirs_left']}"
     if result["error"]:
         note += f"; DuckDB failed: {result['error']}"
@@ -120,9 +122,9 @@ def bench_rows(quick: bool) -> list:
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__)
     parser.add_argument("--files", type=int, default=10_000)
-    parser.add_argument("--quick", action="store_true", help="1,000 files")
+    parser.add_argument("--quick", action="store_true", help=f"{QUICK_FILES} files")
     args = parser.parse_args()
-    print("\n".join(report(measure(1_000 if args.quick else args.files))))
+    print("\n".join(report(measure(QUICK_FILES if args.quick else args.files))))
 
 
 if __name__ == "__main__":

@@ -2,6 +2,9 @@
 
     .venv/bin/python bench/planning.py [--files 1000,10000,100000] [--snapshots 100000] [--quick]
 
+`--quick` (the suite's quick mode): 1k and 10k files with one snapshot per file; the full mode adds 100k files
+and spreads the files over 100k snapshots.
+
 Catalogs are built by bulk-inserting catalog rows (big_catalog.py), on SQLite and PostgreSQL. Timed (medians,
 warm handle): `lake.plan_scan(t)` (catalog only: files, deletes, inlined rows); `lake.plan_scan(t, where=...)`
 with a filter every file's stats rule out; DuckDB: `SELECT count(*) FROM lake.t` (answered from the catalog's
@@ -71,11 +74,11 @@ def measure(big, repeat: int, spark_files: int, backend: str) -> list[Row]:
 def bench_rows(quick: bool, *, files: list[int] | None = None, snapshots: int | None = None,
                backends: tuple[str, ...] = ("sqlite", "postgres"), spark_files: int | None = None,
                repeat: int | None = None) -> list[Row]:
-    """Case 3; quick: 1k/10k/100k files over at most 10k snapshots on SQLite, 1k/10k on PostgreSQL."""
+    """Case 3; quick: 1k and 10k files, as many snapshots as files; full: 1k/10k/100k files, 100k snapshots."""
     import big_catalog
 
-    files = files or [1_000, 10_000, 100_000]
-    snapshots = snapshots if snapshots is not None else (10_000 if quick else 100_000)
+    files = files or ([1_000, 10_000] if quick else [1_000, 10_000, 100_000])
+    snapshots = snapshots if snapshots is not None else (0 if quick else 100_000)
     spark_files = spark_files if spark_files is not None else (1_000 if quick else 10_000)
     repeat = repeat or (5 if quick else 9)
     rows: list[Row] = []
@@ -105,13 +108,14 @@ def bench_rows(quick: bool, *, files: list[int] | None = None, snapshots: int | 
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    parser.add_argument("--files", default="1000,10000,100000")
-    parser.add_argument("--snapshots", type=int, default=100_000)
+    parser.add_argument("--files", default=None, help="default: 1000,10000,100000 (--quick: 1000,10000)")
+    parser.add_argument("--snapshots", type=int, default=None, help="default: 100000 (--quick: one per file)")
     parser.add_argument("--backends", default="sqlite,postgres")
     parser.add_argument("--spark-files", type=int, default=0, help="also time lake.read up to this many files")
     parser.add_argument("--quick", action="store_true")
     args = parser.parse_args()
-    for row in bench_rows(args.quick, files=[int(f) for f in args.files.split(",")], snapshots=args.snapshots,
+    files = [int(f) for f in args.files.split(",")] if args.files else None
+    for row in bench_rows(args.quick, files=files, snapshots=args.snapshots,
                           backends=tuple(args.backends.split(",")), spark_files=args.spark_files):
         print(row)
 

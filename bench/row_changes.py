@@ -72,10 +72,10 @@ def measure(rows: int, repeat: int) -> tuple[dict[str, list[float]], int]:
 
 
 def bench_rows(quick: bool) -> list:
-    """Case 7 (row-level changes) for the runner; quick: 1M rows, 1 round; full: 10M rows, 3 rounds."""
+    """Case 7 (row-level changes) for the runner; quick: 200k rows, 1 round; full: 10M rows, 3 rounds."""
     from report import Row
 
-    rows, repeat = (1_000_000, 1) if quick else (10_000_000, 3)
+    rows, repeat = (200_000, 1) if quick else (10_000_000, 3)
     times, files = measure(rows, repeat)
     scan = statistics.median(times["full scan"])
     note = f"{rows:,} rows in {files} files; medians of {repeat}"

@@ -1,12 +1,11 @@
 """Run the benchmark suite and write bench/results/results.md plus PNG plots.
 
-    .venv/bin/python bench/run.py --quick                  # every case, small sizes (minutes on 2 cores)
+    .venv/bin/python bench/run.py --quick                  # every case, small sizes (~6 min on 2 idle cores)
     .venv/bin/python bench/run.py --full                   # the sizes the issue asks for (SF1, 100k files, ...)
     .venv/bin/python bench/run.py --quick --only planning,small_commits
 
 Each case module has `bench_rows(quick) -> list[report.Row]`: rows of (case, metric, ours, baseline, ratio,
-notes), both sides measured in this run. Scripts of bench/ that have no `bench_rows` yet (listed in EXTRA) are run
-as they are (`--quick` when they take it) and their output is copied into the report.
+notes), both sides measured in this run. The cases share one Spark session (started by the first that needs it).
 """
 
 from __future__ import annotations
@@ -15,7 +14,6 @@ import argparse
 import importlib
 import json
 import os
-import subprocess
 import sys
 import time
 import traceback
@@ -26,7 +24,7 @@ sys.path.insert(0, HERE)
 
 from report import Row, markdown, plot, plot_ratios  # noqa: E402
 
-# runner case -> (module, report sections it fills)
+# runner case -> its module
 CASES = {
     "small_commits": "small_commits",
     "concurrency": "commit_throughput",
@@ -39,7 +37,6 @@ CASES = {
     "compaction": "compaction",
     "add_files": "add_files",
 }
-EXTRA = ("change_feed", "compaction", "add_files")  # other issues' scripts: run as they are if no bench_rows
 
 SECTIONS = {
     "tpch": "1. Scan: TPC-H in Spark SQL, lake tables vs the same Parquet files",
@@ -48,33 +45,17 @@ SECTIONS = {
     "catalog_load": "4. Catalog load: attach and list a lake with thousands of tables",
     "small_commits": "5. Small commits: 10-row inserts, one writer, no Spark",
     "concurrency": "6. Concurrency: 8 writer processes on PostgreSQL",
-    "dml": "7. DML and maintenance",
+    "dml": "7. DML: row-level changes and partition pruning",
+    "change_feed": "8. Change feed: table_changes vs a full scan and DuckDB",
+    "compaction": "9. Compaction: merge_adjacent_files of one-row files",
+    "add_files": "10. Adding existing Parquet files: add_data_files",
 }
-
-
-def run_script(name: str, quick: bool) -> tuple[list[Row], str]:
-    """A bench script without bench_rows, run as a process: (one timing row, its output)."""
-    path = os.path.join(HERE, f"{name}.py")
-    source = open(path).read()
-    args = []
-    if quick:
-        if "--quick" in source:
-            args = ["--quick"]
-        elif "--rows" in source:
-            args = ["--rows", "1000000", "--repeat", "1"]
-    start = time.perf_counter()
-    done = subprocess.run([sys.executable, path, *args], cwd=HERE, capture_output=True, text=True, timeout=3600)
-    seconds = time.perf_counter() - start
-    output = done.stdout.strip() or done.stderr.strip()[-2000:]
-    if done.returncode:
-        raise RuntimeError(f"{name}.py exited {done.returncode}: {done.stderr.strip()[-400:]}")
-    return [Row("dml", f"{name}.py {' '.join(args)}".strip(), seconds, None, notes="whole script; output below",
-                group="scripts")], output
+SECTION_OF = {"row_changes": "dml", "partition_pruning": "dml"}  # where a failing case is reported; else its name
 
 
 def write_report(rows: list[Row], mode: str, started: datetime, seconds: float, errors: dict[str, str],
                  outputs: dict[str, str], load: float | None, out: str) -> None:
-    """results.md, results.json and the plots."""
+    """results.md, results.json and the plots (`outputs`: script output kept in older results.json files)."""
     for case in dict.fromkeys([*SECTIONS, *(r.case for r in rows)]):
         plot(rows, case, SECTIONS.get(case, case), os.path.join(out, f"{case}.png"))
     plot_ratios(rows, os.path.join(out, "ratios.png"))
@@ -119,7 +100,6 @@ def main() -> None:
     started, clock, load = datetime.now(timezone.utc), time.perf_counter(), os.getloadavg()[0]
     rows: list[Row] = []
     errors: dict[str, str] = {}
-    outputs: dict[str, str] = {}
     for case in wanted:
         module_name = CASES[case]
         if not os.path.exists(os.path.join(HERE, f"{module_name}.py")):
@@ -129,16 +109,12 @@ def main() -> None:
         case_start = time.perf_counter()
         try:
             module = importlib.import_module(module_name)
-            if hasattr(module, "bench_rows"):
-                got = module.bench_rows(quick)
-            elif case in EXTRA:
-                got, outputs[case] = run_script(module_name, quick)
-            else:
+            if not hasattr(module, "bench_rows"):
                 raise RuntimeError(f"{module_name}.py has no bench_rows(quick)")
+            got = module.bench_rows(quick)
         except Exception as exc:  # noqa: BLE001 - one failing case must not lose the others
             traceback.print_exc()
-            section = "dml" if case in ("row_changes", "partition_pruning", *EXTRA) else case
-            errors[section] = f"{case}: {type(exc).__name__}: {str(exc)[:300]}"
+            errors[SECTION_OF.get(case, case)] = f"{case}: {type(exc).__name__}: {str(exc)[:300]}"
             continue
         rows += got
         for r in got:
@@ -147,7 +123,7 @@ def main() -> None:
         print(f"[{case}] done in {time.perf_counter() - case_start:.0f}s", flush=True)
 
     seconds = time.perf_counter() - clock
-    write_report(rows, "quick" if quick else "full", started, seconds, errors, outputs, load, args.out)
+    write_report(rows, "quick" if quick else "full", started, seconds, errors, {}, load, args.out)
     print(f"wrote {os.path.join(args.out, 'results.md')} ({len(rows)} rows, {len(errors)} failed cases, "
           f"{seconds / 60:.1f} min)")
     sys.exit(1 if errors else 0)

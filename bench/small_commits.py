@@ -1,6 +1,6 @@
 """Small commits: N inserts of 10 rows each, one writer, no Spark; latency and commits/s against peers.
 
-    .venv/bin/python bench/small_commits.py [--commits 1000] [--quick]
+    .venv/bin/python bench/small_commits.py [--commits 1000] [--quick]   # --quick: 100 commits
 
 Ours: `lake.write(pyarrow_table, "t")` (10 rows: inlined into the catalog) on SQLite and PostgreSQL. Baselines on
 the same machine and the same rows: DuckDB's extension (`INSERT INTO lake.t SELECT * FROM arrow_table`, inlined
@@ -124,8 +124,8 @@ def _catalog(backend: str, root: str, tag: str, dbs: list[str]) -> str:
 
 def bench_rows(quick: bool, *, commits: int | None = None, backends: tuple[str, ...] = ("sqlite", "postgres"),
                peers: tuple[str, ...] = ("duckdb", "pyiceberg", "deltalake")) -> list[Row]:
-    """Case 5; quick: 200 commits, full: 1,000."""
-    commits = commits or (200 if quick else 1_000)
+    """Case 5; quick: 100 commits, full: 1,000."""
+    commits = commits or (100 if quick else 1_000)
     rows: list[Row] = []
     root = tempfile.mkdtemp(prefix="bench-commits-")
     try:
@@ -162,7 +162,7 @@ def main() -> None:
     parser.add_argument("--commits", type=int, default=1_000)
     parser.add_argument("--quick", action="store_true")
     args = parser.parse_args()
-    for row in bench_rows(args.quick, commits=200 if args.quick else args.commits):
+    for row in bench_rows(args.quick, commits=None if args.quick else args.commits):
         print(row)
 
 

@@ -211,4 +211,4 @@ ORDER BY cntrycode""",
 }
 
 TABLES = ("lineitem", "orders", "customer", "part", "partsupp", "supplier", "nation", "region")
-QUICK = (1, 3, 5, 6, 10, 12, 14, 19)  # a spread of scans, joins and aggregates for the quick mode
+QUICK = (1, 3, 6, 14)  # quick mode: a scan-heavy aggregate, a 3-way join, a filtered scan, a 2-way join

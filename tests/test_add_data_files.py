@@ -187,3 +187,16 @@ def test_the_lake_owns_added_files(tmp_path):
     assert [r.path for r in lake.cleanup_old_files(cleanup_all=True)] == [str(outside)]
     assert not os.path.exists(outside)
     assert lake.plan_scan("t").inlined.column("a").to_pylist() == [4]
+
+
+def test_schema_argument_names_the_tables_schema(tmp_path):
+    lake = DuckLake.attach(f"sqlite:{tmp_path / 'meta.sqlite'}", str(tmp_path / "data"))
+    lake.create_schema("s")
+    lake.create_table("s.t", "a INT")
+    lake.create_table("t", "a INT")
+    path = str(tmp_path / "x.parquet")
+    pq.write_table(pa.table({"a": pa.array([1, 2], pa.int32())}), path)
+    assert lake.add_data_files("t", path, schema="s") == [path]
+    assert [f.record_count for f in lake.plan_scan("s.t").files] == [2]
+    assert lake.plan_scan("t").files == []
+    lake.close()

@@ -2,8 +2,12 @@
 
 from __future__ import annotations
 
+import os
+
 import pyarrow as pa
+import pyarrow.parquet as pq
 import pytest
+import sqlalchemy as sa
 from pyspark.sql import functions as F
 
 from spark_ducklake import DuckLake
@@ -186,3 +190,38 @@ def test_same_statements_same_results_and_each_side_changes_the_others_lake(cata
     assert [(v, x) for i, v, x in final if i in (0, 250)] == [("V0!", 0.0), ("big", 750.0)]
     assert len(final) == 302 - 43 - 4  # 43 of 0..299 are 3 mod 7; then 100 and 102..104 (101 was one of them)
     lake_a.close()
+
+
+def test_a_second_delete_of_a_file_writes_a_partial_delete_file_stamped_with_its_snapshot(tmp_path, spark,
+                                                                                          reference):
+    """The new positions carry the snapshot the commit expects; when another commit takes that id first, the file
+    is restamped, so time travel to the other commit's snapshot still sees the rows."""
+    catalog = f"sqlite:{tmp_path / 'meta.sqlite'}"
+    lake = DuckLake.attach(catalog, str(tmp_path / "data"), data_inlining_row_limit=0)
+    lake.write(spark.range(0, 100).coalesce(1), "t", mode="error")
+    lake.delete("t", "id < 10")                                         # a plain delete file
+    first = lake.plan_scan("t").files[0].delete_file
+    assert first.partial_max is None
+    with lake.transaction() as tx:
+        tx.delete("t", "id BETWEEN 50 AND 59")                          # staged: expects snapshot N + 1
+        other = DuckLake.attach(catalog)
+        taken = other.write(pa.table({"x": pa.array([1], pa.int64())}), "u", mode="error")   # takes N + 1
+        other.close()
+    deleted_at = lake.current_snapshot()
+    assert deleted_at == taken + 1
+    delete_file = lake.plan_scan("t").files[0].delete_file
+    assert (delete_file.begin_snapshot, delete_file.partial_max, delete_file.delete_count) == \
+        (first.begin_snapshot, deleted_at, 20)
+    stamps = pq.read_table(delete_file.path).to_pydict()
+    assert dict(zip(stamps["pos"], stamps["_ducklake_internal_snapshot_id"], strict=True)) == {
+        **{p: first.begin_snapshot for p in range(10)}, **{p: deleted_at for p in range(50, 60)}}
+    assert lake.read("t", version=taken).count() == 90 and lake.read("t").count() == 80
+    with lake.engine.connect() as conn:  # the replaced delete file is scheduled for deletion
+        scheduled = [r[0] for r in conn.execute(sa.text("SELECT path FROM ducklake_files_scheduled_for_deletion"))]
+    assert [os.path.basename(p) for p in scheduled] == [os.path.basename(first.path)]
+    lake.close()
+    attach(reference, catalog)
+    assert duckdb_rows(reference, f"SELECT count(*) FROM lake.t AT (VERSION => {taken})") == [(90,)]
+    assert duckdb_rows(reference, "SELECT count(*) FROM lake.t") == [(80,)]
+    assert duckdb_rows(reference, f"SELECT snapshot_id, count(*) FROM ducklake_table_deletions('lake', 'main', 't', "
+                                  f"0, {deleted_at}) GROUP BY ALL") == [(first.begin_snapshot, 10), (deleted_at, 10)]

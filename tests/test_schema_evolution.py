@@ -74,11 +74,14 @@ def test_merge_schema_adds_and_widens_in_the_write_snapshot(tmp_path, spark, ref
 
 def test_bad_alters_name_the_problem_and_change_nothing(tmp_path, spark):
     lake = DuckLake.attach(str(tmp_path / "meta.sqlite"), str(tmp_path / "data"))
-    lake.write(spark.createDataFrame([(1, None, (1,))], "a BIGINT, n STRING, s STRUCT<x: INT>"), "t", mode="error")
+    lake.write(spark.createDataFrame([(1, None, (1,), 1.5)], "a BIGINT, n STRING, s STRUCT<x: INT>, c DECIMAL(10,2)"),
+               "t", mode="error")
     before = lake.snapshots()
     bad = [
         (lambda: lake.alter_column_type("t", "a", "INT"), SchemaMismatchError, "int64 to int32"),
         (lambda: lake.alter_column_type("t", "n", "INT"), SchemaMismatchError, "lossless"),
+        (lambda: lake.alter_column_type("t", "s.x", "DOUBLE"), SchemaMismatchError, "int32 -> int64;"),
+        (lambda: lake.alter_column_type("t", "c", "DECIMAL(12,2)"), SchemaMismatchError, "decimal"),
         (lambda: lake.drop_column("t", "s.x"), SchemaMismatchError, "last column of its struct"),
         (lambda: lake.drop_column("t", "nope"), NotFoundError, "'nope'"),
         (lambda: lake.add_column("t", "a", "INT"), AlreadyExistsError, "'a' already exists"),
@@ -144,3 +147,59 @@ def test_struct_fields_are_matched_by_name_and_merged(tmp_path, spark, reference
     _agree_at_every_snapshot(lake, reference, catalog, "t", 1)
     assert duckdb_rows(reference, "SELECT id, s.x, s.y, s.z, l[1].k FROM lake.t") == [
         (1, 1, "a", None, 1), (2, 2, "b", None, 2), (3, 3, "c", 3.5, None)]
+
+
+ALTERS = [  # (ours, DuckDB's SQL): the same change, each one snapshot
+    (lambda lake: lake.write(pa.table({"a": pa.array([1], pa.int32())}), "t"), "INSERT INTO lake.t (a) VALUES (1)"),
+    (lambda lake: lake.add_column("t", "b", "STRING", default="hi"),
+     "ALTER TABLE lake.t ADD COLUMN b VARCHAR DEFAULT 'hi'"),
+    (lambda lake: lake.rename_column("t", "a", "a2"), "ALTER TABLE lake.t RENAME COLUMN a TO a2"),
+    (lambda lake: lake.alter_column_type("t", "a2", "BIGINT"), "ALTER TABLE lake.t ALTER a2 SET TYPE BIGINT"),
+    (lambda lake: lake.add_column("t", "s.n.r", "DOUBLE"), "ALTER TABLE lake.t ADD COLUMN s.n.r DOUBLE"),
+    (lambda lake: lake.set_nullable("t", "a2", False), "ALTER TABLE lake.t ALTER a2 SET NOT NULL"),
+    (lambda lake: lake.write(pa.table({"a2": pa.array([2], pa.int64())}), "t"), "INSERT INTO lake.t (a2) VALUES (2)"),
+    (lambda lake: lake.set_nullable("t", "a2", True), "ALTER TABLE lake.t ALTER a2 DROP NOT NULL"),
+    (lambda lake: lake.rename_column("t", "s.n.p", "p2"), "ALTER TABLE lake.t RENAME COLUMN s.n.p TO p2"),
+    (lambda lake: lake.drop_column("t", "s.n.q"), "ALTER TABLE lake.t DROP COLUMN s.n.q"),
+    (lambda lake: lake.set_column_default("t", "b", "later"), "ALTER TABLE lake.t ALTER b SET DEFAULT 'later'"),
+    (lambda lake: lake.write(pa.table({"a2": pa.array([3], pa.int64())}), "t"), "INSERT INTO lake.t (a2) VALUES (3)"),
+    (lambda lake: lake.rename_table("t", "t2"), "ALTER TABLE lake.t RENAME TO t2"),
+]
+CATALOG_ROWS = {
+    "ducklake_column": "SELECT * EXCLUDE (nulls_allowed, default_value_type) FROM {m}.ducklake_column",
+    "nullability": "SELECT column_id, begin_snapshot, nulls_allowed FROM {m}.ducklake_column "
+                   "WHERE parent_column IS NULL",
+    "ducklake_schema_versions": "SELECT * FROM {m}.ducklake_schema_versions",
+    "ducklake_snapshot": "SELECT snapshot_id, schema_version, next_catalog_id, next_file_id FROM {m}.ducklake_snapshot",
+    "ducklake_snapshot_changes": "SELECT snapshot_id, changes_made FROM {m}.ducklake_snapshot_changes",
+    "ducklake_inlined_data_tables": "SELECT * FROM {m}.ducklake_inlined_data_tables",
+    "ducklake_table": "SELECT * EXCLUDE (table_uuid) FROM {m}.ducklake_table",
+}
+
+
+def test_alters_write_the_references_catalog_rows(tmp_path, reference):
+    """The same ALTERs (nested ones two levels deep, NOT NULL set and dropped, defaults, renames) leave the
+    same catalog rows as DuckDB's: column versions, schema versions, snapshots, changes, inlined data tables
+    (none for NOT NULL or DEFAULT changes: inserts then go to the table of the last shape change)."""
+    ours, theirs = f"sqlite:{tmp_path / 'ours.sqlite'}", f"sqlite:{tmp_path / 'theirs.sqlite'}"
+    lake = DuckLake.attach(ours, str(tmp_path / "ours"))
+    lake.create_table("t", "a INT, s STRUCT<x: INT, n: STRUCT<p: INT, q: STRING>>, l ARRAY<INT>")
+    for change, _sql in ALTERS:
+        change(lake)
+    lake.close()
+    attach(reference, theirs, str(tmp_path / "theirs"))
+    reference.execute("CREATE TABLE lake.t (a INTEGER, s STRUCT(x INTEGER, n STRUCT(p INTEGER, q VARCHAR)), "
+                      "l INTEGER[])")
+    for _change, sql in ALTERS:
+        reference.execute(sql)
+    attach(reference, ours, alias="ours")
+    for name, query in CATALOG_ROWS.items():
+        expected = sorted(reference.execute(query.format(m="__ducklake_metadata_lake")).fetchall(), key=repr)
+        assert sorted(reference.execute(query.format(m="__ducklake_metadata_ours")).fetchall(), key=repr) == \
+            expected, name
+    for (table,) in reference.execute("SELECT table_name FROM __ducklake_metadata_lake.ducklake_inlined_data_tables"
+                                      ).fetchall():
+        rows = f"SELECT row_id, begin_snapshot, end_snapshot FROM {{m}}.{table} ORDER BY ALL"
+        assert reference.execute(rows.format(m="__ducklake_metadata_ours")).fetchall() == \
+            reference.execute(rows.format(m="__ducklake_metadata_lake")).fetchall(), table
+    assert duckdb_rows(reference, "SELECT * FROM ours.t2") == duckdb_rows(reference, "SELECT * FROM lake.t2")

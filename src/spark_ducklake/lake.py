@@ -552,16 +552,16 @@ class DuckLake:
 
         return delete_orphaned_files(self, older_than, cleanup_all, dry_run)
 
-    def add_data_files(self, table: str, paths: str | list[str], *, allow_missing: bool = False,
-                       ignore_extra_columns: bool = False, hive_partitioning: bool | None = None,
-                       commit_message: str | None = None, author: str | None = None,
-                       extra_info: str | None = None) -> list[str]:
+    def add_data_files(self, table: str, paths: str | list[str], *, schema: str | None = None,
+                       allow_missing: bool = False, ignore_extra_columns: bool = False,
+                       hive_partitioning: bool | None = None, commit_message: str | None = None,
+                       author: str | None = None, extra_info: str | None = None) -> list[str]:
         """The reference's `ducklake_add_data_files`: register existing Parquet files (paths or globs) in a table
         as one snapshot, matching columns by name; returns the registered paths. Many files have their footers
         read by one Spark job. The lake owns the files from then on (cleanup may delete them)."""
         from .maintenance.add_files import add_data_files
 
-        return add_data_files(self, table, paths, allow_missing=allow_missing,
+        return add_data_files(self, f"{schema}.{table}" if schema else table, paths, allow_missing=allow_missing,
                               ignore_extra_columns=ignore_extra_columns, hive_partitioning=hive_partitioning,
                               info=CommitInfo(author or self.author, commit_message, extra_info))
 

@@ -155,8 +155,8 @@ class SchemaUpdate:
         if col.is_nested or new_type in NESTED_TYPES:
             raise SchemaMismatchError(f"cannot change the type of nested column {path!r}; change its fields")
         if not types.can_promote(col.type, new_type) or new_type == col.type:
-            raise SchemaMismatchError(f"cannot change column {path!r} from {col.type} to {new_type}: only "
-                                      "lossless promotions are allowed (see the spec's type promotion list)")
+            raise SchemaMismatchError(f"cannot change column {path!r} from {col.type} to {new_type}: only the "
+                                      f"spec's lossless promotions are allowed ({types.promotion_list()})")
         col.type = new_type
         return self._touched()
 
@@ -164,7 +164,7 @@ class SchemaUpdate:
         """SET / DROP NOT NULL (setting it checks that no visible row holds a NULL)."""
         _siblings, col = self._find(path)
         if not nullable and col.nullable:
-            self._check_no_nulls(path)
+            self._check_no_nulls(path, col.column_id)
         col.nullable = nullable
         return self._touched()
 
@@ -174,12 +174,19 @@ class SchemaUpdate:
         col.default_value = default_text(col.type, value)
         return self._touched()
 
-    def _check_no_nulls(self, path: str) -> None:
+    def _check_no_nulls(self, path: str, column_id: int) -> None:
+        """Refuse NOT NULL over NULLs. The catalog answers when no file's statistics count a NULL of the column
+        and no row is inlined; only otherwise does Spark look at the rows (deletes may have removed them)."""
+        plan = self.lake.plan_scan(self.table.qualified_name, version=self.read_snapshot)
+        inlined_clean = _no_inlined_nulls(plan.inlined, split_path(path))
+        if inlined_clean is False:
+            raise SchemaMismatchError(f"cannot set NOT NULL on {path!r}: the table has NULLs in it")
+        if inlined_clean and _no_nulls_counted(self.lake, plan, column_id):
+            return
         from pyspark.sql import functions as F
 
-        parts = split_path(path)
-        column = F.col(".".join(f"`{p}`" for p in parts))
-        if self.lake.read(self.table.qualified_name).where(column.isNull()).limit(1).count():
+        column = F.col(".".join(f"`{p}`" for p in split_path(path)))
+        if plan.to_dataframe(self.lake.spark).where(column.isNull()).limit(1).count():
             raise SchemaMismatchError(f"cannot set NOT NULL on {path!r}: the table has NULLs in it")
 
     def _touched(self) -> SchemaUpdate:
@@ -216,6 +223,39 @@ def _as_ddl(name: str, type_: Any):
     if isinstance(type_, pa.DataType):
         return pa.schema([pa.field(name, type_)])
     raise SchemaMismatchError(f"a column type must be a DDL string, Spark or pyarrow type, not {type_!r}")
+
+
+def _no_inlined_nulls(rows, parts: list[str]) -> bool | None:
+    """Whether the visible inlined rows hold no NULL at the column path (a NULL struct counts); None when the
+    path leads into a list or map (Spark then decides)."""
+    import pyarrow as pa
+    import pyarrow.compute as pc
+
+    if rows is None or rows.num_rows == 0:
+        return True
+    values = rows.column(parts[0])
+    missing = pc.is_null(values)
+    for part in parts[1:]:
+        if not pa.types.is_struct(values.type):
+            return None
+        values = pc.struct_field(values, part)
+        missing = pc.or_(missing, pc.is_null(values))
+    return not pc.any(missing).as_py()
+
+
+def _no_nulls_counted(lake: DuckLake, plan, column_id: int) -> bool:
+    """Whether every file of the plan has statistics for the column saying it holds no NULL."""
+    if not plan.files:
+        return True
+    import sqlalchemy as sa
+
+    from .catalog.spec_tables import T
+
+    fcs = T["ducklake_file_column_stats"]
+    with lake.engine.connect() as conn:
+        clean = set(conn.execute(sa.select(fcs.c.data_file_id).where(
+            fcs.c.table_id == plan.table.table_id, fcs.c.column_id == column_id, fcs.c.null_count == 0)).scalars())
+    return all(f.data_file_id in clean for f in plan.files)
 
 
 def evolve_for(lake: DuckLake, table: TableInfo, incoming_schema) -> tuple[object | None, TableInfo]:

@@ -48,7 +48,7 @@ def _match(names: list[str], table: TableInfo) -> dict[str, Column]:
 
 
 def _fits(incoming: str, target: Column) -> bool:
-    return incoming == target.type or types.can_promote(incoming, target.type)
+    return incoming == target.type or types.fits(incoming, target.type)
 
 
 def conform_spark(df, table: TableInfo):

@@ -84,9 +84,8 @@ def write_table(lake: DuckLake, data, schema: str, name: str, mode: str, info: C
             create, target = new_table(schema, name, _schema_of(data), sch.schema_id, sch.path, read_snapshot)
             ref = create.ref
         limit = lake.inlining_limit(existing, conn)
-        if existing is not None:
-            existing = load_layout(conn, replace(existing), read_snapshot)  # the cached record stays as it is
-            target = existing
+        if existing is not None:  # a copy: write_files fills in the layout, the cached record stays as it is
+            existing = target = replace(existing)
     if merge_schema and existing is not None:
         from .schema_update import evolve_for
 

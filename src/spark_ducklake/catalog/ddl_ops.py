@@ -10,7 +10,7 @@ from ..errors import AlreadyExistsError, DuckLakeError, NotFoundError
 from . import paths, reader
 from .changes import Change, quote_name
 from .commit import CommitContext
-from .inlined_tables import create_inlined_data_table
+from .inlined_tables import create_inlined_data_table, inlined_shape
 from .model import Column
 from .spec_tables import T, end_live_rows, new_uuid
 
@@ -201,7 +201,8 @@ class AlterColumns:
         if rows:
             ctx.conn.execute(c.insert(), [_column_row(ctx, self.table_id, row) for row in rows])
         _record_schema_version(ctx, self.table_id)
-        create_inlined_data_table(ctx.conn, self.table_id, ctx.schema_version, self.new)
+        if inlined_shape(self.old) != inlined_shape(self.new):  # as the reference: not for NOT NULL or DEFAULT
+            create_inlined_data_table(ctx.conn, self.table_id, ctx.schema_version, self.new)
         ctx.record("altered_table", self.table_id)
 
 

@@ -51,7 +51,9 @@ def current_inlined_table(conn: sa.Connection, table_id: int, columns: list[Colu
     )).one()
     if latest is None:
         latest = newest_inlined if newest_inlined is not None else 0
-    if newest_inlined is None or newest_inlined < latest:
+    if newest_inlined is not None and newest_inlined < latest and _same_shape(conn, table_id, newest_inlined, columns):
+        latest = newest_inlined  # only nullability or defaults changed since: the reference keeps its table
+    elif newest_inlined is None or newest_inlined < latest:
         create_inlined_data_table(conn, table_id, latest, columns)
     key = (_dialect(conn), table_id, latest, tuple((c.name, c.type) for top in columns for c in top.walk()))
     if key not in _TABLES:  # one Table object per layout, so SQLAlchemy's statement cache hits
@@ -62,6 +64,28 @@ def current_inlined_table(conn: sa.Connection, table_id: int, columns: list[Colu
 
 
 _TABLES: dict[tuple, sa.Table] = {}
+
+
+def inlined_shape(columns: list[Column]) -> list[tuple]:
+    """What an inlined data table's columns depend on: ids, names, types and nesting (not nullability or
+    defaults)."""
+    return [(c.column_id, c.name, c.type, len(c.children)) for top in columns for c in top.walk()]
+
+
+def _same_shape(conn: sa.Connection, table_id: int, version: int, columns: list[Column]) -> bool:
+    """Whether the table's columns at schema `version` have the shape of `columns` (cached: layouts never
+    change once written)."""
+    key = (str(conn.engine.url), table_id, version, tuple(inlined_shape(columns)))
+    if key not in _SHAPES:
+        sv = T["ducklake_schema_versions"]
+        begin = conn.execute(sa.select(sa.func.min(sv.c.begin_snapshot)).where(
+            sv.c.table_id == table_id, sv.c.schema_version == version)).scalar()
+        then = reader.load_columns(conn, [table_id], begin).get(table_id) if begin is not None else None
+        _SHAPES[key] = then is not None and inlined_shape(then) == list(key[3])
+    return _SHAPES[key]
+
+
+_SHAPES: dict[tuple, bool] = {}
 
 
 def insert_rows(conn: sa.Connection, table: sa.Table, data: pa.Table, columns: list[Column],

@@ -52,15 +52,18 @@ NOT_NATIVE = {"uuid", "time", "timetz", "timestamp_ns", "interval"}
 _READ_AS = {"uint64": "DecimalType(20,0)", "int128": "DoubleType", "uint128": "DoubleType"}
 
 # Lossless promotions allowed by the spec (schema evolution): old -> new.
-_PROMOTIONS = {
+# The spec's type promotions (ALTER ... SET TYPE, merge_schema), exactly its table.
+PROMOTIONS = {
     "int8": {"int16", "int32", "int64"},
     "int16": {"int32", "int64"},
     "int32": {"int64"},
-    "uint8": {"uint16", "uint32", "uint64", "int16", "int32", "int64"},
-    "uint16": {"uint32", "uint64", "int32", "int64"},
-    "uint32": {"uint64", "int64"},
+    "uint8": {"uint16", "uint32", "uint64"},
+    "uint16": {"uint32", "uint64"},
+    "uint32": {"uint64"},
     "float32": {"float64"},
 }
+# Data written into a column may also be of these narrower types (cast losslessly on the way in).
+_FITS = {"uint8": {"int16", "int32", "int64"}, "uint16": {"int32", "int64"}, "uint32": {"int64"}}
 
 
 def _spark_types():
@@ -242,14 +245,24 @@ def _from_arrow(name: str, dtype: pa.DataType, nullable: bool, counter) -> Colum
 
 
 def can_promote(old: str, new: str) -> bool:
-    """Whether values of DuckLake type `old` fit `new` losslessly (spec's promotion list, plus decimals)."""
-    if old == new:
+    """Whether a column of DuckLake type `old` may become `new`: the spec's promotion table, nothing else."""
+    return old == new or new in PROMOTIONS.get(old, set())
+
+
+def fits(incoming: str, column: str) -> bool:
+    """Whether data of type `incoming` can be written into a `column`-typed column without loss."""
+    if can_promote(incoming, column) or column in _FITS.get(incoming, set()):
         return True
-    a, b = _DECIMAL.fullmatch(old), _DECIMAL.fullmatch(new)
+    a, b = _DECIMAL.fullmatch(incoming), _DECIMAL.fullmatch(column)
     if a and b:
         (p1, s1), (p2, s2) = map(int, a.groups()), map(int, b.groups())
         return s2 >= s1 and p2 - s2 >= p1 - s1
-    return new in _PROMOTIONS.get(old, set())
+    return False
+
+
+def promotion_list() -> str:
+    """The spec's promotions as text, for error messages."""
+    return "; ".join(f"{old} -> {', '.join(sorted(new))}" for old, new in PROMOTIONS.items())
 
 
 # ----------------------------------------------------------------------------------------- literals

@@ -29,6 +29,7 @@ from ..catalog.spec_tables import T
 from ..errors import NotFoundError, SchemaMismatchError
 from ..spark.paths import filesystem
 from .footers import AddPlan, describe, describe_json, stats_of
+from .targets import progress
 
 if TYPE_CHECKING:
     from ..lake import DuckLake
@@ -97,7 +98,9 @@ def describe_files(lake: DuckLake, files: list[str], plan: AddPlan) -> list[dict
         with ThreadPoolExecutor(max_workers=THREADS_PER_TASK) as pool:
             return list(pool.map(lambda p: describe(p, plan), files))
     results = {}
-    for text in _describe_on_spark(lake.spark, files, plan):
+    with progress(f"reading the footers of {len(files)} files"):
+        described = _describe_on_spark(lake.spark, files, plan)
+    for text in described:
         record = json.loads(text)
         results[record["path"]] = record
     for path in files:

@@ -25,6 +25,7 @@ from ..spark.paths import filesystem
 from .catalog_files import known_files, scheduled_files
 from .expire import point_in_time
 from .locking import catalog_transaction, chunks
+from .targets import progress
 
 if TYPE_CHECKING:
     from ..lake import DuckLake
@@ -120,7 +121,7 @@ def _remove(paths: set[str]) -> dict[str, str]:
             return path, str(exc)
         return path, None
 
-    with ThreadPoolExecutor(max_workers=16) as pool:
+    with progress(f"deleting {len(paths)} file(s)"), ThreadPoolExecutor(max_workers=16) as pool:
         return {path: err for path, err in pool.map(one, sorted(paths)) if err is not None}
 
 
