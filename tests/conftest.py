@@ -13,25 +13,35 @@ PG_DSN = os.environ.get("SPARK_DUCKLAKE_TEST_PG", "host=127.0.0.1 port=5432 user
 MYSQL_DSN = os.environ.get("SPARK_DUCKLAKE_TEST_MYSQL", "host=127.0.0.1 port=3306 user=root")
 
 
-def _pg_available() -> str | None:
+def _problem(service: str, dsn: str, probe) -> str | None:
+    """Why a catalog server cannot be used here (None: it can)."""
     try:
-        import psycopg
-
-        with psycopg.connect(PG_DSN, connect_timeout=3):
-            return None
+        probe()
+        return None
     except Exception as exc:  # noqa: BLE001 - any failure means "not here"
-        return f"PostgreSQL not reachable at {PG_DSN!r}: {exc}"
+        return f"{service} not reachable at {dsn!r}: {exc}"
 
 
-_PG_PROBLEM = _pg_available()
+def _require(problem: str | None) -> None:
+    """Skip on a laptop without the server; fail in CI, where it must run."""
+    if problem:
+        if IN_CI:
+            pytest.fail(problem)
+        pytest.skip(problem)
+
+
+def _pg_probe() -> None:
+    import psycopg
+
+    psycopg.connect(PG_DSN, connect_timeout=3).close()
+
+
+_PG_PROBLEM = _problem("PostgreSQL", PG_DSN, _pg_probe)
 
 
 def require_postgres() -> None:
     """Skip on a laptop without PostgreSQL; fail in CI, where it must run."""
-    if _PG_PROBLEM:
-        if IN_CI:
-            pytest.fail(_PG_PROBLEM)
-        pytest.skip(_PG_PROBLEM)
+    _require(_PG_PROBLEM)
 
 
 @pytest.fixture
@@ -57,23 +67,12 @@ def _mysql_connect():
     return pymysql.connect(**connect_args(f"{MYSQL_DSN} db=mysql"), autocommit=True, connect_timeout=3)
 
 
-def _mysql_available() -> str | None:
-    try:
-        _mysql_connect().close()
-        return None
-    except Exception as exc:  # noqa: BLE001 - any failure means "not here"
-        return f"MySQL/MariaDB not reachable at {MYSQL_DSN!r}: {exc}"
-
-
-_MYSQL_PROBLEM = _mysql_available()
+_MYSQL_PROBLEM = _problem("MySQL/MariaDB", MYSQL_DSN, lambda: _mysql_connect().close())
 
 
 def require_mysql() -> None:
     """Skip on a laptop without MariaDB/MySQL; fail in CI, where it must run."""
-    if _MYSQL_PROBLEM:
-        if IN_CI:
-            pytest.fail(_MYSQL_PROBLEM)
-        pytest.skip(_MYSQL_PROBLEM)
+    _require(_MYSQL_PROBLEM)
 
 
 @pytest.fixture

@@ -8,25 +8,12 @@ import time
 
 import pyarrow as pa
 import pyarrow.parquet as pq
-import sqlalchemy as sa
 
 from spark_ducklake import DuckLake
-from spark_ducklake.catalog.spec_tables import T
-from spark_ducklake.maintenance.catalog_files import table_dirs
 from spark_ducklake.maintenance.checkpoint import STEPS
 from tests.support.compare import duckdb_rows, spark_rows
 from tests.support.reference import attach
-
-
-def _referenced(lake: DuckLake) -> set[str]:
-    with lake.engine.connect() as conn:
-        dirs = table_dirs(conn, lake.data_path)
-        out = set()
-        for name in ("ducklake_data_file", "ducklake_delete_file"):
-            tbl = T[name]
-            for table_id, path, rel in conn.execute(sa.select(tbl.c.table_id, tbl.c.path, tbl.c.path_is_relative)):
-                out |= {d + path if rel else path for d in dirs[table_id]}
-    return out
+from tests.support.snapshots import referenced_files
 
 
 def test_checkpoint_runs_every_step_in_the_reference_order(tmp_path, spark, reference):
@@ -69,7 +56,7 @@ def test_checkpoint_runs_every_step_in_the_reference_order(tmp_path, spark, refe
     assert str(outside) in cleaned  # the lake owned the added file
     assert disk_before - {str(p) for p in data.rglob('*.parquet')} <= cleaned | {str(orphan)}
     assert not any(os.path.exists(p) for p in cleaned)
-    assert _referenced(lake) <= {str(p) for p in data.rglob("*.parquet")}
+    assert referenced_files(lake) <= {str(p) for p in data.rglob("*.parquet")}
     assert lake.plan_scan("kept").inlined.num_rows == 3  # auto_compact false: not flushed
 
     assert spark_rows(lake.read("t")) == expected

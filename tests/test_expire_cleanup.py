@@ -14,11 +14,11 @@ import sqlalchemy as sa
 from spark_ducklake import DuckLake
 from spark_ducklake.catalog.spec_tables import T
 from spark_ducklake.errors import DuckLakeError, NotFoundError
-from spark_ducklake.maintenance.catalog_files import table_dirs
 from tests.support.catalog_copy import catalog_copy, comparable_dump
 from tests.support.compare import duckdb_rows, spark_rows
 from tests.support.migration import describe_differences
 from tests.support.reference import attach, connect
+from tests.support.snapshots import referenced_files
 
 # A history touching every kind of row expire can remove: files, delete files, a dropped (partitioned, inlined)
 # table, a dropped schema with a renamed table and a view, renamed columns of a live table.
@@ -156,18 +156,6 @@ def _files_on_disk(root: Path) -> set[str]:
     return {str(p) for p in root.rglob("*.parquet")}
 
 
-def _referenced_files(lake: DuckLake) -> set[str]:
-    """Absolute paths of every data and delete file any catalog row (so any snapshot) refers to."""
-    with lake.engine.connect() as conn:
-        dirs = table_dirs(conn, lake.data_path)
-        out = set()
-        for name in ("ducklake_data_file", "ducklake_delete_file"):
-            tbl = T[name]
-            for table_id, path, rel in conn.execute(sa.select(tbl.c.table_id, tbl.c.path, tbl.c.path_is_relative)):
-                out |= {d + path if rel else path for d in dirs[table_id]}
-    return out
-
-
 def test_expire_and_cleanup_keep_every_surviving_snapshot_readable(tmp_path, spark, reference):
     catalog = f"sqlite:{tmp_path / 'meta.sqlite'}"
     lake = DuckLake.attach(catalog, str(tmp_path / "data"), data_inlining_row_limit=0)
@@ -199,7 +187,7 @@ def test_expire_and_cleanup_keep_every_surviving_snapshot_readable(tmp_path, spa
     assert removed == scheduled
     disk_after = _files_on_disk(tmp_path / "data")
     assert disk_after == disk_before - removed
-    assert _referenced_files(lake) <= disk_after  # nothing a surviving snapshot needs is gone
+    assert referenced_files(lake) <= disk_after  # nothing a surviving snapshot needs is gone
     assert lake.cleanup_old_files(cleanup_all=True) == []
 
     for s in survivors:
@@ -228,7 +216,7 @@ def test_we_clean_up_after_duckdb_expires_and_read_the_rest(tmp_path, spark, ref
     lake = DuckLake.attach(catalog)
     removed = {r.path for r in lake.cleanup_old_files(cleanup_all=True)}
     assert removed and not any(os.path.exists(p) for p in removed)
-    assert _referenced_files(lake) <= _files_on_disk(tmp_path / "data")
+    assert referenced_files(lake) <= _files_on_disk(tmp_path / "data")
     assert spark_rows(lake.read("t")) == expected
     attach(reference, catalog)
     assert duckdb_rows(reference, "SELECT * FROM lake.t") == expected
@@ -289,7 +277,7 @@ def test_orphans_and_old_files_as_the_reference_lists_them(catalog, tmp_path, re
     lake.set_option("delete_older_than", "0 seconds")
     assert sorted(r.path for r in lake.cleanup_old_files()) == expected_old
     assert not any(os.path.exists(p) for p in expected_old)
-    assert _referenced_files(lake) <= _files_on_disk(data)
+    assert referenced_files(lake) <= _files_on_disk(data)
     assert lake.cleanup_old_files(cleanup_all=True) == []
     lake.close()
     attach(reference, catalog)

@@ -40,3 +40,20 @@ def duckdb_history(catalog: str, table: str, first: int, last: int) -> dict[int,
 def first_snapshot_of(lake, table: str) -> int:
     """The snapshot that created the table."""
     return lake.table_info(table).begin_snapshot
+
+
+def referenced_files(lake) -> set[str]:
+    """Absolute paths of every data and delete file any catalog row (so any snapshot) refers to."""
+    import sqlalchemy as sa
+
+    from spark_ducklake.catalog.spec_tables import T
+    from spark_ducklake.maintenance.catalog_files import table_dirs
+
+    with lake.engine.connect() as conn:
+        dirs = table_dirs(conn, lake.data_path)
+        out = set()
+        for name in ("ducklake_data_file", "ducklake_delete_file"):
+            tbl = T[name]
+            for table_id, path, rel in conn.execute(sa.select(tbl.c.table_id, tbl.c.path, tbl.c.path_is_relative)):
+                out |= {d + path if rel else path for d in dirs[table_id]}
+    return out
