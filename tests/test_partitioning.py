@@ -98,7 +98,10 @@ def test_filters_prune_files_by_partition(tmp_path, spark):
     assert len(everything.files) == 40  # 8 buckets x 5 years, one task
     one = lake.plan_scan("e", where="id = 1234")
     assert len(one.files) == 5 and {f.partition_id for f in one.files} == {everything.files[0].partition_id}
-    assert [r.id for r in lake.read("e", where="id = 1234").collect()] == [1234]
+    read = lake.read("e", where="id = 1234")
+    assert [r.id for r in read.collect()] == [1234]
+    # The files Spark reads are the pruned ones (inputFiles: the scan's files, also over Spark Connect).
+    assert sorted(p.split("/")[-1] for p in read.inputFiles()) == sorted(f.path.split("/")[-1] for f in one.files)
     assert len(lake.plan_scan("e", where="id IN (1, 2, 3)").files) <= 15
     assert len(lake.plan_scan("e", where="ts >= '2024-01-01'").files) == 8  # year 2024 by min/max stats
     assert lake.read("e", where="ts >= '2024-01-01'").count() == 400
