@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import argparse
 import multiprocessing as mp
+import shutil
 import time
 import uuid
 
@@ -108,6 +109,7 @@ def measure(writers: int, commits: int, dsn: str) -> dict[str, dict]:
             lake.close()
         finally:
             _drop_db(dsn, name)
+            shutil.rmtree(data, ignore_errors=True)
         committed = total - failures
         out[engine] = {"committed": committed, "total": total, "seconds": seconds, "rate": committed / seconds,
                        "failures": failures, "rows": rows[0], "distinct": rows[1], "lost": committed - rows[1],

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from decimal import Decimal
+
 import pyarrow as pa
 import pytest
 
@@ -74,8 +76,8 @@ def test_merge_schema_adds_and_widens_in_the_write_snapshot(tmp_path, spark, ref
 
 def test_bad_alters_name_the_problem_and_change_nothing(tmp_path, spark):
     lake = DuckLake.attach(str(tmp_path / "meta.sqlite"), str(tmp_path / "data"))
-    lake.write(spark.createDataFrame([(1, None, (1,), 1.5)], "a BIGINT, n STRING, s STRUCT<x: INT>, c DECIMAL(10,2)"),
-               "t", mode="error")
+    lake.write(spark.createDataFrame([(1, None, (1,), Decimal("1.50"))],
+                                     "a BIGINT, n STRING, s STRUCT<x: INT>, c DECIMAL(10,2)"), "t", mode="error")
     before = lake.snapshots()
     bad = [
         (lambda: lake.alter_column_type("t", "a", "INT"), SchemaMismatchError, "int64 to int32"),
@@ -97,7 +99,7 @@ def test_bad_alters_name_the_problem_and_change_nothing(tmp_path, spark):
             call()
     with pytest.raises(SchemaMismatchError, match="last column of its table"):
         with lake.update_schema("t") as change:
-            change.drop_column("a").drop_column("n").drop_column("s")
+            change.drop_column("a").drop_column("n").drop_column("s").drop_column("c")
     assert lake.snapshots() == before
 
 

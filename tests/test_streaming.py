@@ -163,8 +163,10 @@ def test_source_stops_when_the_schema_changes_after_the_query_started(tmp_path, 
 
 
 def _drop_file(inbox, index: int, ids: range) -> None:
-    pq.write_table(pa.table({"id": pa.array(list(ids), pa.int64()), "name": [f"n{i}" for i in ids]}),
-                   str(inbox / f"part-{index:03}.parquet"))
+    path = str(inbox / f"part-{index:03}.parquet")
+    pq.write_table(pa.table({"id": pa.array(list(ids), pa.int64()), "name": [f"n{i}" for i in ids]}), path)
+    stamp = 1_700_000_000 + index * 60  # Spark's file source takes the oldest first: make the order certain
+    os.utime(path, (stamp, stamp))
 
 
 def test_sink_commits_every_batch_once_across_restarts_and_reruns(tmp_path, spark, reference):

@@ -202,7 +202,7 @@ def _write_deletes(lake: DuckLake, work: list[_TableFlush], placed_by_table: lis
     inlined deletes of existing files (keyed by `file:<id>`), in one Spark job per table."""
     from pyspark.sql import functions as F
 
-    from ..spark.paths import spark_file_uri, spark_path
+    from ..spark.paths import read_parquet, spark_file_uri
     from ..spark.scan import POS
 
     spark, out = lake.spark, {}
@@ -214,8 +214,8 @@ def _write_deletes(lake: DuckLake, work: list[_TableFlush], placed_by_table: lis
             gone = spark.createDataFrame(flush.ended, f"_dl_rid long, _dl_begin long, {SNAP} long")
             keys = spark.createDataFrame([(spark_file_uri(p.file.path), p.file.path) for p in placed],
                                          f"_dl_uri string, {KEY} string")
-            read = (spark.read.schema(f"`{ROW_ID_COLUMN}` long, `{SNAPSHOT_ID_COLUMN}` long")
-                    .parquet(*[spark_path(p.file.path) for p in placed])
+            read = (read_parquet(spark, f"`{ROW_ID_COLUMN}` long, `{SNAPSHOT_ID_COLUMN}` long",
+                                 [p.file.path for p in placed])
                     .select(F.col("_metadata.file_path").alias("_dl_uri"), F.col("_metadata.row_index").alias(POS),
                             F.col(ROW_ID_COLUMN).alias("_dl_rid"), F.col(SNAPSHOT_ID_COLUMN).alias("_dl_begin")))
             parts.append(read.join(F.broadcast(gone), ["_dl_rid", "_dl_begin"]).join(F.broadcast(keys), "_dl_uri")

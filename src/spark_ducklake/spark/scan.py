@@ -18,7 +18,7 @@ from ..catalog import types
 from ..catalog.model import Column, DataFile, TableInfo
 from .arrow_files import read_with_arrow
 from .mapped_files import read_mapped
-from .paths import spark_file_uri, spark_path
+from .paths import read_parquet, spark_file_uri
 
 PATH, POS, FILE, ROW_START, BEGIN = "_dl_path", "_dl_pos", "_dl_file", "_dl_row_start", "_dl_begin"
 DELETED = "_dl_deleted"
@@ -162,7 +162,7 @@ def _native(spark, files: list[DataFile], present: list[Column], internal: dict[
         fields.append(T.StructField(SNAPSHOT_COL, T.LongType(), True))
     if lineage:
         fields.append(T.StructField(ROW_ID_COL, T.LongType(), True))
-    frame = spark.read.schema(T.StructType(fields)).parquet(*[spark_path(f.path) for f in files])
+    frame = read_parquet(spark, T.StructType(fields), [f.path for f in files])
     cols = []
     for c in present:
         name, wanted = internal[c.column_id], types.to_spark_type(c)
@@ -222,8 +222,7 @@ def delete_file_positions(spark, delete_files: list[tuple[str, int, int]]):
 
     lookup = spark.createDataFrame([(spark_file_uri(path), fid, begin) for path, fid, begin in delete_files],
                                    f"_dl_del_path string, {FILE} long, _dl_del_begin long")
-    raw = (spark.read.schema(f"pos long, {SNAPSHOT_COL} long")
-           .parquet(*[spark_path(path) for path, _fid, _begin in delete_files])
+    raw = (read_parquet(spark, f"pos long, {SNAPSHOT_COL} long", [path for path, _fid, _begin in delete_files])
            .select(F.col("_metadata.file_path").alias("_dl_del_path"), F.col("pos").alias(POS),
                    F.col(SNAPSHOT_COL)))
     return raw.join(F.broadcast(lookup), "_dl_del_path").select(
