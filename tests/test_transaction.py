@@ -7,7 +7,7 @@ import pytest
 
 from spark_ducklake import DuckLake
 from spark_ducklake.errors import DuckLakeError
-from tests.support.compare import duckdb_rows
+from tests.support.compare import duckdb_rows, spark_rows
 from tests.support.reference import attach
 
 
@@ -118,3 +118,32 @@ def test_failed_merge_in_a_transaction_leaves_nothing(tmp_path, spark):
             tx.merge(doubled, "t", "target.id = source.id").when_matched_update_all().execute()
     assert lake.snapshots() == before
     assert sorted((tmp_path / "data").rglob("*.parquet")) == files_before
+
+
+def test_alters_in_a_transaction(tmp_path, spark, reference):
+    """Column changes, partitioning and sort keys of several tables, and writes to others: one snapshot."""
+    catalog = f"sqlite:{tmp_path / 'meta.sqlite'}"
+    lake = DuckLake.attach(catalog, str(tmp_path / "data"), data_inlining_row_limit=0)
+    for name in ("t", "u", "v"):
+        lake.write(spark.range(5).selectExpr("id", "cast(id AS STRING) AS s"), name, mode="error")
+    before = lake.current_snapshot()
+    with lake.transaction(commit_message="reshape") as tx:
+        with tx.update_schema("t") as change:
+            change.add_column("extra", "INT", default=7).rename_column("s", "label")
+        tx.set_partitioning("u", ["s"])
+        tx.write(spark.range(5, 8).selectExpr("id", "cast(id AS STRING) AS s"), "v")
+        with pytest.raises(DuckLakeError, match="altered in this transaction"):
+            tx.write(spark.range(1), "t")
+        with pytest.raises(DuckLakeError, match="already altered or written"):
+            tx.set_sorted_by("v", ["id DESC"])
+    assert lake.current_snapshot() == before + 1
+    assert lake.snapshots()[-1].commit_message == "reshape"
+    assert [c.name for c in lake.table_info("t").columns] == ["id", "label", "extra"]
+    lake.write(spark.range(8, 10).selectExpr("id", "cast(id AS STRING) AS s"), "u")  # follows the new partitioning
+    assert {f.partition_id is not None for f in lake.plan_scan("u").files} == {False, True}
+    rows = {name: spark_rows(lake.read(name)) for name in ("t", "u", "v")}
+    lake.close()
+    attach(reference, catalog)
+    for name, expected in rows.items():
+        assert duckdb_rows(reference, f"SELECT * FROM lake.{name}") == expected, name
+    assert rows["t"][0] == (0, "0", 7) and len(rows["v"]) == 8

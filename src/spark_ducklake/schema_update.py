@@ -64,15 +64,18 @@ def default_text(type_str: str, value: Any) -> str | None:
 class SchemaUpdate:
     """Pending schema changes of one table; `commit()` writes them as one snapshot."""
 
-    def __init__(self, lake: DuckLake, table: str, **commit_args: Any):
+    def __init__(self, lake: DuckLake, table: str, *, read_snapshot: int | None = None, stage=None,
+                 **commit_args: Any):
         from .catalog.spec_tables import T
         from .lake import split_name
 
         lake.check_writable()
         self.lake, self.commit_args = lake, commit_args
+        self._stage = stage  # a transaction's: takes the ALTER operation instead of committing it
         c = T["ducklake_column"]
         with lake.engine.connect() as conn:
-            self.read_snapshot = reader.latest_snapshot(conn).snapshot_id
+            self.read_snapshot = read_snapshot if read_snapshot is not None else \
+                reader.latest_snapshot(conn).snapshot_id
             self.table: TableInfo = reader.find_table(conn, self.read_snapshot, lake.data_path, *split_name(table))
             top = conn.execute(sa.select(sa.func.max(c.c.column_id)).where(c.c.table_id == self.table.table_id))
             self._next_id = (top.scalar() or 0) + 1  # column ids are never reused, even after a drop
@@ -201,6 +204,9 @@ class SchemaUpdate:
         if not self.changed:
             return None
         op = AlterColumns(self.table.table_id, self.table.columns, self.columns)
+        if self._stage is not None:
+            self._stage(op)
+            return None
         return self.lake._commit([op], read_snapshot=self.read_snapshot, **self.commit_args)
 
     def __enter__(self) -> SchemaUpdate:

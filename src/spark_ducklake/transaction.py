@@ -4,7 +4,8 @@ Operations are staged as they are called (files written by executors, catalog ro
 catalog transaction when the block ends without an exception; an exception, or a conflict at commit, deletes every
 staged file and leaves the catalog untouched. Reads inside the block see the lake as of the block's start, and
 tables created in the block can be written to; row-level changes (delete/update) address tables as they were at the
-start, one change (delete, update or merge) per table per transaction.
+start, one change (delete, update or merge) per table per transaction. ALTERs (update_schema, partitioning, sort
+keys) take tables as they were at the start too, one per table, and such a table is not written in the same block.
 """
 
 from __future__ import annotations
@@ -37,6 +38,8 @@ class Transaction:
         self.new_schemas: dict[str, CreateSchema] = {}
         self.new_tables: dict[tuple[str, str], tuple[TableInfo, TableRef]] = {}
         self.row_changed: set[str] = set()
+        self.altered: set[str] = set()  # tables with an ALTER staged
+        self.touched: set[str] = set()  # tables written or changed row by row
         self.snapshot_id: int | None = None
 
     # ----------------------------------------------------------------------------------------- DDL
@@ -61,6 +64,48 @@ class Transaction:
                          columns=op.columns, begin_snapshot=self.read_snapshot)
         self.new_tables[(schema_name, table)] = (info, op.ref)
 
+    def update_schema(self, table: str):
+        """Column changes of a table that existed when the transaction began: `with tx.update_schema(t) as u:`
+        (the SchemaUpdate builder); staged when the block ends. Such a table is not written to in the same
+        transaction (its rows would need the columns of both sides of the change)."""
+        from .schema_update import SchemaUpdate
+
+        key = self._alter(table)
+        return SchemaUpdate(self.lake, key, read_snapshot=self.read_snapshot, stage=self.ops.append)
+
+    def set_partitioning(self, table: str, keys: list[str]) -> None:
+        """SET PARTITIONED BY (see DuckLake.set_partitioning); an empty list resets it."""
+        from .catalog.partitioning import SetPartitioning, parse_keys
+
+        info = self._existing(self._alter(table))
+        self.ops.append(SetPartitioning(info.table_id, parse_keys(info, list(keys)) if keys else []))
+
+    def set_sorted_by(self, table: str, keys: list[str]) -> None:
+        """SET SORTED BY (see DuckLake.set_sorted_by); an empty list resets it."""
+        from .catalog.sorting import SetSorting, parse_sort_keys
+
+        info = self._existing(self._alter(table))
+        self.ops.append(SetSorting(info.table_id, parse_sort_keys(info, list(keys)) if keys else []))
+
+    def _alter(self, table: str) -> str:
+        """Claim a table for one ALTER in this transaction, with no data change to it."""
+        schema, name = split_name(table)
+        key = f"{schema}.{name}"
+        if (schema, name) in self.new_tables:
+            raise DuckLakeError(f"{key} is created in this transaction: give create_table its final columns")
+        if key in self.altered or key in self.touched:
+            raise DuckLakeError(f"{key} is already altered or written in this transaction: one ALTER per table, and "
+                                "no writes to a table altered in the same transaction")
+        self.altered.add(key)
+        return key
+
+    def _touch(self, table: str) -> None:
+        schema, name = split_name(table)
+        key = f"{schema}.{name}"
+        if key in self.altered:
+            raise DuckLakeError(f"{key} is altered in this transaction: write to it in another transaction")
+        self.touched.add(key)
+
     def drop_table(self, name: str) -> None:
         """DROP TABLE (of a table that existed when the transaction began)."""
         self.ops.append(DropTable(self._existing(name).table_id))
@@ -77,6 +122,7 @@ class Transaction:
 
         if mode not in WRITE_MODES:
             raise ValueError(f"mode must be one of {', '.join(WRITE_MODES)}; got {mode!r}")
+        self._touch(table)
         schema, name = split_name(table)
         pending = self.new_tables.get((schema, name))
         existing = pending[0] if pending else self.lake._find(schema, name)
@@ -138,6 +184,7 @@ class Transaction:
         return outcome
 
     def _row_change(self, table: str) -> None:
+        self._touch(table)
         schema, name = split_name(table)
         if (schema, name) in self.new_tables or f"{schema}.{name}" in self.row_changed:
             raise DuckLakeError(f"only one row-level change per pre-existing table in a transaction: {schema}.{name}")
