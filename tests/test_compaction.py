@@ -13,6 +13,7 @@ from spark_ducklake import DuckLake
 from spark_ducklake.errors import ConflictError, DuckLakeError
 from spark_ducklake.maintenance import units as units_module
 from tests.support.compare import duckdb_rows, spark_rows
+from tests.support.races import commit_meanwhile
 from tests.support.reference import attach, connect
 from tests.support.snapshots import duckdb_history, first_snapshot_of, our_history
 
@@ -168,14 +169,7 @@ def test_compaction_arguments_options_and_conflicts(tmp_path, spark, monkeypatch
     assert lake.merge_adjacent_files(min_file_size="1MB") == []  # no file that large
     # A concurrent delete while the files are being written: the merge fails and leaves no trace.
     other = DuckLake.attach(catalog, spark=spark)
-    original = units_module.write_units
-
-    def racing(*args, **kwargs):
-        out = original(*args, **kwargs)
-        other.delete("t", "a = 0")
-        return out
-
-    monkeypatch.setattr(units_module, "write_units", racing)
+    original = commit_meanwhile(monkeypatch, units_module, "write_units", lambda: other.delete("t", "a = 0"))
     files = {f.path for f in lake.plan_scan("t").files}
     with pytest.raises(ConflictError, match="compact"):
         lake.merge_adjacent_files("t")

@@ -12,6 +12,7 @@ from spark_ducklake import DuckLake
 from spark_ducklake.errors import ConflictError, SchemaMismatchError
 from spark_ducklake.maintenance import flush as flush_module
 from tests.support.compare import duckdb_rows
+from tests.support.races import commit_meanwhile
 from tests.support.reference import attach
 from tests.support.snapshots import duckdb_history, first_snapshot_of, our_history
 
@@ -102,14 +103,7 @@ def test_flush_scope_auto_compact_and_conflicts(tmp_path, spark, monkeypatch):
     assert lake.flush_inlined_data("s", "v") == [("s", "v", 2)]                 # unless named
     # A concurrent inlined delete of rows being flushed: the flush fails and leaves no trace.
     other = DuckLake.attach(catalog, spark=spark)
-    original = flush_module._write_batches
-
-    def racing(*args, **kwargs):
-        placed = original(*args, **kwargs)
-        other.delete("t", "a = 1")
-        return placed
-
-    monkeypatch.setattr(flush_module, "_write_batches", racing)
+    original = commit_meanwhile(monkeypatch, flush_module, "_write_batches", lambda: other.delete("t", "a = 1"))
     with pytest.raises(ConflictError, match="flush"):
         lake.flush_inlined_data(table_name="t")
     monkeypatch.setattr(flush_module, "_write_batches", original)
