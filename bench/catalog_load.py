@@ -11,11 +11,9 @@ with the extensions already loaded. The reference took 16 s for 5,000 tables in 
 from __future__ import annotations
 
 import argparse
-import shutil
 import statistics
-import tempfile
 
-from common import drop_pg_database, fresh_pg_database, pg_available, timed
+from common import pg_available, scratch_catalog, timed
 from report import Row
 
 
@@ -63,20 +61,9 @@ def bench_rows(quick: bool, *, tables: int | None = None, backends: tuple[str, .
         if backend == "postgres" and not pg_available():
             rows.append(Row("catalog_load", "postgres", None, None, notes="PostgreSQL not reachable: skipped"))
             continue
-        root = tempfile.mkdtemp(prefix="bench-tables-")
-        db = None
-        try:
-            if backend == "sqlite":
-                catalog = f"sqlite:{root}/meta.sqlite"
-            else:
-                dsn, db = fresh_pg_database()
-                catalog = f"postgres:{dsn}"
+        with scratch_catalog(backend, "bench-tables-") as (catalog, root):
             big = big_catalog.many_tables(catalog, f"{root}/data/", tables)
             rows += measure(big, tables, repeat, backend)
-        finally:
-            if db:
-                drop_pg_database(db)
-            shutil.rmtree(root, ignore_errors=True)
     return rows
 
 

@@ -3,9 +3,12 @@
 from __future__ import annotations
 
 import os
+import shutil
 import statistics
+import tempfile
 import time
 import uuid
+from contextlib import contextmanager
 
 
 def timed(fn, *args) -> float:
@@ -73,3 +76,21 @@ def pg_available(dsn: str = PG_DSN) -> bool:
             return True
     except Exception:  # noqa: BLE001 - any failure means "not here"
         return False
+
+
+@contextmanager
+def scratch_catalog(backend: str, prefix: str):
+    """(catalog string, scratch folder) of a fresh catalog on `backend` (sqlite or postgres); both removed after."""
+    root = tempfile.mkdtemp(prefix=prefix)
+    db = None
+    try:
+        if backend == "sqlite":
+            catalog = f"sqlite:{root}/meta.sqlite"
+        else:
+            dsn, db = fresh_pg_database()
+            catalog = f"postgres:{dsn}"
+        yield catalog, root
+    finally:
+        if db:
+            drop_pg_database(db)
+        shutil.rmtree(root, ignore_errors=True)

@@ -16,11 +16,9 @@ the same paths (Spark's file listing dominates both). Goal: plan_scan < 150 ms a
 from __future__ import annotations
 
 import argparse
-import shutil
 import statistics
-import tempfile
 
-from common import drop_pg_database, fresh_pg_database, pg_available, timed
+from common import pg_available, scratch_catalog, timed
 from report import Row
 
 GOAL = 0.150
@@ -89,20 +87,9 @@ def bench_rows(quick: bool, *, files: list[int] | None = None, snapshots: int | 
         for count in files:
             if quick and backend == "postgres" and count > 10_000:
                 continue
-            root = tempfile.mkdtemp(prefix="bench-plan-")
-            db = None
-            try:
-                if backend == "sqlite":
-                    catalog = f"sqlite:{root}/meta.sqlite"
-                else:
-                    dsn, db = fresh_pg_database()
-                    catalog = f"postgres:{dsn}"
+            with scratch_catalog(backend, "bench-plan-") as (catalog, root):
                 big = big_catalog.many_files(catalog, f"{root}/data/", count, max(count, snapshots))
                 rows += measure(big, repeat, spark_files, backend)
-            finally:
-                if db:
-                    drop_pg_database(db)
-                shutil.rmtree(root, ignore_errors=True)
     return rows
 
 
