@@ -35,27 +35,19 @@ def new_table(schema: str, name: str, source_schema, schema_id: int, schema_path
     return create, info
 
 
-def load_layout(conn, table: TableInfo, snapshot_id: int) -> TableInfo:
-    """Fill in the partition spec and sort keys new files of the table follow (once per TableInfo)."""
-    from .catalog.partitioning import current_spec
-    from .catalog.sorting import current_sort
-
-    if table.partition is None:
-        table.partition = current_spec(conn, table.table_id, snapshot_id)
-    if table.sort_keys is None:
-        table.sort_keys = current_sort(conn, table.table_id, snapshot_id)
-    return table
-
-
 def write_files(lake: DuckLake, frame, table: TableInfo, snapshot_id: int, *, options_table: TableInfo | None,
                 row_ids: bool = False) -> list:
     """Write a conformed DataFrame as the table's Parquet files, partitioned and sorted as the table is at the
-    snapshot; nothing committed. `options_table` scopes the lake options (None for a table not yet created)."""
+    snapshot (looked up once per TableInfo); nothing committed. `options_table` scopes the lake options (None for
+    a table not yet created)."""
+    from .catalog.partitioning import current_spec
+    from .catalog.sorting import current_sort
     from .spark.write import write_data_files
 
     if table.partition is None or table.sort_keys is None:
         with lake.engine.connect() as conn:
-            load_layout(conn, table, snapshot_id)
+            table.partition = current_spec(conn, table.table_id, snapshot_id)
+            table.sort_keys = current_sort(conn, table.table_id, snapshot_id)
     return write_data_files(lake.spark, frame, table, options=_write_options(lake, options_table), row_ids=row_ids)
 
 
@@ -90,7 +82,6 @@ def write_table(lake: DuckLake, data, schema: str, name: str, mode: str, info: C
         from .schema_update import evolve_for
 
         create, target = evolve_for(lake, existing, _schema_of(data))
-        target = replace(target, partition=existing.partition, sort_keys=existing.sort_keys)
     staged = stage_write(lake, data, target, ref, mode, where=where, read_snapshot=read_snapshot,
                          replace_existing=existing is not None, limit=limit)
     ops = ([create] if create else []) + staged.ops

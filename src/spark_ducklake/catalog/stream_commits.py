@@ -39,6 +39,12 @@ def last_committed_batch(conn: sa.Connection, query_id: str, table: str) -> int 
     return None
 
 
+def holds_batch(conn: sa.Connection, query_id: str, table: str, batch_id: int) -> bool:
+    """Whether the table already holds this batch of the query (or a later one: batch ids only grow)."""
+    done = last_committed_batch(conn, query_id, table)
+    return done is not None and batch_id <= done
+
+
 class BatchAlreadyCommitted(DuckLakeError):
     """The table already holds this micro-batch of the query (a re-delivery): nothing was committed."""
 
@@ -58,7 +64,5 @@ class GuardBatch:
 
     def apply(self, ctx) -> None:
         """Raise BatchAlreadyCommitted when a snapshot records this batch (or a later one) of the query."""
-        done = last_committed_batch(ctx.conn, self.query_id, self.table)
-        if done is not None and self.batch_id <= done:
-            raise BatchAlreadyCommitted(f"batch {self.batch_id} of query {self.query_id} is already in "
-                                        f"{self.table} (last committed: {done})")
+        if holds_batch(ctx.conn, self.query_id, self.table, self.batch_id):
+            raise BatchAlreadyCommitted(f"batch {self.batch_id} of query {self.query_id} is already in {self.table}")

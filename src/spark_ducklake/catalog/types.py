@@ -51,7 +51,6 @@ NOT_NATIVE = {"uuid", "time", "timetz", "timestamp_ns", "interval"}
 # Read natively as one type, then cast to the logical type.
 _READ_AS = {"uint64": "DecimalType(20,0)", "int128": "DoubleType", "uint128": "DoubleType"}
 
-# Lossless promotions allowed by the spec (schema evolution): old -> new.
 # The spec's type promotions (ALTER ... SET TYPE, merge_schema), exactly its table.
 PROMOTIONS = {
     "int8": {"int16", "int32", "int64"},

@@ -27,7 +27,6 @@ from ..catalog.model import NewDataFile, NewDeleteFile, TableInfo
 from ..catalog.partitioning import current_spec
 from ..catalog.sorting import current_sort
 from ..spark.write import ROW_ID_COLUMN, SNAPSHOT_ID_COLUMN, WriteOptions
-from .partial_deletes import KEY, SNAP, DeleteTarget, write_partial_deletes
 from .targets import maintained_tables, progress, spark_writable, usable_sort_keys, write_options
 
 if TYPE_CHECKING:
@@ -202,6 +201,7 @@ def _write_deletes(lake: DuckLake, work: list[_TableFlush], placed_by_table: lis
     inlined deletes of existing files (keyed by `file:<id>`), in one Spark job per table."""
     from pyspark.sql import functions as F
 
+    from ..spark.delete_files import KEY, SNAP, DeleteTarget, write_delete_files
     from ..spark.paths import read_parquet, spark_file_uri
     from ..spark.scan import POS
 
@@ -224,15 +224,13 @@ def _write_deletes(lake: DuckLake, work: list[_TableFlush], placed_by_table: lis
             rows = []
             for fid, deletes in flush.file_deletes.items():
                 f = flush.live_files[fid]
-                old = f.delete_file
-                targets[_existing_key(fid)] = DeleteTarget(f.path, old.path if old else None,
-                                                           old.begin_snapshot if old else None)
+                targets[_existing_key(fid)] = DeleteTarget(f.path, f.delete_file)
                 rows += [(_existing_key(fid), pos, snap) for pos, snap in deletes]
             parts.append(spark.createDataFrame(rows, f"{KEY} string, {POS} long, {SNAP} long"))
         if not parts:
             continue
         frame = parts[0] if len(parts) == 1 else parts[0].unionByName(parts[1])
-        written = write_partial_deletes(spark, frame, targets, flush.table.path)
+        written = write_delete_files(spark, frame, targets, flush.table.path)
         staged += [w.path for w in written.values()]
         for key, w in written.items():
             existing = key.startswith("file:")

@@ -1,5 +1,7 @@
 """Positional delete files as the reference writes them, written with pyarrow inside one executor task per data file.
 
+Used by row-level deletes (`deletes.py`) and by `flush_inlined_data` (partial delete files of flushed rows).
+
 A plain delete file holds `file_path` (field id 2147483646) and `pos` (2147483645), sorted. When a data file already
 has a delete file, the new one replaces it in every snapshot (spec: "the deletion file is rewritten as a partial
 deletion file"): it also stores `_ducklake_internal_snapshot_id`, the snapshot that deleted each position, so
@@ -14,6 +16,8 @@ import pyarrow as pa
 import pyarrow.compute as pc
 import pyarrow.parquet as pq
 
+from ..catalog.model import DeleteFile
+from ..catalog.spec_tables import new_uuid
 from .paths import filesystem
 from .write import SNAPSHOT_ID_COLUMN, SNAPSHOT_ID_FIELD_ID
 
@@ -26,12 +30,17 @@ _SNAPSHOT = pa.field(SNAPSHOT_ID_COLUMN, pa.int64(), nullable=False,
                      metadata={b"PARQUET:field_id": str(SNAPSHOT_ID_FIELD_ID)})
 
 
-@dataclass
-class OldDeletes:
-    """The delete file a data file has now, merged into the new one."""
+KEY, SNAP = "_dl_key", "_dl_snap"  # columns of the positions handed to write_delete_files (with POS)
 
-    path: str
-    begin_snapshot: int  # the snapshot of its positions when it stores none per position
+
+@dataclass
+class DeleteTarget:
+    """A data file to write a delete file for: the delete file it has now (merged in and replaced), and the
+    snapshot of the new positions when their frame carries none (making the file partial when `old` is set)."""
+
+    data_path: str
+    old: DeleteFile | None = None
+    snapshot: int | None = None
 
 
 @dataclass
@@ -46,8 +55,42 @@ class WrittenDeleteFile:
     last_snapshot: int | None = None
 
 
+def write_delete_files(spark, positions, targets: dict[str, DeleteTarget], table_path: str) -> dict[
+        str, WrittenDeleteFile]:
+    """One delete file per key of `positions` (columns `_dl_key`, `_dl_pos` and maybe `_dl_snap`; the key names a
+    target), written in one Spark job: each key's positions meet in one task, which merges them with the target's
+    old delete file and writes the result straight to its final name. Returns the files by key; on failure none
+    is left behind."""
+    from .scan import POS
+    from .write import delete_paths
+
+    names = {key: f"{table_path}ducklake-{new_uuid()}-delete.parquet" for key in targets}
+    stamped = SNAP in positions.columns
+    result_schema = (f"{KEY} string, path string, delete_count long, file_size_bytes long, footer_size long, "
+                     "first_snapshot long, last_snapshot long")
+
+    def write_one(group: pa.Table) -> pa.Table:
+        key = group.column(KEY)[0].as_py()
+        target = targets[key]
+        snapshots = group.column(SNAP) if stamped else (target.snapshot if target.old is not None else None)
+        w = write_delete_file(names[key], target.data_path, group.column(POS), snapshots, target.old)
+        return pa.table({KEY: [key], "path": [w.path], "delete_count": [w.delete_count],
+                         "file_size_bytes": [w.file_size_bytes], "footer_size": [w.footer_size],
+                         "first_snapshot": pa.array([w.first_snapshot], pa.int64()),
+                         "last_snapshot": pa.array([w.last_snapshot], pa.int64())})
+
+    columns = [KEY, POS, SNAP] if stamped else [KEY, POS]
+    try:
+        rows = positions.select(*columns).groupBy(KEY).applyInArrow(write_one, result_schema).collect()
+    except BaseException:
+        delete_paths(list(names.values()))
+        raise
+    return {r[KEY]: WrittenDeleteFile(r["path"], r["delete_count"], r["file_size_bytes"], r["footer_size"],
+                                      r["first_snapshot"], r["last_snapshot"]) for r in rows}
+
+
 def write_delete_file(path: str, data_path: str, positions, snapshots=None,
-                      old: OldDeletes | None = None) -> WrittenDeleteFile:
+                      old: DeleteFile | None = None) -> WrittenDeleteFile:
     """Write the sorted, distinct positions of `data_path` to `path`.
 
     Without `snapshots` and `old` the file is plain. Otherwise it is partial: `snapshots` (an array, or one

@@ -10,12 +10,10 @@ from __future__ import annotations
 from collections import Counter
 from dataclasses import dataclass, field
 
-from ..catalog.model import DataFile, NewDeleteFile
-from ..catalog.spec_tables import new_uuid
+from ..catalog.model import NewDeleteFile
 from ..scan_plan import ScanPlan
-from .delete_files import OldDeletes, write_delete_file
+from .delete_files import KEY, DeleteTarget, write_delete_files
 from .scan import FILE, POS
-from .write import delete_paths
 
 
 @dataclass
@@ -80,45 +78,15 @@ def stage_deletes(spark, plan: ScanPlan, matches, inline_limit: int) -> DeletePl
             if r[FILE] in rest:
                 result.inlined_file_deletes.setdefault(r[FILE], []).append(r[POS])
     elif rest:
-        new = matches.where(F.col(FILE).isin(list(rest)))
-        result.delete_files = write_delete_files(spark, new, [files[fid] for fid in rest], plan.table.path,
-                                                 plan.snapshot_id + 1)
+        # New positions of a partial file carry the snapshot the commit expects (DeleteRows restamps them if the
+        # commit lands on a later one).
+        targets = {str(fid): DeleteTarget(files[fid].path, files[fid].delete_file, plan.snapshot_id + 1)
+                   for fid in rest}
+        new = matches.where(F.col(FILE).isin(list(rest))).select(F.col(FILE).cast("string").alias(KEY), POS)
+        written = write_delete_files(spark, new, targets, plan.table.path)
+        result.delete_files = [
+            NewDeleteFile(int(key), w.path, w.delete_count, w.file_size_bytes, w.footer_size,
+                          replaces=targets[key].old, first_snapshot=w.first_snapshot,
+                          predicted_snapshot=targets[key].snapshot)
+            for key, w in written.items()]
     return result
-
-
-def write_delete_files(spark, positions, files: list[DataFile], table_path: str,
-                       predicted_snapshot: int) -> list[NewDeleteFile]:
-    """One sorted delete file per data file: plain, or partial when the data file already has a delete file.
-
-    Each data file's positions meet in one executor task, which merges them with the file's earlier delete
-    file and writes the result with pyarrow straight to its final name: one shuffle of the positions, no
-    staging folder, and the footers come back with the task's result. New positions of a partial file carry
-    `predicted_snapshot` (the snapshot the commit should get; DeleteRows fixes it if the commit lands later).
-    """
-    import pyarrow as pa
-
-    sources = {f.data_file_id: (f.path, f.delete_file, f"{table_path}ducklake-{new_uuid()}-delete.parquet")
-               for f in files}
-    result_schema = (f"{FILE} long, path string, delete_count long, file_size_bytes long, footer_size long, "
-                     "first_snapshot long")
-
-    def write_one(group: pa.Table) -> pa.Table:
-        file_id = group.column(FILE)[0].as_py()
-        data_path, old, target = sources[file_id]
-        written = write_delete_file(
-            target, data_path, group.column(POS), snapshots=predicted_snapshot if old is not None else None,
-            old=OldDeletes(old.path, old.begin_snapshot) if old is not None else None)
-        return pa.table({FILE: [file_id], "path": [target], "delete_count": [written.delete_count],
-                         "file_size_bytes": [written.file_size_bytes], "footer_size": [written.footer_size],
-                         "first_snapshot": pa.array([written.first_snapshot], pa.int64())})
-
-    try:
-        rows = positions.select(FILE, POS).groupBy(FILE).applyInArrow(write_one, result_schema).collect()
-    except BaseException:
-        delete_paths([target for _data, _old, target in sources.values()])
-        raise
-    return [NewDeleteFile(data_file_id=r[FILE], path=r["path"], delete_count=r["delete_count"],
-                          file_size_bytes=r["file_size_bytes"], footer_size=r["footer_size"],
-                          replaces=sources[r[FILE]][1], first_snapshot=r["first_snapshot"],
-                          predicted_snapshot=predicted_snapshot if sources[r[FILE]][1] is not None else None)
-            for r in rows]

@@ -14,7 +14,7 @@ import json
 import os
 from dataclasses import dataclass, field
 
-from ..catalog.stream_commits import BatchAlreadyCommitted, GuardBatch, batch_info, last_committed_batch
+from ..catalog.stream_commits import BatchAlreadyCommitted, GuardBatch, batch_info, holds_batch
 
 
 @dataclass
@@ -53,9 +53,8 @@ class StreamBatchWriter:
                                author=self.author)
         try:
             with lake.engine.connect() as conn:  # cheap early skip; GuardBatch decides inside the commit
-                done = last_committed_batch(conn, query, self.table)
-            if done is not None and batch_id <= done:
-                return
+                if holds_batch(conn, query, self.table, batch_id):
+                    return
             lake.check_writable()
             info = CommitInfo(self.author, self.commit_message, batch_info(query, self.table, batch_id))
             try:
