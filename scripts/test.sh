@@ -1,10 +1,77 @@
 #!/usr/bin/env bash
-# The test command: set up from a clean machine, lint, run the whole suite on a local Spark session, then run it
-# again with every test moving its data through a Spark Connect server (the multi-process concurrency tests
-# already use one, so the second pass leaves them out).
-set -euo pipefail
+# The test command: set up from a clean machine, lint, then run every lane CI runs. Each lane runs even when an
+# earlier one failed; the script fails if any lane failed. Extra arguments go to every pytest call.
+#   1 local     the whole suite on a local Spark session we start
+#   2 connect   the whole suite again, every test moving its data through a Spark Connect server
+#   3 user      interop and row-level tests on a session built like a user's (hostile confs, Spark's defaults,
+#               no PYSPARK_PYTHON, Python workers without this package)
+#   4 cluster   the README tour and more on a standalone cluster behind Spark Connect (scripts/cluster.sh)
+#   5 s3        storage tests with data on a local S3 server (scripts/s3.sh)
+#   6 wheel     the wheel, installed with no extras into a fresh venv, runs scripts/smoke_tour.py
+# SPARK_DUCKLAKE_LANES="local connect" runs a subset.
+set -uo pipefail
 cd "$(dirname "$0")/.."
-bash scripts/setup.sh test
-.venv/bin/ruff check src tests bench
-.venv/bin/python -m pytest -q "$@"
-SPARK_DUCKLAKE_TEST_CONNECT=1 .venv/bin/python -m pytest -q --deselect tests/test_concurrency.py "$@"
+bash scripts/setup.sh test || exit 1
+.venv/bin/ruff check src tests bench scripts || exit 1
+
+lanes="${SPARK_DUCKLAKE_LANES:-local connect user cluster s3 wheel}"
+pytest=(.venv/bin/python -m pytest -q --durations=25)
+state="$(mktemp -d "${TMPDIR:-/tmp}/ducklake-lanes-XXXXXX")"
+failed=()
+cleanup() {
+    bash scripts/cluster.sh stop "$state/cluster" >/dev/null 2>&1 || true
+    SPARK_DUCKLAKE_S3_DIR="$state/s3" bash scripts/s3.sh stop >/dev/null 2>&1 || true
+}
+trap cleanup EXIT
+
+run_lane() {  # run_lane NAME COMMAND...: time one lane, remember a failure, go on
+    local name="$1" start=$SECONDS
+    shift
+    echo "=== lane $name"
+    "$@"
+    local rc=$?
+    # pytest's 5 means no test ran: a lane that selects nothing is a broken lane, not a pass.
+    [ "$rc" -eq 0 ] || failed+=("$name (exit $rc)")
+    echo "=== lane $name: exit $rc in $((SECONDS - start)) s"
+}
+
+lane_local() { "${pytest[@]}" -m "not cluster and not s3" "$@"; }
+lane_connect() {
+    SPARK_DUCKLAKE_TEST_CONNECT=1 "${pytest[@]}" -m "not cluster and not s3" --deselect tests/test_concurrency.py "$@"
+}
+lane_user() {
+    bash scripts/cluster.sh worker-venv "$state/cluster" >/dev/null || return 1
+    SPARK_DUCKLAKE_TEST_SESSION=user SPARK_DUCKLAKE_WORKER_VENV="$state/cluster/worker-venv" \
+        "${pytest[@]}" tests/test_user_session.py tests/test_interop.py tests/test_delete.py tests/test_merge.py \
+        tests/test_transaction.py tests/test_flush.py tests/test_partitioning.py tests/test_readme_tour.py "$@"
+}
+lane_cluster() {
+    local url
+    url="$(bash scripts/cluster.sh start "$state/cluster" | tail -n 1)" || return 1
+    # The tour and the cluster tests, every test's data moving through the cluster's Connect server.
+    SPARK_REMOTE="$url" SPARK_DUCKLAKE_CLUSTER_URL="$url" SPARK_DUCKLAKE_TEST_CONNECT=1 SPARK_DUCKLAKE_TEST_CLUSTER=1 \
+        "${pytest[@]}" tests/test_cluster.py tests/test_readme_tour.py "$@"
+    local rc=$?
+    bash scripts/cluster.sh stop "$state/cluster"
+    return $rc
+}
+lane_s3() {
+    local jars
+    jars="$(bash scripts/s3_jars.sh | tail -n 1)" || return 1
+    SPARK_DUCKLAKE_S3_DIR="$state/s3" bash scripts/s3.sh start || return 1
+    SPARK_DUCKLAKE_TEST_S3=1 SPARK_DUCKLAKE_S3_JARS="$jars" "${pytest[@]}" -m s3 "$@"
+    local rc=$?
+    SPARK_DUCKLAKE_S3_DIR="$state/s3" bash scripts/s3.sh stop
+    return $rc
+}
+lane_wheel() { bash scripts/wheel_smoke.sh; }
+
+for lane in $lanes; do
+    run_lane "$lane" "lane_$lane" "$@"
+done
+
+if [ "${#failed[@]}" -gt 0 ]; then
+    echo "FAILED lanes: ${failed[*]}"
+    exit 1
+fi
+echo "all lanes passed: $lanes"

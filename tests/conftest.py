@@ -140,11 +140,57 @@ def spark(request):
     SPARK_DUCKLAKE_TEST_CONNECT=1 (every test then moves its data through a Spark Connect server)."""
     from spark_ducklake.spark.session import get_or_create_spark
 
+    if os.environ.get("SPARK_DUCKLAKE_TEST_SESSION") == "user":  # --- a session built like a user's ---
+        session = user_session()
+        yield session
+        session.stop()
+        return
     if os.environ.get("SPARK_DUCKLAKE_TEST_CONNECT") == "1":
         os.environ["SPARK_REMOTE"] = request.getfixturevalue("connect_url")
+    # --- object storage (tests/test_s3.py): s3a jars and settings for the local S3 server ---
+    if os.environ.get("SPARK_DUCKLAKE_TEST_S3") == "1" and os.environ.get("SPARK_DUCKLAKE_S3_JARS"):
+        from tests.support import s3
+
+        s3.env_defaults()
+        os.environ.setdefault("PYSPARK_SUBMIT_ARGS", s3.submit_args())
+    # --- end object storage ---
     session = get_or_create_spark()
     yield session
     session.stop()
+
+
+# What a user's session may look like: every conf we rely on set the other way, a non-UTC time zone whose offset
+# is not whole hours, and (not set here) Spark's default 200 shuffle partitions.
+HOSTILE_CONF = {
+    "spark.sql.parquet.fieldId.read.enabled": "false",
+    "spark.sql.parquet.fieldId.write.enabled": "false",
+    "spark.sql.parquet.fieldId.read.ignoreMissing": "false",
+    "spark.sql.parquet.outputTimestampType": "INT96",
+    "spark.sql.session.timeZone": "Asia/Kathmandu",
+}
+WORKER_VENV = os.environ.get("SPARK_DUCKLAKE_WORKER_VENV", os.path.join(
+    os.environ.get("SPARK_DUCKLAKE_CLUSTER_DIR", os.path.join(os.environ.get("TMPDIR", "/tmp"),
+                                                              "spark-ducklake-cluster")), "worker-venv"))
+
+
+def user_session():
+    """A session built the way a user would (not by spark_ducklake), with HOSTILE_CONF, and Python workers from
+    the cluster's worker venv (pyarrow, pandas, numpy; no spark_ducklake): PYSPARK_PYTHON unset, that venv first
+    on PATH. `scripts/cluster.sh start` makes the venv (or set SPARK_DUCKLAKE_WORKER_VENV)."""
+    from pyspark.sql import SparkSession
+
+    bin_dir = os.path.join(WORKER_VENV, "bin")
+    _require(None if os.path.exists(os.path.join(bin_dir, "python3")) else
+             f"no worker venv at {WORKER_VENV}: run scripts/cluster.sh start")
+    os.environ.pop("PYSPARK_PYTHON", None)
+    os.environ.pop("SPARK_REMOTE", None)
+    os.environ["PATH"] = bin_dir + os.pathsep + os.environ["PATH"]
+    builder = (SparkSession.builder.master("local[2]").appName("a user's session")
+               .config("spark.ui.enabled", "false")
+               .config("spark.driver.memory", os.environ.get("SPARK_DUCKLAKE_DRIVER_MEMORY", "2g")))
+    for key, value in HOSTILE_CONF.items():
+        builder = builder.config(key, value)
+    return builder.getOrCreate()
 
 
 @pytest.fixture

@@ -35,3 +35,35 @@ class ReadOnlyError(DuckLakeError):
 
 class SparkUnavailableError(DuckLakeError):
     """Spark (or Java) is needed to move data but cannot be started."""
+
+
+class InvalidNameError(DuckLakeError):
+    """A schema, table or column name DuckDB cannot use (empty, holding NUL) or a table name that does not parse."""
+
+
+class ConstraintError(DuckLakeError):
+    """Data breaks a column constraint (NOT NULL), as the reference's `NOT NULL constraint failed: t.k`."""
+
+
+class InvalidExpressionError(DuckLakeError):
+    """A SQL condition or assignment string is malformed or not allowed (several statements, subqueries)."""
+
+
+class CatalogDatabaseError(CatalogError):
+    """The catalog database failed a statement (corrupt or full file, a value it cannot store); nothing committed."""
+
+
+class StorageError(DuckLakeError):
+    """Files under the data path could not be written or read (permissions, full disk, a name too long)."""
+
+
+class SparkJobError(DuckLakeError):
+    """A Spark job moving the lake's data failed; the message carries its root cause."""
+
+
+class InvalidArgumentError(DuckLakeError, ValueError):
+    """An argument has the wrong type or an impossible value."""
+
+
+class UnsupportedSqlError(DuckLakeError):
+    """A SQL statement or construct `lake.sql` does not run (named in the message); nothing was changed."""

@@ -19,6 +19,7 @@ from .catalog.change_plan import ChangePlan, lower_bound, plan_changes, upper_bo
 from .catalog.commit import CommitInfo
 from .catalog.spec_tables import T
 from .errors import NotFoundError
+from .names import spark_name
 
 if TYPE_CHECKING:
     from .lake import DuckLake
@@ -70,7 +71,7 @@ def restore_table(lake: DuckLake, table: str, version: int | None, timestamp: da
     try:
         newer = versions.where((F.col(INSERTED) > target) & F.col(DELETED).isNull()).select(FILE, POS)
         older = versions.where((F.col(INSERTED) <= target) & (F.col(DELETED) > target)).select(
-            *[F.col(f"`{c.name}`") for c in current.table.columns], ROWID)
+            *[F.col(spark_name(c.name)) for c in current.table.columns], ROWID)
         staged = stage_deletes(lake.spark, current, newer, lake.inlining_limit(current.table))
         written = [d.path for d in staged.delete_files]
         ops = [] if staged.empty else [DeleteRows(current.table, staged.delete_files, staged.ended_files,

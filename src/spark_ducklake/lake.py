@@ -8,6 +8,8 @@ from typing import TYPE_CHECKING, Any, NamedTuple, overload
 
 import sqlalchemy as sa
 
+from .arguments import snapshot_time as check_time
+from .arguments import snapshot_version as check_version
 from .catalog import bootstrap, inlined_tables, options, reader
 from .catalog.changes import display_changes
 from .catalog.commit import CommitInfo, commit
@@ -17,7 +19,9 @@ from .catalog.file_columns import mark_absent_columns
 from .catalog.model import TableInfo
 from .catalog.paths import absolute_data_path
 from .catalog.pruning import prune_files
-from .errors import CatalogError, NotFoundError, ReadOnlyError
+from .error_causes import catalog_failure, is_driver_error, translate_methods
+from .errors import AlreadyExistsError, CatalogError, NotFoundError, ReadOnlyError
+from .names import parse_table_name
 from .scan_plan import ScanPlan
 from .write_plan import plan_columns
 
@@ -47,14 +51,24 @@ class SnapshotRow(NamedTuple):
     commit_extra_info: str | None
 
 
-def split_name(name: str) -> tuple[str, str]:
-    """'schema.table' or 'table' (schema main) -> (schema, table)."""
-    if not isinstance(name, str) or not name.strip():
-        raise NotFoundError(f"table name must be a non-empty string, got {name!r}")
-    schema, dot, table = name.partition(".")
-    return (schema, table) if dot else ("main", name)
+def split_name(name: str | tuple[str, str]) -> tuple[str, str]:
+    """'table' (schema main), 'schema.table', '"my.schema"."t"' (quoted) or a (schema, table) pair -> (schema,
+    table); InvalidNameError names what does not parse."""
+    return parse_table_name(name)
 
 
+def _attached_data_path(stored: str, given: str | None, override: bool) -> str:
+    """The data path an existing lake is attached with: the stored one, or `given` when told to override it."""
+    resolved = absolute_data_path(stored)
+    if given is None or absolute_data_path(given) == resolved:
+        return resolved
+    if override:
+        return absolute_data_path(given)
+    raise CatalogError(f"data_path {given!r} does not match the lake's data path {stored!r}; pass "
+                       "override_data_path=True to use it for this attach (the catalog keeps its own)")
+
+
+@translate_methods  # raw driver/Spark errors leave every public method as DuckLakeErrors naming the cause
 class DuckLake:
     """A DuckLake lake: catalog operations in pure Python, data movement on Spark."""
 
@@ -72,6 +86,10 @@ class DuckLake:
         self.table_cache = reader.TableCache()
         self.last_committed: int | None = None  # the newest snapshot this handle committed
 
+    def __repr__(self) -> str:
+        mode = " read_only" if self.read_only else ""
+        return f"DuckLake({self.location.describe()!r}, data_path={self.data_path!r}{mode})"
+
     # ----------------------------------------------------------------------------------------- attaching
     @classmethod
     def attach(
@@ -87,12 +105,18 @@ class DuckLake:
         snapshot_time: datetime | None = None,
         author: str | None = None,
         automatic_migration: bool = False,
+        override_data_path: bool = False,
     ) -> DuckLake:
         """Open (or create) a lake; `catalog` takes the reference's ATTACH strings. Never starts Spark.
 
         `automatic_migration=True` upgrades a DuckLake 0.3/0.4 catalog to 1.0 first, like the reference's
-        AUTOMATIC_MIGRATION (one catalog transaction)."""
+        AUTOMATIC_MIGRATION (one catalog transaction). An existing lake keeps the data path it stores: a different
+        `data_path` is an error naming both, unless `override_data_path=True` (the reference's OVERRIDE_DATA_PATH)
+        uses it for this handle only; the catalog keeps the stored one. Local paths are compared resolved, so
+        `data`, `./data/` and its absolute form are the same path."""
         location = parse_catalog(catalog)
+        snapshot_version = check_version(snapshot_version, "snapshot_version")
+        snapshot_time = check_time(snapshot_time, "snapshot_time")
         if not catalog_exists(location) and (read_only or not create_if_missing):
             raise CatalogError(f"no DuckLake catalog at {location.describe()} (create_if_missing is off)")
         engine = create_engine(location)
@@ -108,7 +132,7 @@ class DuckLake:
                     stored = metadata.get("data_path")
                     if stored is None:
                         raise CatalogError("catalog has no data_path in ducklake_metadata")
-                    data_path = absolute_data_path(stored)
+                    data_path = _attached_data_path(stored, data_path, override_data_path)
                 elif read_only or not create_if_missing:
                     raise CatalogError(f"{location.describe()} holds no DuckLake catalog")
                 else:
@@ -122,12 +146,17 @@ class DuckLake:
                     pinned = reader.get_snapshot(conn, snapshot_version).snapshot_id
                 elif snapshot_time is not None:
                     pinned = reader.snapshot_at(conn, snapshot_time).snapshot_id
-        except sa.exc.OperationalError as exc:
+        except Exception as exc:
             engine.dispose()
-            raise CatalogError(f"cannot open catalog {location.describe()}: {exc.orig}") from exc
-        except Exception:
-            engine.dispose()
-            raise
+            if not is_driver_error(exc):
+                raise
+            failure = catalog_failure(exc, location)
+            if location.kind == "sqlite" and "not a database" in failure:
+                failure += " (the file is not a SQLite database, or it is corrupt)"
+        else:
+            failure = None
+        if failure is not None:  # raised outside the handler: the driver's error (and its text) stays unchained
+            raise CatalogError(f"cannot open catalog {location.describe()}: {failure}")
         return cls(location, engine, data_path, spark=spark, read_only=read_only,
                    data_inlining_row_limit=data_inlining_row_limit, pinned_snapshot=pinned, author=author)
 
@@ -143,19 +172,22 @@ class DuckLake:
 
     @property
     def spark(self) -> SparkSession:
-        """The Spark session used to move data, started on first use."""
-        if self._spark is None:
-            from .spark.session import get_or_create_spark
+        """The Spark session used to move data (the caller's, the active one, or one started on first use),
+        re-checked on every use: our confs may have been changed by the user since (spark.session.prepare)."""
+        from .spark.session import get_or_create_spark, prepare
 
+        if self._spark is None:
             self._spark = get_or_create_spark()
-        return self._spark
+            return self._spark
+        return prepare(self._spark)
 
     @contextmanager
     def _read(self):
         with self.engine.connect() as conn:
             yield conn
 
-    def _snapshot_id(self, conn, version: int | None = None, timestamp: datetime | None = None) -> int:
+    def _snapshot_id(self, conn, version: int | None = None, timestamp: datetime | str | None = None) -> int:
+        version, timestamp = check_version(version), check_time(timestamp)
         if version is not None:
             snap = reader.get_snapshot(conn, version).snapshot_id
         elif timestamp is not None:
@@ -236,7 +268,7 @@ class DuckLake:
 
     def create_schema(self, name: str, *, if_not_exists: bool = False, **commit_args: Any) -> int | None:
         """CREATE SCHEMA; returns the new snapshot id."""
-        if if_not_exists and name in self.schemas():
+        if if_not_exists and name.lower() in {s.lower() for s in self.schemas()}:  # names are case-insensitive
             return None
         return self._commit([CreateSchema(name)], **commit_args)
 
@@ -255,7 +287,12 @@ class DuckLake:
         if if_not_exists and self._find(schema_name, table) is not None:
             return None
         columns = plan_columns(schema)
-        return self._commit([CreateTable(schema_name, table, columns)], **commit_args)
+        try:
+            return self._commit([CreateTable(schema_name, table, columns)], **commit_args)
+        except AlreadyExistsError:  # the name taken in another case (names are case-insensitive)
+            if if_not_exists:
+                return None
+            raise
 
     def drop_table(self, name: str, *, if_exists: bool = False, **commit_args: Any) -> int | None:
         """DROP TABLE."""
@@ -347,7 +384,11 @@ class DuckLake:
         `where` (a SQL predicate) is applied to the result and, before Spark sees the files, used to skip
         files whose min/max statistics prove it false.
         """
+        from .sql.expressions import check_expression
+
         plan = self.plan_scan(table, version=version, timestamp=timestamp, where=where)
+        if where:
+            check_expression(self.spark, plan.table, where, "where")
         frame = plan.to_dataframe(self.spark)
         return frame.where(where) if where else frame
 
@@ -442,7 +483,7 @@ class DuckLake:
         self.check_writable()
         scope, scope_id = None, None
         if table_name is not None:
-            info = self.table_info(f"{schema}.{table_name}" if schema else table_name)
+            info = self.table_info((schema, table_name) if schema else table_name)
             scope, scope_id = "table", info.table_id
         elif schema is not None:
             with self._read() as conn:
@@ -561,7 +602,7 @@ class DuckLake:
         read by one Spark job. The lake owns the files from then on (cleanup may delete them)."""
         from .maintenance.add_files import add_data_files
 
-        return add_data_files(self, f"{schema}.{table}" if schema else table, paths, allow_missing=allow_missing,
+        return add_data_files(self, (schema, table) if schema else table, paths, allow_missing=allow_missing,
                               ignore_extra_columns=ignore_extra_columns, hive_partitioning=hive_partitioning,
                               info=CommitInfo(author or self.author, commit_message, extra_info))
 
@@ -641,3 +682,65 @@ class DuckLake:
         return write_stream(self, df, table, checkpoint_location=checkpoint_location, trigger=trigger,
                             query_id=query_id, query_name=query_name, output_mode=output_mode, mode=mode,
                             merge_schema=merge_schema, commit_message=commit_message, author=author)
+
+    # ---- SQL
+    def sql(self, text: str, dialect: str = "spark", *, catalog_name: str = "lake"):
+        """Run SQL statements (Spark SQL, or DuckDB's with dialect="duckdb") on the lake; see docs/sql.md. Returns
+        the last statement's result: a DataFrame for a query, a list of rows for a command or CALL. Tables may be
+        qualified with `catalog_name`, as the reference's attached name."""
+        from .sql.statements import run
+
+        return run(self, text, dialect, catalog_name)
+
+    def register(self, spark: SparkSession | None = None, *, view_name: str = "{schema}_{table}") -> list:
+        """Every table as a temporary view of plain `spark.sql`, reading the current snapshot (see docs/sql.md);
+        also registers `spark.read.format("ducklake")` with this lake as its default catalog."""
+        from .spark.datasource import register as register_source
+        from .sql.register import register
+
+        register_source(spark if spark is not None else self.spark, self)
+        return register(self, spark, view_name)
+
+    # ---- views, comments and tags (sql/views.py, catalog/tags.py)
+    def views(self, schema: str | None = None, *, version: int | None = None) -> list:
+        """The lake views (`ViewInfo`: name, dialect, sql, column_aliases, comment) visible now or at `version`."""
+        from .sql.views import views
+
+        return views(self, schema, version)
+
+    def create_view(self, name: str, sql: str, *, dialect: str = "spark", column_aliases: list[str] | None = None,
+                    replace: bool = False, if_not_exists: bool = False, catalog_name: str = "lake",
+                    **commit_args: Any) -> int | None:
+        """CREATE VIEW from a query in `dialect` (stored as DuckDB SQL, so DuckDB can query it)."""
+        from .sql.views import check_dialect, create_view
+
+        return create_view(self, split_name(name), sql, dialect=check_dialect(dialect),
+                           column_aliases=column_aliases, replace=replace, if_not_exists=if_not_exists,
+                           catalog_name=catalog_name, **commit_args)
+
+    def drop_view(self, name: str, *, if_exists: bool = False, **commit_args: Any) -> int | None:
+        """DROP VIEW."""
+        from .sql.views import drop_view
+
+        return drop_view(self, split_name(name), if_exists=if_exists, **commit_args)
+
+    def set_comment(self, name: str, comment: str | None, *, column: str | None = None,
+                    **commit_args: Any) -> int:
+        """COMMENT ON a table, a view or (with `column`) a table's column; None clears it."""
+        from .catalog.tags import COMMENT
+        from .sql.tags import set_tag
+
+        return set_tag(self, split_name(name), COMMENT, comment, column=column, **commit_args)
+
+    def set_tag(self, name: str, key: str, value: str | None, *, column: str | None = None,
+                **commit_args: Any) -> int:
+        """Set tag `key` of a table, a view or (with `column`) a table's column; the comment is key 'comment'."""
+        from .sql.tags import set_tag
+
+        return set_tag(self, split_name(name), key, value, column=column, **commit_args)
+
+    def tags(self, name: str, *, column: str | None = None, version: int | None = None) -> dict[str, str | None]:
+        """The tags (key -> value; the comment is 'comment') of a table, view or column, now or at `version`."""
+        from .sql.tags import tags
+
+        return tags(self, split_name(name), column=column, version=version)

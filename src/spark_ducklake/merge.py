@@ -13,6 +13,7 @@ from typing import TYPE_CHECKING
 
 from .catalog.commit import CommitInfo
 from .errors import DuckLakeError, SchemaMismatchError
+from .names import spark_name
 
 if TYPE_CHECKING:
     from .lake import DuckLake
@@ -113,6 +114,7 @@ def stage_merge(m: MergeBuilder, plan) -> tuple[list, list[str], MergeResult]:
     from .row_changes import _delete_op, stage_rows
     from .spark.deletes import stage_deletes
     from .spark.scan import FILE, POS
+    from .spark.session import cached
     from .spark.write import delete_paths
 
     cols = plan.table.columns
@@ -122,6 +124,7 @@ def stage_merge(m: MergeBuilder, plan) -> tuple[list, list[str], MergeResult]:
         unknown = [k for k in (clause.values or {}) if k.lower() not in names]
         if unknown:
             raise SchemaMismatchError(f"columns not in table {plan.table.qualified_name}: {', '.join(unknown)}")
+    _check_strings(m, plan)
     target = (plan.to_dataframe(m.lake.spark, positions=True, row_ids=True)
               .withColumn("_dl_t", F.lit(True)).alias(t))
     source = m.source.withColumn("_dl_s", F.lit(True)).withColumn("_dl_sid", F.monotonically_increasing_id())
@@ -140,8 +143,8 @@ def stage_merge(m: MergeBuilder, plan) -> tuple[list, list[str], MergeResult]:
         if col.name.lower() in given:
             return _expr(given[col.name.lower()])
         if clause.values is None:  # *_all: the source's same-named column
-            return F.col(f"{s}.`{col.name}`")
-        return F.col(f"{t}.`{col.name}`") if clause.action == "update" else F.lit(None)
+            return F.col(f"{s}.{spark_name(col.name)}")
+        return F.col(f"{t}.{spark_name(col.name)}") if clause.action == "update" else F.lit(None)
 
     outputs = []
     for col in cols:
@@ -154,13 +157,13 @@ def stage_merge(m: MergeBuilder, plan) -> tuple[list, list[str], MergeResult]:
         outputs.append((out if out is not None else F.lit(None)).cast(types.to_spark_type(col)).alias(col.name))
     kind_of = {i: c.action for i, c in enumerate(m.clauses)}
     act = F.col("_dl_action")
-    result = joined.select(
+    result = cached(m.lake.spark, joined.select(
         *outputs, F.col(f"{t}.rowid").alias("rowid"), F.col(f"{t}.{FILE}").alias(FILE),
         F.col(f"{t}.{POS}").alias(POS), act.alias("_dl_action"), F.col("_dl_sid"),
         F.when(act.isin([i for i, k in kind_of.items() if k == "update"] or [-1]), "update")
         .when(act.isin([i for i, k in kind_of.items() if k == "delete"] or [-1]), "delete")
         .otherwise("insert").alias("_dl_kind"),
-    ).cache()
+    ))
     try:
         _check_unique(result, matched_kinds=[i for i, c in enumerate(m.clauses) if c.kind == "matched"])
         counts = {r["_dl_kind"]: r["count"] for r in result.groupBy("_dl_kind").count().collect()}
@@ -175,7 +178,7 @@ def stage_merge(m: MergeBuilder, plan) -> tuple[list, list[str], MergeResult]:
             if not staged.empty:
                 ops.append(_delete_op(plan, staged))
                 written += [d.path for d in staged.delete_files]
-            data_cols = [f"`{c.name}`" for c in cols]
+            data_cols = [spark_name(c.name) for c in cols]
             for kind, keep_ids in (("update", True), ("insert", False)):
                 if counts.get(kind, 0):
                     rows = result.where(F.col("_dl_kind") == kind).select(*data_cols, "rowid")
@@ -188,6 +191,25 @@ def stage_merge(m: MergeBuilder, plan) -> tuple[list, list[str], MergeResult]:
         return ops, written, outcome
     finally:
         result.unpersist()
+
+
+def _check_strings(m: MergeBuilder, plan) -> None:
+    """Conditions and values given as SQL strings: one expression each, no subquery, resolvable against the
+    target and source (an empty join: Spark analyzes, nothing runs)."""
+    from .sql.expressions import check_resolves, check_syntax, empty_frame
+
+    texts = [("merge condition", m.condition, False)]
+    for c in m.clauses:
+        texts.append((f"when_{c.kind}_{c.action} condition", c.condition, False))
+        texts += [(f"value of {k}", v, True) for k, v in (c.values or {}).items()]
+    strings = [(what, text, select) for what, text, select in texts if isinstance(text, str)]
+    if not strings:
+        return
+    joined = empty_frame(m.lake.spark, plan.table).alias(m.target_alias).crossJoin(
+        m.source.limit(0).alias(m.source_alias))
+    for what, text, select in strings:
+        check_syntax(text, what)
+        check_resolves(joined, text, what, select=select)
 
 
 def _check_unique(result, matched_kinds: list[int]) -> None:

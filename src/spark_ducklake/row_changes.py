@@ -13,6 +13,7 @@ from .catalog import inlined
 from .catalog.commit import CommitInfo
 from .catalog.data_ops import AppendFiles, DeleteRows, InlineInsert
 from .errors import SchemaMismatchError
+from .names import spark_name
 from .write_plan import conform_arrow
 from .writer import commit_staged
 
@@ -28,7 +29,9 @@ def _delete_op(plan, staged) -> DeleteRows:
 def stage_delete_op(lake: DuckLake, plan, condition) -> tuple[DeleteRows | None, list[str], int]:
     """(DeleteRows operation or None, staged delete files, rows) for the rows `condition` matches in the plan."""
     from .spark.deletes import plan_delete
+    from .sql.expressions import check_expression
 
+    check_expression(lake.spark, plan.table, condition, "condition")
     staged = plan_delete(lake.spark, plan, condition, lake.inlining_limit(plan.table))
     if staged.empty:
         return None, [], 0
@@ -67,6 +70,8 @@ def stage_update(lake: DuckLake, plan, assignments: dict, condition) -> tuple[li
     from .catalog import types
     from .spark.deletes import stage_deletes
     from .spark.scan import FILE, POS
+    from .spark.session import cached
+    from .sql.expressions import check_expression
 
     if not assignments:
         raise SchemaMismatchError("update needs at least one column to set")
@@ -74,14 +79,17 @@ def stage_update(lake: DuckLake, plan, assignments: dict, condition) -> tuple[li
     unknown = [name for name in assignments if name.lower() not in columns]
     if unknown:
         raise SchemaMismatchError(f"columns not in table {plan.table.qualified_name}: {', '.join(unknown)}")
+    check_expression(lake.spark, plan.table, condition, "condition")
+    for name, value in assignments.items():
+        check_expression(lake.spark, plan.table, value, f"value of {name}", select=True)
+    frame = plan.to_dataframe(lake.spark, positions=True, row_ids=True)  # first: F.expr needs a session
     values = {columns[k.lower()].name: (F.expr(v) if isinstance(v, str) else v) for k, v in assignments.items()}
-    frame = plan.to_dataframe(lake.spark, positions=True, row_ids=True)
     matches = frame if condition is None else frame.where(condition)
-    new_rows = matches.select(
-        *[values.get(c.name, F.col(f"`{c.name}`")).cast(types.to_spark_type(c)).alias(c.name)
+    new_rows = cached(lake.spark, matches.select(
+        *[values.get(c.name, F.col(spark_name(c.name))).cast(types.to_spark_type(c)).alias(c.name)
           for c in plan.table.columns],
         "rowid", FILE, POS,
-    ).cache()
+    ))
     try:
         limit = lake.inlining_limit(plan.table)
         staged = stage_deletes(lake.spark, plan, new_rows.select(FILE, POS), limit)

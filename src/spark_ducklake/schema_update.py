@@ -180,7 +180,7 @@ class SchemaUpdate:
     def _check_no_nulls(self, path: str, column_id: int) -> None:
         """Refuse NOT NULL over NULLs. The catalog answers when no file's statistics count a NULL of the column
         and no row is inlined; only otherwise does Spark look at the rows (deletes may have removed them)."""
-        plan = self.lake.plan_scan(self.table.qualified_name, version=self.read_snapshot)
+        plan = self.lake.plan_scan((self.table.schema_name, self.table.name), version=self.read_snapshot)
         inlined_clean = _no_inlined_nulls(plan.inlined, split_path(path))
         if inlined_clean is False:
             raise SchemaMismatchError(f"cannot set NOT NULL on {path!r}: the table has NULLs in it")
@@ -222,8 +222,10 @@ def _as_ddl(name: str, type_: Any):
     import pyarrow as pa
     from pyspark.sql.types import DataType, StructField, StructType
 
-    if isinstance(type_, str):
-        return f"`{name.replace('`', '``')}` {type_}"
+    if isinstance(type_, str):  # one type, nothing more (a column list here could add columns)
+        from .sql.ddl import parse_type
+
+        return StructType([StructField(name, parse_type(type_))])
     if isinstance(type_, DataType):
         return StructType([StructField(name, type_)])
     if isinstance(type_, pa.DataType):
@@ -272,7 +274,7 @@ def evolve_for(lake: DuckLake, table: TableInfo, incoming_schema) -> tuple[objec
     from .catalog.ddl_ops import AlterColumns
     from .write_plan import plan_columns
 
-    update = SchemaUpdate(lake, table.qualified_name)
+    update = SchemaUpdate(lake, (table.schema_name, table.name))
     _evolve(update, update.columns, plan_columns(incoming_schema), "")
     if not update.changed:
         return None, table

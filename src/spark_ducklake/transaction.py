@@ -37,9 +37,9 @@ class Transaction:
         self.files: list[str] = []
         self.new_schemas: dict[str, CreateSchema] = {}
         self.new_tables: dict[tuple[str, str], tuple[TableInfo, TableRef]] = {}
-        self.row_changed: set[str] = set()
-        self.altered: set[str] = set()  # tables with an ALTER staged
-        self.touched: set[str] = set()  # tables written or changed row by row
+        self.row_changed: set[tuple[str, str]] = set()
+        self.altered: set[tuple[str, str]] = set()  # tables with an ALTER staged
+        self.touched: set[tuple[str, str]] = set()  # tables written or changed row by row
         self.snapshot_id: int | None = None
 
     # ----------------------------------------------------------------------------------------- DDL
@@ -87,23 +87,21 @@ class Transaction:
         info = self._existing(self._alter(table))
         self.ops.append(SetSorting(info.table_id, parse_sort_keys(info, list(keys)) if keys else []))
 
-    def _alter(self, table: str) -> str:
+    def _alter(self, table: str) -> tuple[str, str]:
         """Claim a table for one ALTER in this transaction, with no data change to it."""
-        schema, name = split_name(table)
-        key = f"{schema}.{name}"
-        if (schema, name) in self.new_tables:
-            raise DuckLakeError(f"{key} is created in this transaction: give create_table its final columns")
+        schema, name = key = split_name(table)
+        if key in self.new_tables:
+            raise DuckLakeError(f"{schema}.{name} is created in this transaction: give create_table its final columns")
         if key in self.altered or key in self.touched:
-            raise DuckLakeError(f"{key} is already altered or written in this transaction: one ALTER per table, and "
-                                "no writes to a table altered in the same transaction")
+            raise DuckLakeError(f"{schema}.{name} is already altered or written in this transaction: one ALTER per "
+                                "table, and no writes to a table altered in the same transaction")
         self.altered.add(key)
         return key
 
     def _touch(self, table: str) -> None:
-        schema, name = split_name(table)
-        key = f"{schema}.{name}"
+        schema, name = key = split_name(table)
         if key in self.altered:
-            raise DuckLakeError(f"{key} is altered in this transaction: write to it in another transaction")
+            raise DuckLakeError(f"{schema}.{name} is altered in this transaction: write to it in another transaction")
         self.touched.add(key)
 
     def drop_table(self, name: str) -> None:
@@ -185,10 +183,10 @@ class Transaction:
 
     def _row_change(self, table: str) -> None:
         self._touch(table)
-        schema, name = split_name(table)
-        if (schema, name) in self.new_tables or f"{schema}.{name}" in self.row_changed:
+        schema, name = key = split_name(table)
+        if key in self.new_tables or key in self.row_changed:
             raise DuckLakeError(f"only one row-level change per pre-existing table in a transaction: {schema}.{name}")
-        self.row_changed.add(f"{schema}.{name}")
+        self.row_changed.add(key)
 
     # ----------------------------------------------------------------------------------------- helpers
     def _existing(self, name: str) -> TableInfo:

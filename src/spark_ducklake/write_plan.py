@@ -6,7 +6,8 @@ import pyarrow as pa
 
 from .catalog import types
 from .catalog.model import Column, TableInfo
-from .errors import SchemaMismatchError
+from .errors import ConstraintError, SchemaMismatchError
+from .names import check_name, check_unique, spark_name
 
 
 def plan_columns(schema) -> list[Column]:
@@ -14,16 +15,26 @@ def plan_columns(schema) -> list[Column]:
     from pyspark.sql.types import StructType
 
     if isinstance(schema, StructType):
-        return types.columns_from_spark(schema)
+        return check_column_names(types.columns_from_spark(schema))
     if isinstance(schema, pa.Schema):
-        return types.columns_from_arrow(schema)
+        return check_column_names(types.columns_from_arrow(schema))
     if isinstance(schema, str):
         from .sql.ddl import parse_columns_ddl
 
-        return types.columns_from_spark(parse_columns_ddl(schema))
+        return check_column_names(types.columns_from_spark(parse_columns_ddl(schema)))
     raise SchemaMismatchError(
         f"a table schema must be a Spark StructType, a pyarrow Schema or a DDL string, not {type(schema).__name__}"
     )
+
+
+def check_column_names(columns: list[Column], where: str = "the table") -> list[Column]:
+    """`columns` if DuckDB can use their names: non-empty, no NUL, unique ignoring case (struct fields too)."""
+    check_unique([c.name for c in columns], "column", where)
+    for col in columns:
+        check_name(col.name, "column")
+        if col.children:
+            check_column_names(col.children, f"column {col.name!r}")
+    return columns
 
 
 def _match(names: list[str], table: TableInfo) -> dict[str, Column]:
@@ -74,7 +85,7 @@ def conform_spark(df, table: TableInfo):
         target = types.to_spark_type(col)
         if id(col) in by_col:
             name = by_col[id(col)]
-            exprs.append(_by_name(F.col(f"`{name}`"), fields[name].dataType, col, name).alias(col.name))
+            exprs.append(_by_name(F.col(spark_name(name)), fields[name].dataType, col, name).alias(col.name))
         else:
             exprs.append(F.lit(_default(col)).cast(target).alias(col.name))
     return df.select(*exprs)
@@ -120,6 +131,8 @@ def conform_arrow(data: pa.Table, table: TableInfo) -> pa.Table:
         arr = data.column(by_col[id(col)])
         if arr.type != target:
             try:
+                if not _arrow_fits(by_col[id(col)], arr.type, col) and not _both_numeric(arr.type, target):
+                    raise pa.ArrowInvalid("not a lossless conversion")
                 arr = arr.cast(target, safe=True)
             except (pa.ArrowInvalid, pa.ArrowNotImplementedError):
                 bad.append(f"{by_col[id(col)]} ({arr.type} into {col.type})")
@@ -127,7 +140,46 @@ def conform_arrow(data: pa.Table, table: TableInfo) -> pa.Table:
         arrays.append(arr)
     if bad:
         raise SchemaMismatchError(f"columns of incompatible type for {table.qualified_name}: {', '.join(bad)}")
+    check_not_null(arrays, table)
     return pa.Table.from_arrays(arrays, names=[c.name for c in table.columns])
+
+
+def check_not_null(arrays: list, table: TableInfo) -> None:
+    """ConstraintError, as the reference words it, if a NOT NULL column's values (table order) hold a NULL."""
+    for arr, col in zip(arrays, table.columns, strict=True):
+        if not col.nullable and arr.null_count:
+            raise ConstraintError(not_null_message(table, col))
+
+
+def not_null_message(table: TableInfo, col: Column) -> str:
+    """The reference's message: `NOT NULL constraint failed: t.k`."""
+    return f"NOT NULL constraint failed: {table.name}.{col.name}"
+
+
+def _both_numeric(got: pa.DataType, target: pa.DataType) -> bool:
+    """Numbers into numbers: Arrow's safe cast checks every value, so only lossless values pass."""
+    def numeric(t: pa.DataType) -> bool:
+        return pa.types.is_integer(t) or pa.types.is_floating(t) or pa.types.is_decimal(t)
+
+    return numeric(got) and numeric(target)
+
+
+def _arrow_fits(name: str, got: pa.DataType, col: Column) -> bool:
+    """The Spark path's rule for Arrow data: the type Spark would give it must fit the column (so a timestamp or
+    boolean is not silently cast to a number just because the write is small enough to inline)."""
+    from pyspark.sql.pandas.types import from_arrow_type
+
+    try:
+        spark_type = from_arrow_type(got, prefer_timestamp_ntz=True)
+        if _strip(spark_type) == _strip(types.to_spark_type(col)):
+            return True
+        incoming = _ducklake_type_of_spark(name, spark_type)
+    except (TypeError, NotImplementedError):  # no Spark type (uint64, ...): the Arrow type's own DuckLake type
+        try:
+            incoming = types.columns_from_arrow(pa.schema([pa.field(name, got)]))[0].type
+        except SchemaMismatchError:
+            return False
+    return incoming is not None and _fits(incoming, col)
 
 
 def _default(col: Column):

@@ -12,8 +12,8 @@ from .catalog.commit import CommitInfo, commit
 from .catalog.data_ops import AppendFiles, InlineInsert, ReplaceAll
 from .catalog.ddl_ops import CreateTable, TableRef
 from .catalog.model import PartitionSpec, TableInfo
-from .errors import AlreadyExistsError
-from .write_plan import conform_arrow, conform_spark, plan_columns
+from .errors import AlreadyExistsError, ConstraintError
+from .write_plan import conform_arrow, conform_spark, not_null_message, plan_columns
 
 if TYPE_CHECKING:
     from .lake import DuckLake
@@ -48,7 +48,30 @@ def write_files(lake: DuckLake, frame, table: TableInfo, snapshot_id: int, *, op
         with lake.engine.connect() as conn:
             table.partition = current_spec(conn, table.table_id, snapshot_id)
             table.sort_keys = current_sort(conn, table.table_id, snapshot_id)
-    return write_data_files(lake.spark, frame, table, options=_write_options(lake, options_table), row_ids=row_ids)
+    required = [c for c in table.columns if not c.nullable]
+    try:
+        return write_data_files(lake.spark, _not_null_guard(frame, table, required), table,
+                                options=_write_options(lake, options_table), row_ids=row_ids)
+    except Exception as exc:
+        # The executors' raise_error: the staged files are gone with the failed job (write_data_files).
+        broken = next((m for m in (not_null_message(table, c) for c in required) if m in str(exc)), None)
+        if broken is None:
+            raise
+        raise ConstraintError(broken) from None
+
+
+def _not_null_guard(frame, table: TableInfo, required: list):
+    """`frame` whose NOT NULL columns fail the Spark job on a NULL (checked on the executors, in the same pass
+    that writes the files)."""
+    if not required:
+        return frame
+    from pyspark.sql import functions as F
+
+    from .names import spark_col
+
+    return frame.withColumns({
+        c.name: F.when(spark_col(c.name).isNull(), F.raise_error(F.lit(not_null_message(table, c))))
+        .otherwise(spark_col(c.name)) for c in required})
 
 
 @dataclass
@@ -122,7 +145,8 @@ def stage_write(lake: DuckLake, data, table: TableInfo, ref: TableRef | None, mo
         else:
             from .row_changes import pruning_filter, stage_delete_op
 
-            plan = lake.plan_scan(table.qualified_name, version=read_snapshot, where=pruning_filter(where))
+            plan = lake.plan_scan((table.schema_name, table.name), version=read_snapshot,
+                                  where=pruning_filter(where))
             delete_op, delete_files, _count = stage_delete_op(lake, plan, where)
             if delete_op is not None:
                 staged.ops.append(delete_op)

@@ -8,7 +8,8 @@ import sqlalchemy as sa
 
 from .. import __version__
 from ..errors import CatalogError, UnsupportedVersionError
-from .spec_tables import METADATA, SPEC_VERSION, T, new_uuid
+from .spec_tables import METADATA, SPEC_VERSION, T
+from .uuid7 import new_uuid
 
 CREATED_BY = f"spark-ducklake {__version__}"
 

@@ -91,7 +91,10 @@ def plan_changes(conn: sa.Connection, table: TableInfo, start: int, end: int) ->
         plan.files.append(f)
         if file_end is not None and start <= file_end <= end:
             plan.file_ends[f.data_file_id] = file_end
-        if removals:  # every earlier record too: a later delete file may repeat positions deleted before
+        # Every delete record of the file, also when only its inserts are in range: a flushed file's partial
+        # delete file begins at its first deletion and carries later ones per row (without a partial_max), and a
+        # later delete file may repeat positions deleted before.
+        if removals or inserts:
             plan.delete_files += [(path, f.data_file_id, begin) for path, begin, _pmax, _n in deletes[f.data_file_id]]
             plan.deleted_positions += sum(n or 0 for *_rest, n in deletes[f.data_file_id]) + len(small[f.data_file_id])
             plan.inlined_deletes += [(f.data_file_id, pos, snap) for pos, snap in small[f.data_file_id]]

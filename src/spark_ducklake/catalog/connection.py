@@ -3,8 +3,7 @@
 from __future__ import annotations
 
 import os
-import re
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 import sqlalchemy as sa
 from sqlalchemy.pool import NullPool
@@ -16,12 +15,40 @@ _PREFIXES = {"sqlite": "sqlite", "duckdb": "duckdb", "postgres": "postgres", "po
 _SERVERS = ("postgres", "mysql")
 
 
+class Secret:
+    """A string kept out of repr, str and logs (a catalog connection string may hold a password)."""
+
+    __slots__ = ("_value",)
+
+    def __init__(self, value: str):
+        self._value = value
+
+    def reveal(self) -> str:
+        """The value itself: only for handing to a driver or to another process that attaches."""
+        return self._value
+
+    def __repr__(self) -> str:
+        return "Secret('***')"
+
+    __str__ = __repr__
+
+    def __eq__(self, other: object) -> bool:
+        return isinstance(other, Secret) and other._value == self._value
+
+    def __hash__(self) -> int:
+        return hash(self._value)
+
+    def __reduce__(self):
+        return Secret, (self._value,)
+
+
 @dataclass(frozen=True)
 class CatalogLocation:
-    """Where the catalog database lives: a dialect and a path or libpq connection string."""
+    """Where the catalog database lives: a dialect and a path or connection string (its password hidden)."""
 
     kind: str  # sqlite | duckdb | postgres | mysql
-    target: str  # file path, or "key=value ..." connection string for postgres (libpq) and mysql
+    target: str  # file path, or the server's connection string with any password shown as ***
+    secret: Secret | None = field(default=None, repr=False)  # the full connection string of a server
 
     @property
     def default_data_path(self) -> str | None:
@@ -32,13 +59,71 @@ class CatalogLocation:
 
     def describe(self) -> str:
         """A printable description that never shows a password."""
-        if self.kind == "mysql":
-            from .mysql_dsn import hide_password
+        return f"{self.kind}:{self.target}"
 
-            return "mysql:" + hide_password(self.target)
-        if self.kind != "postgres":
-            return f"{self.kind}:{self.target}"
-        return "postgres:" + re.sub(r"password=\S+", "password=***", self.target)
+    def connection_string(self) -> str:
+        """What the driver gets: the file path, or the full connection string (password included)."""
+        return self.secret.reveal() if self.secret is not None else self.target
+
+    def attach_string(self) -> str:
+        """A catalog string another process can attach with (password included, file paths absolute)."""
+        if self.kind in _SERVERS:
+            return f"{self.kind}:{self.connection_string()}"
+        return f"{self.kind}:{os.path.abspath(self.target)}"
+
+    def redact(self, text: str) -> str:
+        """`text` (say, a driver's error message) with this location's password masked."""
+        password = _password(self)
+        # Very short passwords are not masked: that would garble every message, and drivers do not echo them.
+        return text.replace(password, "***") if password and len(password) >= 4 else text
+
+
+def _password(location: CatalogLocation) -> str | None:
+    if location.kind == "mysql":
+        from .mysql_dsn import parse_dsn
+
+        return parse_dsn(location.connection_string()).get("password")
+    if location.kind == "postgres":
+        params = _postgres_params(location.connection_string())
+        return params.get("password") if params is not None else None
+    return None
+
+
+def _postgres_params(conninfo: str) -> dict[str, str] | None:
+    """libpq's reading of a connection string (key=value or URI); None when it is not one."""
+    from psycopg.conninfo import conninfo_to_dict
+
+    try:
+        return {k: str(v) for k, v in conninfo_to_dict(conninfo).items()}
+    except Exception:  # noqa: BLE001 - libpq's message echoes the string, so the caller words its own
+        return None
+
+
+def _server_location(kind: str, text: str) -> CatalogLocation:
+    """A server location whose printable target has the password masked; malformed strings are refused
+    without echoing them (they may hold a password)."""
+    if kind == "mysql":
+        from .mysql_dsn import parse_dsn, printable
+
+        return CatalogLocation(kind, printable(parse_dsn(text)), Secret(text))
+    try:
+        import psycopg  # noqa: F401
+    except ImportError:  # pragma: no cover - depends on the install
+        raise CatalogError("PostgreSQL catalogs need 'pip install spark-ducklake[postgres]'") from None
+    params = _postgres_params(text)
+    if params is None:
+        raise CatalogError(
+            "the PostgreSQL catalog string is not a libpq connection string (key=value pairs, values with spaces "
+            "in single quotes, or a postgresql:// URI); it is not shown as it may hold a password"
+        )
+    shown = " ".join(f"{k}={'***' if k == 'password' else _libpq_quote(v)}" for k, v in params.items())
+    return CatalogLocation(kind, shown, Secret(text))
+
+
+def _libpq_quote(value: str) -> str:
+    if value and not any(c.isspace() or c in "'\\" for c in value):
+        return value
+    return "'" + value.replace("\\", "\\\\").replace("'", "\\'") + "'"
 
 
 def parse_catalog(catalog: str) -> CatalogLocation:
@@ -52,11 +137,13 @@ def parse_catalog(catalog: str) -> CatalogLocation:
     if sep and prefix in _PREFIXES:
         kind = _PREFIXES[prefix]
         if not rest.strip():
-            raise CatalogError(f"catalog string {catalog!r} names {prefix} but no database")
+            raise CatalogError(f"catalog string names {prefix} but no database")
+        if kind in _SERVERS:
+            return _server_location(kind, rest.strip())
         return CatalogLocation(kind, rest.strip())
     if sep and len(prefix) > 1 and "/" not in prefix and "\\" not in prefix:
         raise CatalogError(
-            f"unknown catalog type {prefix!r} in {catalog!r}; use sqlite:, duckdb:, postgres:, mysql: or a file path"
+            f"unknown catalog type {prefix!r}; use sqlite:, duckdb:, postgres:, mysql: or a file path"
         )
     # A bare path: an existing DuckDB file stays DuckDB, anything else is the embedded SQLite default.
     if os.path.exists(text) and _is_duckdb_file(text):
@@ -104,12 +191,12 @@ def create_engine(location: CatalogLocation, *, read_only: bool = False) -> sa.E
     if location.kind == "mysql":
         from .mysql_transactions import create_mysql_engine
 
-        return create_mysql_engine(location.target)
+        return create_mysql_engine(location.connection_string())
     try:
         import psycopg
     except ImportError as exc:  # pragma: no cover - depends on the install
         raise CatalogError("PostgreSQL catalogs need 'pip install spark-ducklake[postgres]'") from exc
-    conninfo = location.target
+    conninfo = location.connection_string()
     return sa.create_engine(
         "postgresql+psycopg://",
         creator=lambda: psycopg.connect(conninfo),

@@ -7,12 +7,14 @@ from dataclasses import dataclass, field
 import sqlalchemy as sa
 
 from ..errors import AlreadyExistsError, DuckLakeError, NotFoundError
+from ..names import check_name
 from . import paths, reader
 from .changes import Change, quote_name
 from .commit import CommitContext
 from .inlined_tables import create_inlined_data_table, inlined_shape
 from .model import Column
-from .spec_tables import T, end_live_rows, new_uuid
+from .spec_tables import T, end_live_rows
+from .uuid7 import new_uuid
 
 
 @dataclass
@@ -33,6 +35,12 @@ def _record_schema_version(ctx: CommitContext, table_id: int) -> None:
     ))
 
 
+def _taken_name(ctx: CommitContext, table: sa.Table, column: sa.Column, name: str, *where) -> str | None:
+    """The live name equal to `name` ignoring case, if any: DuckDB's names are case-insensitive."""
+    return ctx.conn.execute(sa.select(column).where(
+        reader.visible(table, _now_visible(ctx)), sa.func.lower(column) == name.lower(), *where).limit(1)).scalar()
+
+
 def _now_visible(ctx: CommitContext) -> int:
     """Rows this commit wrote (begin = new snapshot) are visible at the new snapshot id, ended ones are not."""
     return ctx.snapshot_id
@@ -49,9 +57,11 @@ class CreateSchema:
         return [Change("created_schema", quote_name(self.name))]
 
     def apply(self, ctx: CommitContext) -> None:
-        existing = reader.list_schemas(ctx.conn, _now_visible(ctx), ctx.data_path)
-        if any(s.name == self.name for s in existing):
-            raise AlreadyExistsError(f"schema {self.name!r} already exists")
+        check_name(self.name, "schema")
+        sc = T["ducklake_schema"]
+        taken = _taken_name(ctx, sc, sc.c.schema_name, self.name)
+        if taken is not None:
+            raise AlreadyExistsError(f"schema {self.name!r} already exists" + _as(taken, self.name))
         schema_id, schema_uuid = ctx.catalog_id(), self.schema_uuid
         ctx.conn.execute(T["ducklake_schema"].insert().values(
             schema_id=schema_id, schema_uuid=schema_uuid, begin_snapshot=ctx.snapshot_id, end_snapshot=None,
@@ -75,11 +85,16 @@ class DropSchema:
     def apply(self, ctx: CommitContext) -> None:
         schema = reader.find_schema(ctx.conn, _now_visible(ctx), ctx.data_path, self.name)
         tables = reader.list_tables(ctx.conn, _now_visible(ctx), ctx.data_path, schema=self.name)
-        if tables and not self.cascade:
-            names = ", ".join(t.name for t in tables)
-            raise DuckLakeError(f"schema {self.name!r} is not empty (tables: {names}); use cascade=True")
+        from .views import DropView, list_views
+
+        views = list_views(ctx.conn, _now_visible(ctx), schema=self.name)
+        if (tables or views) and not self.cascade:
+            names = ", ".join([t.name for t in tables] + [v.name for v in views])
+            raise DuckLakeError(f"schema {self.name!r} is not empty (tables/views: {names}); use cascade=True")
         for table in tables:
             DropTable(table.table_id).apply(ctx)
+        for view in views:
+            DropView(view.view_id).apply(ctx)
         sc = T["ducklake_schema"]
         _end(ctx, sc, sc.c.schema_id == schema.schema_id)
         ctx.schema_changed = True
@@ -100,11 +115,11 @@ class CreateTable:
         return [Change("created_table", quote_name(self.schema, self.name))]
 
     def apply(self, ctx: CommitContext) -> None:
+        check_name(self.name, "table")
         if not self.columns:
             raise DuckLakeError(f"table {self.schema}.{self.name} needs at least one column")
         schema = reader.find_schema(ctx.conn, _now_visible(ctx), ctx.data_path, self.schema)
-        if reader.list_tables(ctx.conn, _now_visible(ctx), ctx.data_path, schema=self.schema, name=self.name):
-            raise AlreadyExistsError(f"table {self.schema}.{self.name} already exists")
+        _check_table_name_free(ctx, schema.schema_id, self.schema, self.name)
         table_id, table_uuid = ctx.catalog_id(), self.table_uuid
         self.ref.table_id = table_id
         ctx.conn.execute(T["ducklake_table"].insert().values(
@@ -116,6 +131,21 @@ class CreateTable:
         _record_schema_version(ctx, table_id)
         create_inlined_data_table(ctx.conn, table_id, ctx.schema_version, self.columns)
         ctx.record("created_table", quote_name(self.schema, self.name))
+
+
+def _check_table_name_free(ctx: CommitContext, schema_id: int, schema: str, name: str, *where) -> None:
+    t = T["ducklake_table"]
+    taken = _taken_name(ctx, t, t.c.table_name, name, t.c.schema_id == schema_id, *where)
+    if taken is not None:
+        raise AlreadyExistsError(f"table {schema}.{name} already exists" + _as(taken, name))
+    v = T["ducklake_view"]  # tables and views share one namespace
+    taken = _taken_name(ctx, v, v.c.view_name, name, v.c.schema_id == schema_id)
+    if taken is not None:
+        raise AlreadyExistsError(f"a view {schema}.{taken} already exists")
+
+
+def _as(taken: str, name: str) -> str:
+    return "" if taken == name else f" as {taken!r} (names are case-insensitive)"
 
 
 def insert_columns(ctx: CommitContext, table_id: int, columns: list[Column]) -> None:
@@ -161,14 +191,13 @@ class RenameTable:
 
     def apply(self, ctx: CommitContext) -> None:
         t = T["ducklake_table"]
-        if reader.list_tables(ctx.conn, _now_visible(ctx), ctx.data_path, schema=self.schema,
-                              name=self.new_name):
-            raise AlreadyExistsError(f"table {self.schema}.{self.new_name} already exists")
+        check_name(self.new_name, "table")
         current = ctx.conn.execute(
             sa.select(t).where(t.c.table_id == self.table_id, t.c.end_snapshot.is_(None))
         ).mappings().one_or_none()
         if current is None:
             raise NotFoundError(f"table id {self.table_id} does not exist")
+        _check_table_name_free(ctx, current["schema_id"], self.schema, self.new_name, t.c.table_id != self.table_id)
         _end(ctx, t, t.c.table_id == self.table_id)
         row = dict(current)
         row.update(begin_snapshot=ctx.snapshot_id, end_snapshot=None, table_name=self.new_name)

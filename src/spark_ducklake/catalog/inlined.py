@@ -41,6 +41,7 @@ import sqlalchemy as sa
 from sqlalchemy.dialects import postgresql
 from sqlalchemy.types import UserDefinedType
 
+from ..names import fits_postgres
 from . import inlined_mysql
 from .model import Column
 from .types import _DECIMAL, float_text, parse_pg_interval, render_interval, to_arrow_type
@@ -166,7 +167,11 @@ def inlinable(columns: list[Column], dialect_name: str, data: pa.Table | None = 
 
     Outside DuckDB catalogs DuckDB cannot read back a string holding `]` or `}` two or more levels deep in a
     nested value (its parser matches brackets there without regard to quotes), nor a NUL in PostgreSQL text.
+    PostgreSQL would truncate a column name over 63 bytes: such tables are never inlined there (the reference's
+    choice too).
     """
+    if dialect_name == "postgresql" and not all(fits_postgres(c.name) for c in columns):
+        return False
     for top in columns:
         for col in top.walk():
             if col.type == "variant" and dialect_name != "duckdb":
@@ -222,7 +227,8 @@ def _format_offset(offset: dt.timedelta) -> str:
 
 
 def _format_timestamp(value: dt.datetime) -> str:
-    return value.strftime("%Y-%m-%d ") + _format_time(value.time())
+    # Not strftime: its %Y writes year 1 as '1', which DuckDB reads but is no ISO date.
+    return f"{value.year:04d}-{value.month:02d}-{value.day:02d} " + _format_time(value.time())
 
 
 def scalar_text(col: Column, value) -> str:
@@ -252,7 +258,8 @@ def scalar_text(col: Column, value) -> str:
 
 def _parse_time_parts(text: str) -> tuple[dt.datetime, int]:
     """'YYYY-MM-DD HH:MM:SS[.fffffffff]' -> (datetime to the microsecond, characters consumed)."""
-    match = re.match(r"(-?\d{4,})-(\d\d)-(\d\d)(?:[ T](\d\d):(\d\d):(\d\d)(?:\.(\d+))?)?", text)
+    # Years of any width: DuckDB reads '1-01-01' (what strftime wrote for year 1 in older lakes) as year 1.
+    match = re.match(r"(-?\d+)-(\d\d)-(\d\d)(?:[ T](\d\d):(\d\d):(\d\d)(?:\.(\d+))?)?", text)
     if not match or text[match.end():].strip().startswith("(BC)"):
         raise ValueError(f"date/timestamp {text!r} is outside what Python and Arrow here can hold")
     year, month, day, hour, minute, sec, frac = match.groups()

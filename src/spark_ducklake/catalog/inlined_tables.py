@@ -5,6 +5,7 @@ from __future__ import annotations
 import pyarrow as pa
 import sqlalchemy as sa
 
+from ..names import fits_postgres
 from . import inlined, reader
 from .model import Column
 from .spec_tables import T, end_live_rows
@@ -18,10 +19,13 @@ def create_inlined_data_table(conn: sa.Connection, table_id: int, schema_version
                               columns: list[Column]) -> str:
     """Create ducklake_inlined_data_<table>_<version> and register it, as the reference does on DDL.
 
-    Not on MySQL for columns it cannot hold (nested types): the reference cannot create that table there."""
+    Not on MySQL for columns it cannot hold (nested types): the reference cannot create that table there. Not on
+    PostgreSQL for a column name over 63 bytes (it would truncate it): the reference writes Parquet then."""
     md = sa.MetaData()
     table = inlined.inlined_data_table(md, _dialect(conn), table_id, schema_version, columns)
     if _dialect(conn) == "mysql" and not inlined.inlinable(columns, "mysql"):
+        return table.name
+    if _dialect(conn) == "postgresql" and not all(fits_postgres(c.name) for c in columns):
         return table.name
     registry = T["ducklake_inlined_data_tables"]
     exists = conn.execute(sa.select(registry.c.table_name).where(registry.c.table_name == table.name)).first()

@@ -53,26 +53,31 @@ def parse_dsn(dsn: str) -> dict[str, str]:
     while True:
         key, pos = _value(dsn, pos)
         if not key:
-            if dsn[pos:].strip():
-                raise CatalogError(f"MySQL catalog string: expected key=value pairs separated by spaces, at "
-                                   f"{dsn[pos:pos + 20]!r}")
+            if dsn[pos:].strip():  # the text is not echoed: it may be part of a password
+                raise CatalogError(f"MySQL catalog string: expected key=value pairs separated by spaces, after "
+                                   f"{len(settings)} pair(s)")
             return settings
         if pos >= len(dsn) or dsn[pos] != "=":
             raise CatalogError("MySQL catalog string: expected key=value pairs separated by spaces")
         value, pos = _value(dsn, pos + 1)
         name = _ALIASES.get(key.lower(), key.lower())
-        if name not in _KEYS:
-            raise CatalogError(f"unknown MySQL connection parameter {key!r}; known: host, user, passwd, db, port, "
-                               "socket, compress, ssl_mode, ssl_ca, ssl_capath, ssl_cert, ssl_cipher, ssl_crl, "
-                               "ssl_crlpath, ssl_key")
+        if name not in _KEYS:  # not named: after an unquoted space in a password, the "key" is password text
+            raise CatalogError(f"unknown MySQL connection parameter (pair {len(settings) + 1}); known: host, user, "
+                               "passwd, db, port, socket, compress, ssl_mode, ssl_ca, ssl_capath, ssl_cert, "
+                               "ssl_cipher, ssl_crl, ssl_crlpath, ssl_key")
         if name in settings:
             raise CatalogError(f"duplicate {key!r} parameter in the MySQL catalog string")
         settings[name] = value
 
 
-def hide_password(dsn: str) -> str:
-    """The catalog string with any password value masked."""
-    return re.sub(r'(?i)\b(passwd|password)\s*=\s*("(?:\\.|[^"\\])*"|\S*)', r"\1=***", dsn)
+def printable(settings: dict[str, str]) -> str:
+    """Parsed `key=value` pairs as a catalog string with any password masked."""
+    def quoted(value: str) -> str:
+        if value and not any(c.isspace() or c in '"\\=' for c in value):
+            return value
+        return '"' + value.replace("\\", "\\\\").replace('"', '\\"') + '"'
+
+    return " ".join(f"{k}={'***' if k == 'password' else quoted(v)}" for k, v in settings.items())
 
 
 def connect_args(dsn: str) -> dict:

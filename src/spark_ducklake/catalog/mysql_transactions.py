@@ -14,7 +14,7 @@ from __future__ import annotations
 
 import sqlalchemy as sa
 
-from ..errors import ConflictError
+from ..errors import CatalogError, ConflictError
 
 _LOCK_HELD = "ducklake_commit_lock"  # key in Connection.info while this session holds the commit lock
 LOCK_TIMEOUT_S = 600
@@ -23,8 +23,11 @@ _DDL_LOCK_WAIT_S = 30  # a side-connection DDL never waits long on a metadata lo
 
 def create_mysql_engine(dsn: str) -> sa.Engine:
     """A pooled SQLAlchemy engine (PyMySQL) for a `mysql:` catalog string."""
-    import pymysql
-    from pymysql.constants import CLIENT
+    try:
+        import pymysql
+        from pymysql.constants import CLIENT
+    except ImportError as exc:  # the driver comes with the `mysql` extra
+        raise CatalogError("MySQL/MariaDB catalogs need 'pip install spark-ducklake[mysql]'") from exc
 
     from .mysql_dsn import connect_args
 

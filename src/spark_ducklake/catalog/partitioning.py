@@ -6,9 +6,7 @@ A spec applies to files written while it is current; older files keep the spec t
 
 from __future__ import annotations
 
-import struct
 from dataclasses import dataclass
-from decimal import Decimal
 
 import sqlalchemy as sa
 
@@ -114,67 +112,5 @@ class SetPartitioning:
 
 
 # ----------------------------------------------------------------------------------------- bucket hash
-def bucket_of(value, type_str: str, buckets: int) -> int | None:
-    """Iceberg's bucket: (murmur3_32(bytes of value) & INT_MAX) % N, with Iceberg's byte encodings."""
-    import mmh3
-
-    if value is None:
-        return None
-    return (mmh3.hash(hash_bytes(value, type_str), 0, signed=True) & 0x7FFFFFFF) % buckets
-
-
-def bucket_int64(values, buckets: int):
-    """bucket_of for a numpy int64 array at once (murmur3_32 of each 8-byte little-endian value)."""
-    import numpy as np
-
-    def rotl(x, r):
-        return (x << np.uint32(r)) | (x >> np.uint32(32 - r))
-
-    v = np.asarray(values, dtype=np.int64).view(np.uint64)
-    h = np.zeros(len(v), dtype=np.uint32)
-    with np.errstate(over="ignore"):
-        for block in ((v & np.uint64(0xFFFFFFFF)).astype(np.uint32), (v >> np.uint64(32)).astype(np.uint32)):
-            k = rotl(block * np.uint32(0xCC9E2D51), 15) * np.uint32(0x1B873593)
-            h = rotl(h ^ k, 13) * np.uint32(5) + np.uint32(0xE6546B64)
-        h ^= np.uint32(8)
-        h ^= h >> np.uint32(16)
-        h *= np.uint32(0x85EBCA6B)
-        h ^= h >> np.uint32(13)
-        h *= np.uint32(0xC2B2AE35)
-        h ^= h >> np.uint32(16)
-    return ((h & np.uint32(0x7FFFFFFF)) % np.uint32(buckets)).astype(np.int32)
-
-
-def hash_bytes(value, type_str: str) -> bytes:
-    """The bytes Iceberg hashes: integers, dates (days) and timestamps (micros) as 8-byte little-endian longs,
-    strings as UTF-8, decimals as the unscaled value's minimal big-endian two's complement, uuids as 16 bytes."""
-    import datetime as dt
-    import uuid
-
-    if isinstance(value, bool):
-        raise SchemaMismatchError("bucket() does not hash booleans")
-    if isinstance(value, int):
-        return struct.pack("<q", value)
-    if isinstance(value, dt.datetime):
-        if value.tzinfo is not None:
-            value = value.astimezone(dt.timezone.utc).replace(tzinfo=None)
-        micros = (value - dt.datetime(1970, 1, 1)) // dt.timedelta(microseconds=1)
-        return struct.pack("<q", micros)
-    if isinstance(value, dt.date):
-        return struct.pack("<q", (value - dt.date(1970, 1, 1)).days)
-    if isinstance(value, str):
-        if type_str == "uuid":
-            return uuid.UUID(value).bytes
-        return value.encode("utf-8")
-    if isinstance(value, bytes | bytearray):
-        return bytes(value)
-    if isinstance(value, Decimal):
-        unscaled = int(value.scaleb(-value.as_tuple().exponent)) if value.as_tuple().exponent < 0 else int(value)
-        if type_str.startswith("decimal"):
-            scale = int(type_str.split(",")[1].rstrip(")"))
-            unscaled = int(value.scaleb(scale))
-        length = max(1, (unscaled + (unscaled < 0)).bit_length() // 8 + 1)
-        return unscaled.to_bytes(length, "big", signed=True)
-    if isinstance(value, uuid.UUID):
-        return value.bytes
-    raise SchemaMismatchError(f"bucket() cannot hash a {type(value).__name__}")
+# The hash lives in bucket_hash.py, which imports only numpy: the bucket UDF runs it on executors.
+from .bucket_hash import bucket_int64, bucket_of, hash_bytes  # noqa: E402, F401

@@ -7,8 +7,11 @@ side. Anything else keeps every file: pruning is only ever an optimisation, the 
 
 from __future__ import annotations
 
+import datetime as dt
+import struct
 from collections.abc import Callable
 from dataclasses import dataclass
+from decimal import Decimal
 from functools import lru_cache
 
 import sqlalchemy as sa
@@ -38,19 +41,22 @@ def parse_conditions(where: str) -> list[Condition]:
     except sqlglot.errors.ParseError:
         return []
     out: list[Condition] = []
-    for node in _conjuncts(tree):
+    for node in conjuncts(tree):
         cond = _condition(node)
         if cond is not None:
             out.append(cond)
     return out
 
 
-def _conjuncts(node: exp.Expression):
+def conjuncts(node: exp.Expression | None):
+    """The AND-ed parts of a predicate (parentheses looked through); none for no predicate."""
+    if node is None:
+        return
     if isinstance(node, exp.And):
-        yield from _conjuncts(node.left)
-        yield from _conjuncts(node.right)
+        yield from conjuncts(node.left)
+        yield from conjuncts(node.right)
     elif isinstance(node, exp.Paren):
-        yield from _conjuncts(node.this)
+        yield from conjuncts(node.this)
     else:
         yield node
 
@@ -71,39 +77,46 @@ _NO = object()
 
 
 def _number(text: str):
+    # Spark's literal types: 12 is an integer, 1.5 an exact decimal, 1e300 a double.
     try:
         return int(text)
     except ValueError:
-        return float(text)
+        return float(text) if any(ch in text for ch in "eE") else Decimal(text)
+
+
+def _top_column(node: exp.Expression) -> bool:
+    """A bare column name: `st.a` (a struct field, or a qualified name) could be mistaken for a column `a`."""
+    return isinstance(node, exp.Column) and not node.table
 
 
 def _condition(node: exp.Expression) -> Condition | None:
     for klass, op in _OPS.items():
         if isinstance(node, klass):
             left, right = node.left, node.right
-            if isinstance(left, exp.Column) and (value := _literal(right)) is not _NO:
+            if _top_column(left) and (value := _literal(right)) is not _NO:
                 return Condition(left.name, op, (value,))
-            if isinstance(right, exp.Column) and (value := _literal(left)) is not _NO:
+            if _top_column(right) and (value := _literal(left)) is not _NO:
                 return Condition(right.name, _FLIP[op], (value,))
             return None
-    if isinstance(node, exp.In) and isinstance(node.this, exp.Column):
+    if isinstance(node, exp.In) and _top_column(node.this) and not node.args.get("query"):
         values = tuple(_literal(v) for v in node.expressions)
         if values and all(v is not _NO for v in values):
             return Condition(node.this.name, "in", values)
-    if isinstance(node, exp.Between) and isinstance(node.this, exp.Column):
+    if isinstance(node, exp.Between) and _top_column(node.this):
         low, high = _literal(node.args["low"]), _literal(node.args["high"])
         if low is not _NO and high is not _NO:
             return Condition(node.this.name, "between", (low, high))
-    if isinstance(node, exp.Is) and isinstance(node.this, exp.Column) and isinstance(node.expression, exp.Null):
+    if isinstance(node, exp.Is) and _top_column(node.this) and isinstance(node.expression, exp.Null):
         return Condition(node.this.name, "is_null")
-    if isinstance(node, exp.Not) and isinstance(node.this, exp.Is) and isinstance(node.this.this, exp.Column):
+    if (isinstance(node, exp.Not) and isinstance(node.this, exp.Is) and _top_column(node.this.this)
+            and isinstance(node.this.expression, exp.Null)):
         return Condition(node.this.this.name, "not_null")
     return None
 
 
 def may_match(cond: Condition, stats: ColumnStats | None, record_count: int,
-              decode: Callable[[str], object]) -> bool:
-    """False only when the file's stats prove no row satisfies the condition."""
+              decode: Callable[[str], object], type_: str | None = None) -> bool:
+    """False only when the file's stats prove no row satisfies the condition (Spark's comparison semantics)."""
     if stats is None:
         return True
     if cond.op == "is_null":
@@ -115,33 +128,67 @@ def may_match(cond: Condition, stats: ColumnStats | None, record_count: int,
         return False  # only NULLs: no comparison is true
     if stats.min_value is None or stats.max_value is None:
         return True
-    if stats.contains_nan is not False and cond.op in (">", ">=", "=", "in", "between") and _is_float(stats):
-        return True  # NaN sorts above every number in Spark and is not in min/max
+    floats = type_ in _FLOATS if type_ is not None else _is_float(stats)
+    if floats and stats.contains_nan is not False and cond.op in (">", ">=", "=", "in", "between"):
+        return True  # NaN is above every number (and equal to itself) in Spark, and never in min/max
     try:
         low, high = decode(stats.min_value), decode(stats.max_value)
-        values = [_coerce(v, low) for v in cond.values]
-        if cond.op == "=":
-            return low <= values[0] <= high
-        if cond.op == "in":
-            return any(low <= v <= high for v in values)
+        if floats:
+            if low != low or high != high:  # older stats holding NaN bound nothing
+                return True
+            low, high = _float32_wide(low, min), _float32_wide(high, max)
+        ranges = [_literal_range(_coerce(v, low)) for v in cond.values]
+        if any(isinstance(v, float) for v, _ in ranges) and not isinstance(low, bool | float | str | bytes) \
+                and isinstance(low, int | Decimal):
+            low, high = float(low), float(high)  # Spark compares an integer/decimal column with a double as doubles
+        if cond.op in ("=", "in"):
+            return any(low <= v_high and v_low <= high for v_low, v_high in ranges)
         if cond.op == "between":
-            return values[0] <= high and values[1] >= low
+            return ranges[0][0] <= high and ranges[1][1] >= low
         if cond.op == "<":
-            return low < values[0]
+            return low < ranges[0][1]
         if cond.op == "<=":
-            return low <= values[0]
+            return low <= ranges[0][1]
         if cond.op == ">":
-            return high > values[0]
+            return high > ranges[0][0]
         if cond.op == ">=":
-            return high >= values[0]
-    except (TypeError, ValueError):
+            return high >= ranges[0][0]
+    except (TypeError, ValueError, ArithmeticError):
         return True
     return True
 
 
+_FLOATS = {"float32", "float64"}
+# A timestamp literal without a zone means the Spark session's time zone, unknown here: any offset Java allows.
+_ANY_ZONE = dt.timedelta(hours=18)
+
+
+def _float32_wide(value: float, pick) -> float:
+    """A float bound widened to cover the float32 its text may stand for (a float32 column's shortest text reads
+    back as a different double; a column widened from float32 holds such values too)."""
+    try:
+        return pick(value, struct.unpack("f", struct.pack("f", value))[0])
+    except OverflowError:  # beyond float32: a double's own text
+        return value
+
+
+def _literal_range(value) -> tuple:
+    """(lowest, highest) instant a literal may stand for: itself, or for a zoneless timestamp compared with a
+    timestamptz column, the same wall clock in any zone."""
+    if isinstance(value, _Zoneless):
+        utc = value.value
+        return utc - _ANY_ZONE, utc + _ANY_ZONE
+    return value, value
+
+
+@dataclass(frozen=True)
+class _Zoneless:
+    value: dt.datetime  # the wall clock read as UTC
+
+
 def _is_float(stats: ColumnStats) -> bool:
     text = stats.max_value or ""
-    if text in ("inf", "-inf"):
+    if text.lower() in ("inf", "-inf", "nan"):
         return True
     if not any(ch in text for ch in ".eE"):
         return False
@@ -161,21 +208,18 @@ def _coerce(value, like):
 @lru_cache(maxsize=4096)
 def _coerce_to(value, like_type: type, aware: bool):
     # Cached: pruning a big table coerces the same few literals once per file.
-    import datetime as dt
-    from decimal import Decimal
-
     if issubclass(like_type, bool) or isinstance(value, like_type):
         return value
     if issubclass(like_type, int | float | Decimal) and isinstance(value, str):
         raise ValueError("string compared with a number")
     if issubclass(like_type, Decimal):
-        return Decimal(str(value))
+        return value if isinstance(value, float) else Decimal(str(value))
     if issubclass(like_type, float):
         return float(value)
     if issubclass(like_type, dt.datetime) and isinstance(value, str):
         parsed = dt.datetime.fromisoformat(value)
         if aware and not parsed.tzinfo:
-            parsed = parsed.replace(tzinfo=dt.timezone.utc)
+            return _Zoneless(parsed.replace(tzinfo=dt.timezone.utc))
         return parsed
     if issubclass(like_type, dt.date) and isinstance(value, str):
         return dt.date.fromisoformat(value)
@@ -216,7 +260,7 @@ def prune_files(conn: sa.Connection, table: TableInfo, files: list[DataFile], wh
         for cond, col, decode in checks:
             if col.added_snapshot is not None and f.begin_snapshot < col.added_snapshot:
                 continue  # file predates the column: it holds the default, no stats
-            if not may_match(cond, stats.get((f.data_file_id, col.column_id)), f.record_count, decode):
+            if not may_match(cond, stats.get((f.data_file_id, col.column_id)), f.record_count, decode, col.type):
                 keep = False
                 break
         if keep:

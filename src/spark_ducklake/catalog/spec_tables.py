@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import uuid
 from datetime import datetime, timezone
 
 import sqlalchemy as sa
@@ -103,17 +102,6 @@ def parse_catalog_timestamp(text: str) -> datetime:
     return value if value.tzinfo else value.replace(tzinfo=timezone.utc)
 
 
-def new_uuid() -> str:
-    """A time-ordered UUID (v7) like the reference's, as text."""
-    if hasattr(uuid, "uuid7"):  # Python 3.14+
-        return str(uuid.uuid7())
-    import os
-    import time
-
-    ms = int(time.time() * 1000)
-    rand = bytearray(os.urandom(10))
-    raw = ms.to_bytes(6, "big") + bytes([0x70 | (rand[0] & 0x0F), rand[1], 0x80 | (rand[2] & 0x3F)]) + rand[3:]
-    return str(uuid.UUID(bytes=bytes(raw)))
 
 
 def _col(name: str, type_, **kw) -> sa.Column:

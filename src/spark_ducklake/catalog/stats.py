@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import datetime as dt
+import math
 import uuid
 from dataclasses import dataclass
 
@@ -66,6 +67,9 @@ def file_column_stats(metadata: pq.FileMetaData, columns: list[Column],
     table column of each Parquet leaf when field ids cannot (files matched by name)."""
     if leaves is None:
         leaves = _leaf_columns(metadata.schema.to_arrow_schema(), columns)
+    # parquet-mr (Spark) orders NaN above every number in its statistics: a NaN max is how it says "has NaN", and
+    # no NaN max means none. Other writers (Arrow, DuckDB) leave NaN out, so their files say nothing about NaN.
+    nan_in_stats = (metadata.created_by or "").startswith("parquet-mr")
     out: dict[int, ColumnStats] = {}
     for index, col in enumerate(leaves):
         if col is None:
@@ -73,6 +77,8 @@ def file_column_stats(metadata: pq.FileMetaData, columns: list[Column],
         values = nulls = size = 0
         low = high = None
         minmax_ok = col.type not in _NO_MINMAX
+        floats = col.type in _FLOATS
+        has_nan = False
         for rg in range(metadata.num_row_groups):
             chunk = metadata.row_group(rg).column(index)
             size += chunk.total_compressed_size
@@ -90,12 +96,19 @@ def file_column_stats(metadata: pq.FileMetaData, columns: list[Column],
                 except (ValueError, TypeError):
                     minmax_ok = False
                     continue
+                if floats and (lo != lo or hi != hi):  # the spec keeps NaN out of min/max
+                    has_nan = True
+                    if lo != lo:
+                        continue  # NaN is the smallest too: nothing but NaN in this chunk
+                    hi = math.inf  # the largest number beside the NaN is unknown
                 low = lo if low is None or lo < low else low
                 high = hi if high is None or hi > high else high
             elif st.num_values:
                 minmax_ok = False
         stats = ColumnStats(column_id=col.column_id, value_count=values, null_count=nulls,
                             column_size_bytes=size)
+        if floats:
+            stats.contains_nan = True if has_nan else (False if nan_in_stats and minmax_ok else None)
         if minmax_ok and low is not None:
             stats.min_value, stats.max_value = format_literal(col.type, low), format_literal(col.type, high)
         out[col.column_id] = stats
@@ -141,9 +154,11 @@ def merge_table_column_stats(
                 continue
             entry = merged.get(cid)
             if entry is None:
+                if not first_write:
+                    # A column added to a table with rows: those rows hold its default (or NULL), which no bound
+                    # seen here covers. Like the reference, keep no stats row for it, now or later.
+                    continue
                 entry = TableColumnStats(contains_null=False, contains_nan=False if type_str in _FLOATS else None)
-                if not first_write:  # earlier rows exist whose bounds we never saw
-                    entry.contains_null = None
                 merged[cid] = entry
             if fs.null_count:
                 entry.contains_null = True

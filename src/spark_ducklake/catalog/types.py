@@ -233,6 +233,10 @@ def _from_arrow(name: str, dtype: pa.DataType, nullable: bool, counter) -> Colum
         col.type = "varchar"
     elif pa.types.is_binary(dtype) or pa.types.is_large_binary(dtype):
         col.type = "blob"
+    elif getattr(dtype, "extension_name", None) == "arrow.uuid":
+        col.type = "uuid"
+    elif pa.types.is_time(dtype):
+        col.type = "time"
     else:
         simple = {pa.bool_(): "boolean", pa.int8(): "int8", pa.int16(): "int16", pa.int32(): "int32",
                   pa.int64(): "int64", pa.uint8(): "uint8", pa.uint16(): "uint16", pa.uint32(): "uint32",
@@ -294,6 +298,7 @@ def _parse_timestamp(text: str, *, aware: bool) -> dt.datetime:
     if not match:
         raise ValueError(f"not a timestamp: {text!r}")
     base, frac, zone = match.groups()
+    base = re.sub(r"^\d{1,3}(?=-)", lambda m: m.group(0).zfill(4), base)  # older stats wrote year 1 as '1'
     micros = int((frac or ".0")[1:7].ljust(6, "0"))
     value = dt.datetime.fromisoformat(base).replace(microsecond=micros)
     if zone:
@@ -329,11 +334,11 @@ def float_text(type_str: str, value: float) -> str:
         return "nan"
     if value in (float("inf"), float("-inf")):
         return "inf" if value > 0 else "-inf"
-    if type_str == "float32":
-        for digits in range(6, 10):
+    if type_str == "float32":  # the fewest digits that read back as the same float32, in repr's layout
+        for digits in range(1, 10):
             text = f"{value:.{digits}g}"
             if struct.unpack("f", struct.pack("f", float(text)))[0] == value:
-                return text
+                return repr(float(text))
     return repr(float(value))
 
 
@@ -361,9 +366,10 @@ def format_literal(type_str: str, value) -> str | None:
 
 
 def _format_ts(value: dt.datetime) -> str:
-    text = value.strftime("%Y-%m-%d %H:%M:%S")
+    # Not strftime: its %Y gives '1' for year 1; DuckDB writes 4-digit years and no trailing fraction zeros.
+    text = f"{value.year:04d}-{value.month:02d}-{value.day:02d} {value:%H:%M:%S}"
     if value.microsecond:
-        text += f".{value.microsecond:06d}"
+        text += f".{value.microsecond:06d}".rstrip("0")
     return text
 
 

@@ -28,7 +28,7 @@ from ..catalog.partitioning import current_spec
 from ..catalog.spec_tables import T
 from ..errors import NotFoundError, SchemaMismatchError
 from ..spark.paths import filesystem
-from .footers import AddPlan, describe, describe_json, stats_of
+from .footers import AddPlan, describe, describe_batches, stats_of
 from .targets import progress
 
 if TYPE_CHECKING:
@@ -119,14 +119,8 @@ def _describe_on_spark(spark, files: list[str], plan: AddPlan) -> list[str]:
         tasks = 2
     jobs = spark.createDataFrame([(p,) for p in files], "path string").repartition(tasks)
 
-    def run(batches):
-        import pyarrow as pa
-
-        paths_here = [p for batch in batches for p in batch.column(0).to_pylist()]
-        with ThreadPoolExecutor(max_workers=THREADS_PER_TASK) as pool:
-            out = list(pool.map(lambda p: describe_json(p, plan), paths_here))
-        if out:
-            yield pa.RecordBatch.from_arrays([pa.array(out, pa.string())], names=["description"])
+    def run(batches):  # pickled with no reference to this module (executors cannot import sqlalchemy)
+        return describe_batches(batches, plan, THREADS_PER_TASK)
 
     return [row.description for row in jobs.mapInArrow(run, "description string").collect()]
 

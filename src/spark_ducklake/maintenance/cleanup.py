@@ -9,7 +9,9 @@ alive. Every file any snapshot references is in the catalog, so never an orphan.
 
 from __future__ import annotations
 
+import contextlib
 import logging
+import os
 from concurrent.futures import ThreadPoolExecutor
 from datetime import datetime, timedelta, timezone
 from typing import TYPE_CHECKING, NamedTuple
@@ -33,6 +35,18 @@ if TYPE_CHECKING:
 log = logging.getLogger(__name__)
 DEFAULT_DELETE_OLDER_THAN = "2 days"  # the reference's default when the option is not set
 ORPHAN_SUFFIXES = (".parquet", ".puffin")  # what the reference considers its own
+# What a Spark writer that died leaves besides Parquet files: its staging folders (ours: `_staging-<uuid>/`,
+# Hadoop's committer: `_temporary/`) with everything in them, `_SUCCESS` markers and Hadoop's `.<name>.crc`.
+SCRATCH_DIR_PREFIXES = ("_staging-", "_temporary")
+
+
+def is_orphan_candidate(relative: str) -> bool:
+    """Whether a file below the data path (path relative to it) is one a lake writer may have left behind."""
+    parts = relative.replace("\\", "/").strip("/").split("/")
+    name = parts[-1]
+    if name.endswith(ORPHAN_SUFFIXES) or name == "_SUCCESS" or (name.startswith(".") and name.endswith(".crc")):
+        return True
+    return any(part.startswith(SCRATCH_DIR_PREFIXES) for part in parts[:-1])
 
 
 class CleanupRow(NamedTuple):
@@ -63,7 +77,8 @@ def cleanup_old_files(lake: DuckLake, older_than: datetime | timedelta | str | N
 
 def delete_orphaned_files(lake: DuckLake, older_than: datetime | timedelta | str | None = None,
                           cleanup_all: bool = False, dry_run: bool = False) -> list[CleanupRow]:
-    """Delete Parquet files under the data path that no catalog row (of any snapshot) refers to."""
+    """Delete files under the data path that no catalog row (of any snapshot) refers to: Parquet/Puffin files and
+    what dead writers leave (staging folders and their contents, `_SUCCESS`, `.crc`), then the folders emptied."""
     lake.check_writable()
     with lake.engine.connect() as conn:
         limit = _threshold(conn, "delete_orphaned_files", older_than, cleanup_all)
@@ -74,7 +89,9 @@ def delete_orphaned_files(lake: DuckLake, older_than: datetime | timedelta | str
     orphans = sorted(path for path, _mtime in stored if path not in known)
     if dry_run or not orphans:
         return [CleanupRow(p) for p in orphans]
+    dirs = _local_dirs(lake.data_path)  # before deleting: deletions touch the folders' modification times
     failed = _remove(set(orphans))
+    _remove_emptied_dirs(lake.data_path, dirs, {p for p in orphans if p not in failed}, limit)
     _raise_failures(failed)
     return [CleanupRow(p) for p in orphans if p not in failed]
 
@@ -97,13 +114,43 @@ def _list_files(data_path: str) -> list[tuple[str, datetime | None]]:
     scheme = data_path.split("://", 1)[0] + "://" if "://" in data_path else ""
     selector = pafs.FileSelector(inner.rstrip("/") or "/", recursive=True, allow_not_found=True)
     out = []
+    root = inner.rstrip("/")
     for info in fs.get_file_info(selector):
-        if info.type == pafs.FileType.File and info.path.endswith(ORPHAN_SUFFIXES):
+        if info.type == pafs.FileType.File and is_orphan_candidate(info.path[len(root):]):
             mtime = info.mtime
             if mtime is not None and mtime.tzinfo is None:
                 mtime = mtime.replace(tzinfo=timezone.utc)
             out.append((scheme + info.path, mtime))
     return out
+
+
+def _local_dirs(data_path: str) -> dict[str, datetime]:
+    """Every folder below a local data path (not the path itself) with its modification time."""
+    if "://" in data_path:
+        return {}  # object stores have no folders to leave behind
+    out = {}
+    for top, names, _files in os.walk(data_path):
+        for name in names:
+            path = os.path.join(top, name)
+            with contextlib.suppress(OSError):
+                out[path] = datetime.fromtimestamp(os.stat(path).st_mtime, timezone.utc)
+    return out
+
+
+def _remove_emptied_dirs(data_path: str, dirs: dict[str, datetime], removed: set[str],
+                         limit: datetime | None) -> None:
+    """Remove the folders (deepest first) that are empty now and held only debris: a writer's staging folder,
+    or one whose orphans we just deleted. A folder changed after the threshold is kept (a live writer's)."""
+    emptied = {os.path.dirname(p) for p in removed}
+    for path in sorted(dirs, key=lambda p: p.count(os.sep), reverse=True):
+        relative = os.path.relpath(path, data_path).split(os.sep)
+        debris = any(part.startswith(SCRATCH_DIR_PREFIXES) for part in relative) or path in emptied
+        if debris and (limit is None or dirs[path] < limit):
+            try:
+                os.rmdir(path)  # only ever an empty folder
+            except OSError:
+                continue
+            emptied.add(os.path.dirname(path))
 
 
 def _remove(paths: set[str]) -> dict[str, str]:

@@ -60,7 +60,7 @@ def duckdb_type_name(t: pa.DataType) -> str:
         return "BLOB"
     if pa.types.is_fixed_size_binary(t):
         return "UUID" if t.byte_width == 16 else "INTERVAL" if t.byte_width == 12 else f"FIXED_BLOB({t.byte_width})"
-    if isinstance(t, pa.ExtensionType):
+    if isinstance(t, pa.BaseExtensionType):  # pyarrow >= 18 reads Parquet UUID as its built-in arrow.uuid
         return "UUID" if "uuid" in t.extension_name else duckdb_type_name(t.storage_type)
     if pa.types.is_decimal(t):
         return f"DECIMAL({t.precision},{t.scale})"
@@ -130,6 +130,18 @@ def describe(path: str, plan: AddPlan) -> dict:
                              s.column_size_bytes] for cid, s in stats.items()},
         "partition_values": _partition_values(plan, path, hive, hive_columns),
     }
+
+
+def describe_batches(batches, plan: AddPlan, threads: int):
+    """mapInArrow body (runs on executors, which lack sqlalchemy: keep this module light): `describe_json` of
+    every path in `batches`, `threads` footers read at a time, as one `description` string column."""
+    from concurrent.futures import ThreadPoolExecutor
+
+    paths_here = [p for batch in batches for p in batch.column(0).to_pylist()]
+    with ThreadPoolExecutor(max_workers=threads) as pool:
+        out = list(pool.map(lambda p: describe_json(p, plan), paths_here))
+    if out:
+        yield pa.RecordBatch.from_arrays([pa.array(out, pa.string())], names=["description"])
 
 
 def describe_json(path: str, plan: AddPlan) -> str:

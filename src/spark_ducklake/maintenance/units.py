@@ -19,8 +19,9 @@ import pyarrow.fs as pafs
 from ..catalog import types
 from ..catalog.compaction_plan import TablePlan
 from ..catalog.model import NewDataFile
-from ..catalog.spec_tables import new_uuid
-from ..spark.paths import filesystem, spark_path
+from ..catalog.uuid7 import new_uuid
+from ..names import spark_name
+from ..spark.paths import filesystem, spark_path, writes_in_place
 from ..spark.scan import BEGIN, FILE, POS, ROW_ID_COL, ROW_START, SNAPSHOT_COL, _deletes, broadcast_if_small, read_files
 from ..spark.write import (
     ROW_ID_COLUMN,
@@ -79,7 +80,7 @@ def _write_units(spark, plan: TablePlan, options: WriteOptions, *, sort_keys: li
     lookup = spark.createDataFrame(pa.table({FILE: pa.array(ids, pa.int64()), UNIT: pa.array(unit_of, pa.int32()),
                                              "_dl_offset": pa.array(offsets, pa.int64())}))
     data = data.join(F.broadcast(lookup), FILE)
-    cols = [F.col(f"`{internal[c.column_id]}`").cast(types.to_spark_type(c)).alias(
+    cols = [F.col(spark_name(internal[c.column_id])).cast(types.to_spark_type(c)).alias(
         c.name, metadata={types.FIELD_ID_KEY: c.column_id}) for c in table.columns]
     cols.append(F.coalesce(F.col(ROW_ID_COL), F.col(ROW_START) + F.col(POS)).alias(
         ROW_ID_COLUMN, metadata={types.FIELD_ID_KEY: ROW_ID_FIELD_ID}))
@@ -91,6 +92,10 @@ def _write_units(spark, plan: TablePlan, options: WriteOptions, *, sort_keys: li
     partitions = max(1, min(len(units), int(spark.conf.get("spark.sql.shuffle.partitions") or 200)))
     # Sorting by the unit first satisfies the writer's required order, so dropping SEQ afterwards keeps it.
     frame = data.select(*cols).repartition(partitions, UNIT).sortWithinPartitions(F.col(UNIT), *order).drop(SEQ)
+    if writes_in_place(table.path):  # object stores: no staging rename (a copy there); see spark/write_in_place.py
+        from ..spark.write_in_place import write_units_in_place
+
+        return write_units_in_place(frame, plan, options, UNIT)
     writer = configure_writer(frame.write.mode("error").partitionBy(UNIT), table, options)
     return _write(writer.option("maxRecordsPerFile", 0), plan)
 

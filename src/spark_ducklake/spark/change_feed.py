@@ -13,6 +13,7 @@ from functools import reduce
 
 from ..catalog import inlined_tables, types
 from ..catalog.change_plan import ChangePlan
+from ..names import spark_name
 from .scan import (
     BEGIN,
     DELETED,
@@ -53,7 +54,7 @@ def row_versions(spark, plan: ChangePlan):
             data = data.join(F.broadcast(ends), FILE, "left")
             deleted_at = F.least(deleted_at, F.col(FILE_END))  # least() skips NULLs
         parts.append(data.select(
-            *[F.col(internal[c.column_id]).alias(c.name) for c in table.columns],
+            *[F.col(spark_name(internal[c.column_id])).alias(c.name) for c in table.columns],
             F.coalesce(F.col(ROW_ID_COL), F.col(ROW_START) + F.col(POS)).alias(ROWID),
             F.coalesce(F.col(SNAPSHOT_COL), F.col(BEGIN)).alias(INSERTED),
             deleted_at.alias(DELETED), F.col(FILE), F.col(POS),
@@ -61,7 +62,7 @@ def row_versions(spark, plan: ChangePlan):
     if plan.inlined is not None and plan.inlined.num_rows:
         small = spark.createDataFrame(spark_safe(plan.inlined))
         parts.append(small.select(
-            *[F.col(f"`{c.name}`").cast(types.to_spark_type(c)).alias(c.name) for c in table.columns],
+            *[F.col(spark_name(c.name)).cast(types.to_spark_type(c)).alias(c.name) for c in table.columns],
             F.col("row_id").alias(ROWID), F.col(inlined_tables.BEGIN_COL).alias(INSERTED),
             F.col(inlined_tables.END_COL).alias(DELETED), F.lit(None).cast("long").alias(FILE),
             F.col("row_id").alias(POS),
@@ -141,4 +142,4 @@ def changes(spark, plan: ChangePlan):
 def _data_columns(plan: ChangePlan) -> list:
     from pyspark.sql import functions as F
 
-    return [F.col(f"`{c.name}`") for c in plan.table.columns]
+    return [F.col(spark_name(c.name)) for c in plan.table.columns]

@@ -17,11 +17,12 @@ import pyarrow.compute as pc
 import pyarrow.parquet as pq
 
 from ..catalog.model import DeleteFile
-from ..catalog.spec_tables import new_uuid
+from .arrow_files import SNAPSHOT_COL as SNAPSHOT_ID_COLUMN
 from .paths import filesystem
-from .write import SNAPSHOT_ID_COLUMN, SNAPSHOT_ID_FIELD_ID
 
-FILE_PATH_FIELD_ID, POS_FIELD_ID = 2147483646, 2147483645
+# This module runs on executors, which have pyarrow but not sqlalchemy: it imports nothing that needs the catalog
+# layer (so no spark.write, whose SNAPSHOT_ID_FIELD_ID this repeats; tests/test_user_session.py checks both).
+FILE_PATH_FIELD_ID, POS_FIELD_ID, SNAPSHOT_ID_FIELD_ID = 2147483646, 2147483645, 2147483539
 
 _FILE_PATH = pa.field("file_path", pa.string(), nullable=False,
                       metadata={b"PARQUET:field_id": str(FILE_PATH_FIELD_ID)})
@@ -30,6 +31,7 @@ _SNAPSHOT = pa.field(SNAPSHOT_ID_COLUMN, pa.int64(), nullable=False,
                      metadata={b"PARQUET:field_id": str(SNAPSHOT_ID_FIELD_ID)})
 
 
+_MAX_TASKS = 64
 KEY, SNAP = "_dl_key", "_dl_snap"  # columns of the positions handed to write_delete_files (with POS)
 
 
@@ -61,6 +63,7 @@ def write_delete_files(spark, positions, targets: dict[str, DeleteTarget], table
     target), written in one Spark job: each key's positions meet in one task, which merges them with the target's
     old delete file and writes the result straight to its final name. Returns the files by key; on failure none
     is left behind."""
+    from ..catalog.uuid7 import new_uuid
     from .scan import POS
     from .write import delete_paths
 
@@ -81,7 +84,11 @@ def write_delete_files(spark, positions, targets: dict[str, DeleteTarget], table
 
     columns = [KEY, POS, SNAP] if stamped else [KEY, POS]
     try:
-        rows = positions.select(*columns).groupBy(KEY).applyInArrow(write_one, result_schema).collect()
+        # As many tasks as files (capped), not spark.sql.shuffle.partitions: a user's session keeps the default 200,
+        # and a small delete must not schedule 200 tasks (a grouping on KEY reuses this partitioning: one shuffle).
+        tasks = max(1, min(len(targets), _MAX_TASKS))
+        rows = (positions.select(*columns).repartition(tasks, KEY).groupBy(KEY)
+                .applyInArrow(write_one, result_schema).collect())
     except BaseException:
         delete_paths(list(names.values()))
         raise

@@ -14,6 +14,7 @@ from ..catalog.model import NewDeleteFile
 from ..scan_plan import ScanPlan
 from .delete_files import KEY, DeleteTarget, write_delete_files
 from .scan import FILE, POS
+from .session import cached
 
 
 @dataclass
@@ -40,7 +41,7 @@ class DeletePlan:
 def plan_delete(spark, plan: ScanPlan, condition, inline_limit: int) -> DeletePlan:
     """Find the rows `condition` matches (on executors) and stage what deleting them takes."""
     frame = plan.to_dataframe(spark, positions=True)
-    matches = (frame if condition is None else frame.where(condition)).select(FILE, POS).cache()
+    matches = cached(spark, (frame if condition is None else frame.where(condition)).select(FILE, POS))
     try:
         return stage_deletes(spark, plan, matches, inline_limit)
     finally:

@@ -11,6 +11,7 @@ from __future__ import annotations
 from ..catalog import types
 from ..catalog.model import Column, DataFile
 from ..catalog.name_maps import MappedField, NameMap
+from ..names import spark_name
 from .paths import read_parquet, spark_file_uri
 
 HIVE_PATH = "_dl_hive_path"
@@ -49,8 +50,8 @@ def read_mapped(spark, files: list[DataFile], present: list[Column], internal: d
     extras = [name for name, wanted in (("_ducklake_internal_snapshot_id", snapshots),
                                         ("_ducklake_internal_row_id", lineage)) if wanted]
     fields += [T.StructField(name, T.LongType(), True) for name in extras]
-    frame = read_parquet(spark, T.StructType(fields), [f.path for f in files])
-    cols = [F.col(f"`{by_id[c.column_id].source}`").cast(types.to_spark_type(c)).alias(internal[c.column_id])
+    frame = read_parquet(spark, T.StructType(fields), [f.path for f in files], [f.file_size_bytes for f in files])
+    cols = [F.col(spark_name(by_id[c.column_id].source)).cast(types.to_spark_type(c)).alias(internal[c.column_id])
             for c in in_file]
     cols += [F.col(name) for name in extras]
     if need_pos:

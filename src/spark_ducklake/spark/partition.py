@@ -5,6 +5,7 @@ from __future__ import annotations
 from urllib.parse import quote, unquote
 
 from ..catalog.model import PartitionSpec, TableInfo
+from ..names import spark_name
 
 KEY_PREFIX = "_dl_p"
 _SPARK_NULL = "__HIVE_DEFAULT_PARTITION__"
@@ -18,36 +19,58 @@ def with_partition_keys(df, table: TableInfo, spec: PartitionSpec):
     keys = []
     for i, key in enumerate(spec.keys):
         col = by_id[key.column_id]
-        source = F.col(f"`{col.name}`")
+        source = F.col(spark_name(col.name))
         if key.transform == "identity":
             value = source
         elif key.transform in ("year", "month", "day", "hour"):
-            fn = {"year": F.year, "month": F.month, "day": F.dayofmonth, "hour": F.hour}[key.transform]
-            value = fn(source).cast("long")
+            value = calendar_part(source, key.transform, col.type == "timestamptz")
         else:
-            value = _bucket_udf(col.type, key.buckets)(source)
+            # timestamptz hashes as UTC micros: pass those, not pandas' local wall clock of the session time zone
+            value = _bucket_udf(col.type, key.buckets)(F.unix_micros(source) if col.type == "timestamptz"
+                                                       else source)
         keys.append(value.alias(f"{KEY_PREFIX}{i}"))
     return df.select("*", *keys)
+
+
+_DAY, _HOUR = 86_400_000_000, 3_600_000_000  # microseconds
+
+
+def calendar_part(source, transform: str, instant: bool):
+    """year/month/day/hour of a date or timestamp column as a long; for a timestamptz (`instant`), in UTC
+    whatever the session time zone (F.year & co. on a TimestampType use spark.sql.session.timeZone)."""
+    from pyspark.sql import functions as F
+
+    if not instant:
+        fn = {"year": F.year, "month": F.month, "day": F.dayofmonth, "hour": F.hour}[transform]
+        return fn(source).cast("long")
+    micros = F.unix_micros(source)
+    within_day = F.pmod(micros, F.lit(_DAY))
+    if transform == "hour":
+        return (within_day / F.lit(_HOUR)).cast("long")  # within_day >= 0: the cast floors
+    date = F.date_from_unix_date(((micros - within_day) / F.lit(_DAY)).cast("int"))  # an exact multiple
+    return {"year": F.year, "month": F.month, "day": F.dayofmonth}[transform](date).cast("long")
 
 
 def _bucket_udf(type_str: str, buckets: int):
     from pyspark.sql.functions import pandas_udf
 
-    integer = type_str.startswith(("int", "uint"))
+    integer = type_str.startswith(("int", "uint")) or type_str == "timestamptz"  # the latter as unix micros
 
     @pandas_udf("int")
     def bucket(values):
+        # Runs on executors: bucket_hash needs only numpy (no mmh3, no sqlalchemy there).
         import pandas as pd
 
-        from spark_ducklake.catalog.partitioning import bucket_int64, bucket_of
+        from spark_ducklake.catalog.bucket_hash import bucket_int64, bucket_many
 
-        if integer:  # vectorized: the common case of bucketing an id
-            present = values.notna()
-            out = pd.Series(pd.NA, index=values.index, dtype="Int32")
-            out[present] = bucket_int64(values[present].astype("int64").to_numpy(), buckets)
-            return out
-        return values.map(lambda v: None if v is None or v != v else bucket_of(_py(v), type_str, buckets)) \
-            .astype("Int32")
+        present = values.notna()
+        out = pd.Series(pd.NA, index=values.index, dtype="Int32")
+        if present.any():
+            if integer:
+                out[present] = bucket_int64(values[present].astype("int64").to_numpy(), buckets)
+            else:
+                out[present] = bucket_many([_py(v) for v in values[present]], type_str, buckets)
+        return out
 
     return bucket
 

@@ -16,6 +16,7 @@ import pyarrow as pa
 
 from ..catalog import types
 from ..catalog.model import Column, DataFile, TableInfo
+from ..names import spark_name
 from .arrow_files import read_with_arrow
 from .mapped_files import read_mapped
 from .paths import read_parquet, spark_file_uri
@@ -60,7 +61,7 @@ def scan_table(spark, table: TableInfo, files: list[DataFile], *, snapshot_id: i
             if lineage or not native:
                 rowid = F.coalesce(F.col(ROW_ID_COL), rowid)
             data = data.withColumn("rowid", rowid)
-    result_cols = [F.col(internal[c.column_id]).alias(c.name) for c in table.columns]
+    result_cols = [F.col(spark_name(internal[c.column_id])).alias(c.name) for c in table.columns]
     if row_ids:
         result_cols.append(F.col("rowid"))
     if positions:
@@ -162,12 +163,13 @@ def _native(spark, files: list[DataFile], present: list[Column], internal: dict[
         fields.append(T.StructField(SNAPSHOT_COL, T.LongType(), True))
     if lineage:
         fields.append(T.StructField(ROW_ID_COL, T.LongType(), True))
-    frame = read_parquet(spark, T.StructType(fields), [f.path for f in files])
+    frame = read_parquet(spark, T.StructType(fields), [f.path for f in files], [f.file_size_bytes for f in files])
     cols = []
     for c in present:
         name, wanted = internal[c.column_id], types.to_spark_type(c)
         read_type = types.native_read_type(c)
-        cols.append(F.col(name) if _same(read_type, wanted) else F.col(name).cast(wanted).alias(name))
+        ref = F.col(spark_name(name))
+        cols.append(ref if _same(read_type, wanted) else ref.cast(wanted).alias(name))
     if partial:
         cols.append(F.col(SNAPSHOT_COL))
     if lineage:
@@ -233,7 +235,7 @@ def _inlined_frame(spark, inlined: pa.Table, table: TableInfo, row_ids: bool, po
     from pyspark.sql import functions as F
 
     frame = spark.createDataFrame(spark_safe(inlined))
-    cols = [F.col(f"`{c.name}`").cast(types.to_spark_type(c)).alias(c.name) for c in table.columns]
+    cols = [F.col(spark_name(c.name)).cast(types.to_spark_type(c)).alias(c.name) for c in table.columns]
     if row_ids:
         cols.append(F.col("row_id").alias("rowid"))
     if positions:

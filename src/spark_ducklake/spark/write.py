@@ -13,8 +13,9 @@ import pyarrow.parquet as pq
 from ..catalog import stats, types
 from ..catalog.model import Column, NewDataFile, TableInfo
 from ..catalog.options import parse_size
-from ..catalog.spec_tables import new_uuid
-from .paths import filesystem, spark_path
+from ..catalog.uuid7 import new_uuid
+from ..names import spark_name
+from .paths import filesystem, spark_path, writes_in_place
 
 _CODECS = {"uncompressed": "none", "snappy": "snappy", "gzip": "gzip", "zstd": "zstd", "brotli": "brotli",
            "lz4": "lz4", "lz4_raw": "lz4raw"}
@@ -95,7 +96,7 @@ def with_field_ids(df, table: TableInfo, *, row_ids: bool = False, snapshot_ids:
     """
     from pyspark.sql import functions as F
 
-    cols = [F.col(f"`{col.name}`").cast(types.to_spark_type(col)).alias(
+    cols = [F.col(spark_name(col.name)).cast(types.to_spark_type(col)).alias(
         col.name, metadata={types.FIELD_ID_KEY: col.column_id}) for col in table.columns]
     if row_ids:
         cols.append(F.col("rowid").cast("long").alias(ROW_ID_COLUMN, metadata={types.FIELD_ID_KEY: ROW_ID_FIELD_ID}))
@@ -134,6 +135,8 @@ def write_data_files(spark, df, table: TableInfo, *, options: WriteOptions | Non
 
         order = [F.col(f"{KEY_PREFIX}{i}") for i in range(len(spec.keys))] if spec is not None else []
         frame = frame.sortWithinPartitions(*order, *[k.spark_column() for k in table.sort_keys])
+    if writes_in_place(table.path):  # object stores: final names straight away, no staging rename
+        return _write_in_place(frame, table, spec, options)
     writer = frame.write.mode("error")
     if spec is not None:  # one file per partition per task; the key columns stay out of the files
         writer = writer.partitionBy(*[f"{KEY_PREFIX}{i}" for i in range(len(spec.keys))])
@@ -164,6 +167,18 @@ def write_data_files(spark, df, table: TableInfo, *, options: WriteOptions | Non
         delete_paths([staging], directories=True)
     delete_paths([f.path for f in files if f.record_count == 0])
     return [f for f in files if f.record_count > 0]
+
+
+def _write_in_place(frame, table: TableInfo, spec, options: WriteOptions) -> list[NewDataFile]:
+    from .partition import KEY_PREFIX
+    from .write_in_place import write_files_in_place
+
+    keys = [f"{KEY_PREFIX}{i}" for i in range(len(spec.keys))] if spec is not None else []
+    if keys and not (table.sort_keys and options.sort_on_insert):  # rows of one partition value adjacent
+        frame = frame.sortWithinPartitions(*keys)
+    return write_files_in_place(frame, table, spec, keys, options=options, rows_per_file=rows_per_file(table, options),
+                                row_width=max(1, sum(_row_width(c) for c in table.columns)),
+                                hive=options.hive_file_pattern, needs_name_mapping=needs_name_mapping(table.columns))
 
 
 def describe_file(path: str, columns: list[Column]) -> NewDataFile:

@@ -21,7 +21,7 @@ from ..catalog.stream_commits import BatchAlreadyCommitted, GuardBatch, batch_in
 class StreamBatchWriter:
     """`(batch_df, batch_id) -> None` for `writeStream.foreachBatch`, writing each batch into a table once."""
 
-    catalog: str
+    catalog: str = field(repr=False)  # the attach string: it may hold the catalog's password
     data_path: str
     table: str
     query_id: str | None = None
@@ -50,7 +50,7 @@ class StreamBatchWriter:
         query = self.resolve_query_id()
         lake = DuckLake.attach(self.catalog, self.data_path, spark=get_or_create_spark(batch_df.sparkSession),
                                create_if_missing=False, data_inlining_row_limit=self.data_inlining_row_limit,
-                               author=self.author)
+                               author=self.author, override_data_path=True)  # the writing lake's own data path
         try:
             with lake.engine.connect() as conn:  # cheap early skip; GuardBatch decides inside the commit
                 if holds_batch(conn, query, self.table, batch_id):
@@ -107,9 +107,7 @@ def checkpoint_path(location: str) -> str:
 
 def attach_string(lake) -> str:
     """The catalog attach string of a lake, with file paths absolute (it is used in other processes)."""
-    location = lake.location
-    target = location.target if location.kind == "postgres" else os.path.abspath(location.target)
-    return f"{location.kind}:{target}"
+    return lake.location.attach_string()
 
 
 def stream_writer(lake, table: str, *, query_id: str | None = None, checkpoint_location: str | None = None,

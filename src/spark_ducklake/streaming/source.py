@@ -73,7 +73,8 @@ class StreamOptions:
         """The lake, read-only, catalog only."""
         from ..lake import DuckLake
 
-        return DuckLake.attach(self.catalog, self.data_path, create_if_missing=False, read_only=True)
+        return DuckLake.attach(self.catalog, self.data_path, create_if_missing=False, read_only=True,
+                               override_data_path=True)  # the data path the reading lake was attached with
 
 
 def stream_schema(table: TableInfo, include_changes: bool):
@@ -253,7 +254,9 @@ class DuckLakeStreamReader(DataSourceStreamReader, SupportsTriggerAvailableNow):
 
 def register(spark) -> None:
     """Make `spark.readStream.format("ducklake")` available in this session (local or Spark Connect)."""
-    spark.dataSource.register(DuckLakeDataSource)
+    from ..spark.datasource import DuckLakeBatchSource  # one class per format name: it reads batches too
+
+    spark.dataSource.register(DuckLakeBatchSource)
 
 
 def read_stream(lake, table: str, *, starting_snapshot: str | int = "earliest",

@@ -1,0 +1,164 @@
+"""INSERT, UPDATE, DELETE and MERGE of `lake.sql`, on `DuckLake` / `DuckLakeTable` / `Transaction` methods."""
+
+from __future__ import annotations
+
+from sqlglot import exp
+
+from ..errors import SchemaMismatchError, UnsupportedSqlError
+from .queries import QueryContext, resolve_table, run_query
+
+
+def _refuse(ctx: QueryContext, tree: exp.Expression, args: dict[str, str]) -> None:
+    for arg, construct in args.items():
+        if tree.args.get(arg):
+            raise UnsupportedSqlError(f"{construct} is not supported by lake.sql")
+
+
+def _table_info(ctx: QueryContext, tx, key: tuple[str, str]):
+    if tx is not None and key in tx.new_tables:
+        return tx.new_tables[key][0]
+    return ctx.lake.table_info(key, version=ctx.snapshot)
+
+
+def insert(ctx: QueryContext, tx, tree: exp.Insert):
+    """INSERT [OVERWRITE] INTO t [(cols)] [BY NAME] VALUES ... | query: values cast to the columns' types."""
+    from pyspark.sql import functions as F
+
+    from ..catalog.types import to_spark_type
+
+    _refuse(ctx, tree, {"alternative": "INSERT OR REPLACE/IGNORE", "conflict": "INSERT ... ON CONFLICT",
+                        "returning": "INSERT ... RETURNING", "partition": "INSERT ... PARTITION (...)",
+                        "where": "INSERT ... REPLACE WHERE", "ignore": "INSERT IGNORE"})
+    target, names = tree.this, None
+    if isinstance(target, exp.Schema):
+        target, names = target.this, [c.name for c in target.expressions]
+    key = resolve_table(ctx, target)
+    info = _table_info(ctx, tx, key)
+    source = tree.args.get("expression")
+    if source is None or (isinstance(source, exp.Values) and
+                          any(v.name.upper() == "DEFAULT" for v in source.find_all(exp.Var))):
+        raise UnsupportedSqlError("INSERT ... DEFAULT VALUES / DEFAULT in VALUES is not supported by lake.sql")
+    frame = run_query(ctx, source)
+    columns = {c.name.lower(): c for c in info.columns}
+    if tree.args.get("by_name"):
+        names = list(frame.columns)
+    elif names is None:
+        names = [c.name for c in info.columns]
+    if len(names) != len(frame.columns):
+        raise SchemaMismatchError(f"INSERT into {info.qualified_name} gives {len(frame.columns)} value(s) for "
+                                  f"{len(names)} column(s)")
+    unknown = [n for n in names if n.lower() not in columns]
+    if unknown:
+        raise SchemaMismatchError(f"columns not in table {info.qualified_name}: {', '.join(unknown)}")
+    frame = frame.select(*[F.col(f"`{src}`").cast(to_spark_type(columns[n.lower()])).alias(columns[n.lower()].name)
+                           for src, n in zip(frame.columns, names, strict=True)])
+    mode = "overwrite" if tree.args.get("overwrite") else "append"
+    return (tx or ctx.lake).write(frame, key, mode)
+
+
+def _target(ctx: QueryContext, node: exp.Table) -> tuple[tuple[str, str], str]:
+    return resolve_table(ctx, node), node.alias_or_name
+
+
+def _unqualified(node: exp.Expression, alias: str) -> str:
+    """Spark SQL of an expression on the target table alone, its `alias.` qualifiers dropped."""
+    copy = node.copy()
+    for col in copy.find_all(exp.Column):
+        if col.table and col.table.lower() == alias.lower():
+            col.set("table", None)
+    return copy.sql(dialect="spark")
+
+
+def update(ctx: QueryContext, tx, tree: exp.Update):
+    """UPDATE t SET col = expr, ... [WHERE cond]; returns the rows updated (None when staged)."""
+    _refuse(ctx, tree, {"from_": "UPDATE ... FROM (use MERGE INTO)", "from": "UPDATE ... FROM (use MERGE INTO)",
+                        "returning": "UPDATE ... RETURNING", "order": "UPDATE ... ORDER BY",
+                        "limit": "UPDATE ... LIMIT"})
+    key, alias = _target(ctx, tree.this)
+    assignments = {}
+    for eq in tree.expressions:
+        if not isinstance(eq, exp.EQ) or not isinstance(eq.this, exp.Column):
+            raise UnsupportedSqlError(f"UPDATE assignment {eq.sql(dialect=ctx.dialect)!r} is not supported")
+        assignments[eq.this.name] = _unqualified(eq.expression, alias)
+    where = tree.args.get("where")
+    condition = _unqualified(where.this, alias) if where is not None else None
+    if tx is not None:
+        return tx.update(key, assignments, condition)
+    return ctx.lake.update(key, assignments, condition)
+
+
+def delete(ctx: QueryContext, tx, tree: exp.Delete):
+    """DELETE FROM t [WHERE cond]; returns the rows deleted (None when staged)."""
+    _refuse(ctx, tree, {"using": "DELETE ... USING (use MERGE INTO ... THEN DELETE)",
+                        "returning": "DELETE ... RETURNING", "limit": "DELETE ... LIMIT"})
+    key, alias = _target(ctx, tree.this)
+    where = tree.args.get("where")
+    condition = _unqualified(where.this, alias) if where is not None else None
+    if tx is not None:
+        return tx.delete(key, condition)
+    return ctx.lake.delete(key, condition)
+
+
+def merge(ctx: QueryContext, tx, tree: exp.Merge):
+    """MERGE INTO t USING source ON cond WHEN [NOT] MATCHED [BY SOURCE|TARGET] [AND c] THEN ...; every clause
+    kind of the builder. Returns the rows inserted + updated + deleted (None when staged)."""
+    _refuse(ctx, tree, {"using_cond": "MERGE ... USING (columns)", "returning": "MERGE ... RETURNING"})
+    key, target_alias = _target(ctx, tree.this)
+    source_node = tree.args["using"]
+    source_alias = source_node.alias_or_name
+    if isinstance(source_node, exp.Subquery):
+        frame = run_query(ctx, source_node.this)
+    else:
+        plain = source_node.copy()
+        plain.set("alias", None)
+        frame = run_query(ctx, exp.select("*").from_(plain))
+    if target_alias.lower() == source_alias.lower():
+        raise UnsupportedSqlError("MERGE target and source need different names: give one an alias")
+    condition = tree.args["on"].sql(dialect="spark")
+    if tx is not None:
+        builder = tx.merge(frame, key, condition, target_alias=target_alias, source_alias=source_alias)
+    else:
+        builder = ctx.lake.table(key).merge(frame, condition, target_alias=target_alias,
+                                            source_alias=source_alias)
+    for when in tree.args["whens"].expressions:
+        _clause(ctx, builder, when, target_alias)
+    outcome = builder.execute()
+    return None if tx is not None else outcome.inserted + outcome.updated + outcome.deleted
+
+
+def _clause(ctx: QueryContext, builder, when: exp.When, target_alias: str) -> None:
+    then = when.args.get("then")
+    cond = when.args.get("condition")
+    condition = cond.sql(dialect="spark") if cond is not None else None
+    kind = "matched" if when.args.get("matched") else \
+        "not_matched_by_source" if when.args.get("source") else "not_matched"
+    text = when.sql(dialect=ctx.dialect)
+    if isinstance(then, exp.Var) and then.name.upper() == "DELETE" and kind != "not_matched":
+        getattr(builder, f"when_{kind}_delete")(condition)
+    elif isinstance(then, exp.Update) and kind != "not_matched":
+        values = then.expressions
+        if not values or (len(values) == 1 and isinstance(values[0], exp.Star)):
+            if kind != "matched":
+                raise UnsupportedSqlError(f"{text!r}: UPDATE SET * needs a source row (WHEN MATCHED)")
+            builder.when_matched_update_all(condition)
+        else:
+            assignments = {}
+            for eq in values:
+                if not isinstance(eq, exp.EQ) or not isinstance(eq.this, exp.Column):
+                    raise UnsupportedSqlError(f"MERGE assignment {eq.sql(dialect=ctx.dialect)!r} is not supported")
+                assignments[eq.this.name] = eq.expression.sql(dialect="spark")
+            getattr(builder, f"when_{kind}_update")(assignments, condition)
+    elif isinstance(then, exp.Insert) and kind == "not_matched":
+        columns, values = then.this, then.args.get("expression")
+        if columns is None or isinstance(columns, exp.Star):
+            if values is not None:
+                raise UnsupportedSqlError(f"{text!r}: INSERT VALUES without a column list is not supported")
+            builder.when_not_matched_insert_all(condition)
+        else:
+            names = [c.name for c in columns.expressions]
+            exprs = [v.sql(dialect="spark") for v in values.expressions] if values is not None else []
+            if len(names) != len(exprs):
+                raise SchemaMismatchError(f"{text!r}: {len(exprs)} value(s) for {len(names)} column(s)")
+            builder.when_not_matched_insert(dict(zip(names, exprs, strict=True)), condition)
+    else:
+        raise UnsupportedSqlError(f"MERGE clause {text!r} is not supported by lake.sql")

@@ -1,0 +1,62 @@
+"""BEGIN / COMMIT / ROLLBACK of `lake.sql`, spanning several calls: one open Transaction kept on the lake handle."""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+from ..catalog.commit import CommitInfo
+from ..errors import DuckLakeError
+
+if TYPE_CHECKING:
+    from ..lake import DuckLake
+    from ..transaction import Transaction
+
+_ATTR = "_sql_transaction"  # an attribute of the handle: transactions are per handle, like a DuckDB connection's
+
+
+def current(lake: DuckLake) -> Transaction | None:
+    """The transaction a BEGIN opened on this handle, or None."""
+    return getattr(lake, _ATTR, None)
+
+
+def begin(lake: DuckLake) -> None:
+    """BEGIN: later statements stage into one Transaction until COMMIT or ROLLBACK."""
+    from ..transaction import Transaction
+
+    if current(lake) is not None:
+        raise DuckLakeError("BEGIN inside a transaction: COMMIT or ROLLBACK the open one first")
+    setattr(lake, _ATTR, Transaction(lake, CommitInfo(lake.author, None, None)))
+
+
+def commit(lake: DuckLake) -> int | None:
+    """COMMIT: one snapshot holding every staged statement (None when nothing was staged)."""
+    tx = _take(lake, "COMMIT")
+    try:
+        return tx.commit()
+    except BaseException:
+        tx.abort()  # a failed commit (a conflict) leaves nothing behind, as the context manager does
+        raise
+
+
+def rollback(lake: DuckLake) -> None:
+    """ROLLBACK: forget the staged statements and delete the files they wrote."""
+    _take(lake, "ROLLBACK").abort()
+
+
+def abort_after_error(lake: DuckLake) -> bool:
+    """A statement failed inside a transaction: roll it back (True if one was open), as nothing half-done may
+    commit later."""
+    tx = current(lake)
+    if tx is None:
+        return False
+    setattr(lake, _ATTR, None)
+    tx.abort()
+    return True
+
+
+def _take(lake: DuckLake, verb: str) -> Transaction:
+    tx = current(lake)
+    if tx is None:
+        raise DuckLakeError(f"{verb} without a transaction: no BEGIN is open on this lake handle")
+    setattr(lake, _ATTR, None)
+    return tx

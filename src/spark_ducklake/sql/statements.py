@@ -1,0 +1,228 @@
+"""`lake.sql`: split and parse statements with sqlglot, then run each on the lake's public API (one function per
+statement kind). Commands return a list of `CommandResult` (CALL: the function's rows); queries a DataFrame."""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+import sqlglot
+from sqlglot import exp
+from sqlglot.tokens import TokenType
+
+from ..errors import InvalidArgumentError, UnsupportedSqlError
+from . import session
+from .queries import QueryContext, resolve_table, run_query
+from .results import CommandResult
+
+if TYPE_CHECKING:
+    from ..lake import DuckLake
+
+DIALECTS = ("spark", "duckdb")
+
+
+def run(lake: DuckLake, text: str, dialect: str = "spark", catalog_name: str = "lake"):
+    """Run every statement of `text`; returns the last one's result."""
+    if dialect not in DIALECTS:
+        raise InvalidArgumentError(f"dialect must be one of {', '.join(DIALECTS)}; got {dialect!r}")
+    if not isinstance(text, str) or not text.strip():
+        raise InvalidArgumentError("lake.sql needs at least one SQL statement")
+    from .register import refresh
+
+    result = None
+    for piece in split_statements(text, dialect):
+        before = lake.last_committed
+        try:
+            result = _run_one(lake, piece, dialect, catalog_name)
+        except BaseException:
+            session.abort_after_error(lake)  # as in DuckDB, a failed statement ends the transaction it was in
+            raise
+        if lake.last_committed != before:
+            refresh(lake)  # views from lake.register() follow this handle's own commits
+    return result
+
+
+def split_statements(text: str, dialect: str) -> list[str]:
+    """The statements of `text` (split on top-level semicolons by sqlglot's tokenizer), each as its own text."""
+    try:
+        tokens = sqlglot.tokenize(text, read=dialect)
+    except sqlglot.errors.TokenError as exc:
+        raise UnsupportedSqlError(f"cannot tokenize SQL: {str(exc).splitlines()[0]}") from None
+    pieces, start = [], 0
+    for token in tokens:
+        if token.token_type == TokenType.SEMICOLON:
+            pieces.append(text[start:token.start])
+            start = token.end + 1
+    pieces.append(text[start:])
+    return [p.strip() for p in pieces if p.strip()]
+
+
+def _parse(text: str, dialect: str) -> exp.Expression:
+    try:
+        tree = sqlglot.parse_one(text, read=dialect)
+    except sqlglot.errors.SqlglotError as exc:
+        raise UnsupportedSqlError(f"cannot parse {text[:80]!r}: {str(exc).splitlines()[0]}") from None
+    return tree
+
+
+def _run_one(lake: DuckLake, text: str, dialect: str, catalog_name: str):
+    from . import alter, dml
+    from .procedures import call
+
+    tx = session.current(lake)
+    ctx = QueryContext(lake, catalog_name, dialect, tx.read_snapshot if tx is not None else None)
+    layout = alter.layout_change(ctx, text)
+    if layout is not None:
+        return _committed(lake, "ALTER TABLE", lambda: alter.run_layout(ctx, tx, *layout))
+    tree = _parse(text, dialect)
+    if isinstance(tree, exp.Transaction):
+        session.begin(lake)
+        return [CommandResult("BEGIN", None)]
+    if isinstance(tree, exp.Commit):
+        return [CommandResult("COMMIT", session.commit(lake))]
+    if isinstance(tree, exp.Rollback):
+        session.rollback(lake)
+        return [CommandResult("ROLLBACK", None)]
+    if isinstance(tree, exp.Query) and not tree.args.get("into"):
+        return run_query(ctx, tree)
+    if isinstance(tree, exp.Command):
+        word = str(tree.this).upper()
+        if word == "CALL":
+            return call(ctx, str(tree.expression.this if tree.expression is not None else ""), tx is not None)
+        if word == "CHECKPOINT" and not (tree.expression and str(tree.expression.this).strip()):
+            return call(ctx, f"{catalog_name}.checkpoint()", tx is not None)
+        raise UnsupportedSqlError(f"{_head(text)} is not supported by lake.sql")
+    handlers = {exp.Create: _create, exp.Drop: _drop, exp.Alter: alter.run_alter, exp.Insert: dml.insert,
+                exp.Update: dml.update, exp.Delete: dml.delete, exp.Merge: dml.merge, exp.Comment: _comment}
+    handler = handlers.get(type(tree))
+    if handler is None:
+        raise UnsupportedSqlError(f"{_head(text)} ({type(tree).__name__}) is not supported by lake.sql")
+    label = _label(tree)
+    return _committed(lake, label, lambda: handler(ctx, tx, tree))
+
+
+def _committed(lake: DuckLake, label: str, action) -> list[CommandResult]:
+    """Run a command; its result names the snapshot it committed (None when staged or nothing changed)."""
+    before = lake.last_committed
+    rows = action()
+    snapshot = lake.last_committed if lake.last_committed != before else None
+    return [CommandResult(label, snapshot, rows if isinstance(rows, int) and not isinstance(rows, bool) else None)]
+
+
+def _label(tree: exp.Expression) -> str:
+    kind = tree.args.get("kind")
+    name = type(tree).__name__.upper()
+    if isinstance(tree, exp.Insert) and tree.args.get("overwrite"):
+        return "INSERT OVERWRITE"
+    return f"{name} {str(kind).upper()}" if kind else name
+
+
+def _head(text: str) -> str:
+    """The statement's first words, to name it in errors."""
+    words = text.split()
+    return " ".join(words[:3]) if words else text
+
+
+# ------------------------------------------------------------------------------------------------ DDL
+def _comment(ctx: QueryContext, tx, tree: exp.Comment):
+    from .tags import comment_statement
+
+    return comment_statement(ctx, tx, tree)
+
+
+def _schema_name(ctx: QueryContext, node: exp.Table) -> str:
+    catalog = node.args.get("catalog")
+    if catalog is not None and catalog.name.lower() != ctx.catalog_name.lower():
+        raise UnsupportedSqlError(f"catalog {catalog.name!r} is not this lake (named {ctx.catalog_name!r} here)")
+    db = node.args.get("db")
+    if db is None:
+        raise UnsupportedSqlError(f"no schema name in {node.sql(dialect=ctx.dialect)!r}")
+    return db.name
+
+
+def _create(ctx: QueryContext, tx, tree: exp.Create):
+    kind = str(tree.args.get("kind") or "").upper()
+    if kind == "VIEW":
+        from .views import create_view_statement
+
+        return create_view_statement(ctx, tx, tree)
+    if tree.args.get("replace"):
+        raise UnsupportedSqlError(f"CREATE OR REPLACE {kind} is not supported by lake.sql: DROP, then CREATE")
+    if kind == "SCHEMA":
+        return _create_schema(ctx, tx, tree)
+    if kind == "TABLE":
+        return _create_table(ctx, tx, tree)
+    raise UnsupportedSqlError(f"CREATE {kind} is not supported by lake.sql")
+
+
+def _create_schema(ctx: QueryContext, tx, tree: exp.Create):
+    name = _schema_name(ctx, tree.this)
+    exists = bool(tree.args.get("exists"))
+    if tx is None:
+        ctx.lake.create_schema(name, if_not_exists=exists)
+    elif not (exists and name.lower() in {s.lower() for s in ctx.lake.schemas()}):
+        tx.create_schema(name)
+
+
+def _create_table(ctx: QueryContext, tx, tree: exp.Create):
+    from .alter import column_ddl
+
+    properties = tree.args.get("properties")
+    if properties is not None and properties.expressions:
+        names = ", ".join(p.sql(dialect=ctx.dialect) for p in properties.expressions)
+        raise UnsupportedSqlError(f"CREATE TABLE with {names} is not supported by lake.sql (partitioning: ALTER "
+                                  "TABLE ... SET PARTITIONED BY after creating the table)")
+    target = tree.this.this if isinstance(tree.this, exp.Schema) else tree.this
+    key = resolve_table(ctx, target)
+    exists = bool(tree.args.get("exists"))
+    if exists and _table_exists(ctx, tx, key):
+        return None
+    query = tree.args.get("expression")
+    if query is not None:
+        if isinstance(tree.this, exp.Schema):
+            raise UnsupportedSqlError("CREATE TABLE with both a column list and AS SELECT is not supported")
+        frame = run_query(ctx, query)
+        return (tx or ctx.lake).write(frame, key, mode="error")
+    if not isinstance(tree.this, exp.Schema):
+        raise UnsupportedSqlError("CREATE TABLE needs a column list or AS SELECT")
+    ddl = ", ".join(column_ddl(ctx, col) for col in tree.this.expressions)
+    if tx is None:
+        return ctx.lake.create_table(key, ddl)
+    return tx.create_table(key, ddl)
+
+
+def _table_exists(ctx: QueryContext, tx, key: tuple[str, str]) -> bool:
+    if tx is not None and key in tx.new_tables:
+        return True
+    return ctx.lake._find(*key) is not None
+
+
+def _drop(ctx: QueryContext, tx, tree: exp.Drop):
+    kind = str(tree.args.get("kind") or "").upper()
+    exists = bool(tree.args.get("exists"))
+    nodes = tree.args.get("tables") or []
+    if kind == "SCHEMA":
+        for node in nodes:
+            _drop_schema(ctx, tx, _schema_name(ctx, node), exists, bool(tree.args.get("cascade")))
+        return None
+    if kind == "VIEW":
+        from .views import drop_view_statement
+
+        return drop_view_statement(ctx, tx, tree)
+    if kind != "TABLE":
+        raise UnsupportedSqlError(f"DROP {kind} is not supported by lake.sql")
+    for node in nodes:
+        key = resolve_table(ctx, node)
+        if exists and not _table_exists(ctx, tx, key):
+            continue
+        if tx is None:
+            ctx.lake.drop_table(key)
+        else:
+            tx.drop_table(key)
+    return None
+
+
+def _drop_schema(ctx: QueryContext, tx, name: str, exists: bool, cascade: bool) -> None:
+    if tx is None:
+        ctx.lake.drop_schema(name, cascade=cascade, if_exists=exists)
+    elif not (exists and name not in ctx.lake.schemas()):
+        tx.drop_schema(name, cascade=cascade)

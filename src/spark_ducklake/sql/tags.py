@@ -1,0 +1,94 @@
+"""Comments and tags of tables, views and columns: the lake API and `COMMENT ON` of `lake.sql`."""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+from sqlglot import exp
+
+from ..catalog import reader
+from ..catalog.tags import COMMENT, SetTag, column_tags, object_tags
+from ..catalog.views import find_view
+from ..errors import InvalidArgumentError, NotFoundError, UnsupportedSqlError
+
+if TYPE_CHECKING:
+    from ..lake import DuckLake
+    from .queries import QueryContext
+
+
+def _target(lake: DuckLake, conn, snap: int, name: tuple[str, str], column: str | None,
+            kind: str | None = None) -> tuple[int, int | None, bool]:
+    """(object id, column id or None, is a view) of a table, view or table column; kind limits it to one."""
+    schema, table = name
+    info = None
+    if kind != "view":
+        try:
+            info = reader.find_table(conn, snap, lake.data_path, schema, table)
+        except NotFoundError:
+            if kind == "table":
+                raise
+    if info is not None:
+        if column is None:
+            return info.table_id, None, False
+        for col in info.columns:
+            if col.name.lower() == column.lower():
+                return info.table_id, col.column_id, False
+        raise NotFoundError(f"column {column!r} of table {schema}.{table} does not exist")
+    view = find_view(conn, snap, schema, table)
+    if view is None:
+        raise NotFoundError(f"{kind or 'table or view'} {schema}.{table} does not exist")
+    if column is not None:
+        raise UnsupportedSqlError(f"{schema}.{table} is a view: its columns have no comments or tags")
+    return view.view_id, None, True
+
+
+def set_tag(lake: DuckLake, name: tuple[str, str], key: str, value: str | None, *, column: str | None = None,
+            kind: str | None = None, stage=None, **commit_args) -> int | None:
+    """Set (or, with value None, blank) a tag; `stage` appends the operation to a transaction instead."""
+    if not isinstance(key, str) or not key:
+        raise InvalidArgumentError("a tag key must be a non-empty string")
+    if column is not None and key != COMMENT:  # the reference refuses to load a lake with any other
+        raise InvalidArgumentError(f"column tag {key!r}: DuckDB's reference reads only 'comment' tags on columns")
+    if value is not None and not isinstance(value, str):
+        raise InvalidArgumentError(f"a tag value must be a string or None, got {type(value).__name__}")
+    with lake._read() as conn:
+        object_id, column_id, is_view = _target(lake, conn, lake._snapshot_id(conn), name, column, kind)
+    op = SetTag(object_id, key, value, column_id, is_view)
+    if stage is not None:
+        stage(op)
+        return None
+    return lake._commit([op], **commit_args)
+
+
+def tags(lake: DuckLake, name: tuple[str, str], *, column: str | None = None,
+         version: int | None = None) -> dict[str, str | None]:
+    """key -> value of a table's, view's or column's tags now or at `version` (the comment is key 'comment')."""
+    with lake._read() as conn:
+        snap = lake._snapshot_id(conn, version)
+        object_id, column_id, _ = _target(lake, conn, snap, name, column)
+        if column_id is None:
+            return object_tags(conn, snap, object_id)
+        return column_tags(conn, snap, object_id, column_id)
+
+
+def comment_statement(ctx: QueryContext, tx, tree: exp.Comment) -> None:
+    """COMMENT ON TABLE|VIEW|COLUMN name IS 'text' | NULL."""
+    from .queries import evaluate, resolve_table
+
+    kind = str(tree.args.get("kind") or "").lower()
+    node = tree.this
+    value = tree.expression
+    text = None if isinstance(value, exp.Null) else evaluate(ctx, value)
+    if text is not None and not isinstance(text, str):
+        raise UnsupportedSqlError(f"COMMENT ON {kind.upper()} needs a string or NULL")
+    if kind in ("table", "view") and isinstance(node, exp.Table):
+        key, column = resolve_table(ctx, node), None
+    elif kind == "column" and isinstance(node, exp.Column) and node.table:
+        table = exp.Table(this=exp.to_identifier(node.table), db=node.args.get("db"),
+                          catalog=node.args.get("catalog"))
+        key, column, kind = resolve_table(ctx, table), node.name, "table"
+    else:
+        raise UnsupportedSqlError(f"COMMENT ON {kind.upper()} is not supported by lake.sql (tables, views and "
+                                  "columns as table.column)")
+    set_tag(ctx.lake, key, COMMENT, text, column=column, kind=kind,
+            stage=tx.ops.append if tx is not None else None)

@@ -1,0 +1,216 @@
+"""Lake views in `lake.sql` and the lake API: stored as the reference stores them (DuckDB SQL, the lake's own
+tables written `{DUCKLAKE_CATALOG}.schema.table`), expanded into queries as subqueries translated by sqlglot.
+
+A view reference reads the view as of the snapshot the reference reads (`v VERSION AS OF 3` sees the view of
+snapshot 3 and its tables as of snapshot 3); table references inside a view that carry their own time travel keep
+it. Unqualified tables inside a stored view belong to the view's schema.
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+import sqlglot
+from sqlglot import exp
+
+from ..catalog.views import CATALOG_PLACEHOLDER, CreateView, DropView, ViewInfo, find_view, list_views
+from ..errors import AlreadyExistsError, InvalidArgumentError, NotFoundError, UnsupportedSqlError
+
+if TYPE_CHECKING:
+    from ..lake import DuckLake
+    from .queries import QueryContext
+
+_MARKER = "__ducklake_catalog__"  # stands for CATALOG_PLACEHOLDER while sqlglot handles the text
+_MAX_DEPTH = 32
+SNAPSHOT_META = "ducklake_snapshot"  # node.meta key: the snapshot a table inside an expanded view reads
+
+
+def parse_query(text: str, dialect: str) -> exp.Expression:
+    """One SELECT-like statement; UnsupportedSqlError when it is anything else or does not parse."""
+    try:
+        tree = sqlglot.parse_one(text, read=dialect)
+    except sqlglot.errors.SqlglotError as exc:
+        raise UnsupportedSqlError(f"cannot parse view SQL {text[:80]!r}: {str(exc).splitlines()[0]}") from None
+    if not isinstance(tree, exp.Query):
+        raise UnsupportedSqlError(f"a view needs a query, got {type(tree).__name__}")
+    return tree
+
+
+def stored_sql(query: exp.Expression, schema: str, catalog_name: str) -> str:
+    """DuckDB SQL for `ducklake_view.sql`: every lake table fully qualified with the catalog placeholder."""
+    tree = query.copy()
+    ctes = {cte.alias_or_name.lower() for cte in tree.find_all(exp.CTE)}
+    for node in tree.find_all(exp.Table):
+        if isinstance(node.this, exp.Func) or not node.name:
+            continue
+        catalog, db = node.args.get("catalog"), node.args.get("db")
+        if catalog is None and db is None and node.name.lower() in ctes:
+            continue
+        if node.args.get("version") or node.args.get("when"):  # sqlglot has no DuckDB form of Spark's
+            raise UnsupportedSqlError(f"time travel on {node.name!r} inside a view is not supported")
+        if catalog is not None:
+            if catalog.name.lower() != catalog_name.lower():
+                raise UnsupportedSqlError(f"catalog {catalog.name!r} in a view is not this lake ({catalog_name!r})")
+        elif db is not None and db.name.lower() == catalog_name.lower():
+            db = exp.to_identifier("main")  # `<lake>.t`
+        node.set("db", db if db is not None else exp.to_identifier(schema))
+        node.set("catalog", exp.to_identifier(_MARKER))
+    return tree.sql(dialect="duckdb").replace(_MARKER, CATALOG_PLACEHOLDER)
+
+
+def create_view(lake: DuckLake, name: tuple[str, str], sql: str | exp.Expression, *, dialect: str = "spark",
+                column_aliases: list[str] | None = None, replace: bool = False, if_not_exists: bool = False,
+                catalog_name: str = "lake", stage=None, **commit_args) -> int | None:
+    """Store a view (translated to DuckDB SQL); `stage` appends the operations to a transaction instead."""
+    schema, view = name
+    query = parse_query(sql, dialect) if isinstance(sql, str) else sql
+    ops: list = []
+    with lake._read() as conn:
+        snap = lake._snapshot_id(conn)
+        existing = find_view(conn, snap, schema, view)
+    if existing is not None:
+        if if_not_exists:
+            return None
+        if not replace:
+            raise AlreadyExistsError(f"view {schema}.{existing.name} already exists")
+        ops.append(DropView(existing.view_id))
+    ops.append(CreateView(schema, view, stored_sql(query, schema, catalog_name), "duckdb",
+                          list(column_aliases or [])))
+    if stage is not None:
+        for op in ops:
+            stage(op)
+        return None
+    return lake._commit(ops, **commit_args)
+
+
+def drop_view(lake: DuckLake, name: tuple[str, str], *, if_exists: bool = False, stage=None,
+              **commit_args) -> int | None:
+    """Drop a view by name; `stage` appends the operation to a transaction instead."""
+    schema, view = name
+    with lake._read() as conn:
+        found = find_view(conn, lake._snapshot_id(conn), schema, view)
+    if found is None:
+        if if_exists:
+            return None
+        raise NotFoundError(f"view {schema}.{view} does not exist")
+    if stage is not None:
+        stage(DropView(found.view_id))
+        return None
+    return lake._commit([DropView(found.view_id)], **commit_args)
+
+
+def views(lake: DuckLake, schema: str | None = None, version: int | None = None) -> list[ViewInfo]:
+    """The views visible now or at `version`."""
+    with lake._read() as conn:
+        return list_views(conn, lake._snapshot_id(conn, version), schema=schema)
+
+
+# ------------------------------------------------------------------------------------------------ expansion
+def expand_views(ctx: QueryContext, tree: exp.Expression) -> None:
+    """Replace every view reference of `tree` (in place) by the view's query as a subquery."""
+    catalogs: dict[int, dict] = {}
+    default: int | None = None
+    for _ in range(_MAX_DEPTH):
+        ctes = {cte.alias_or_name.lower() for cte in tree.find_all(exp.CTE)}
+        expanded = False
+        for node in list(tree.find_all(exp.Table)):
+            if isinstance(node.this, exp.Func) or not node.name:
+                continue
+            if not node.args.get("db") and not node.args.get("catalog") and node.name.lower() in ctes:
+                continue
+            if default is None:
+                with ctx.lake._read() as conn:
+                    default = ctx.lake._snapshot_id(conn, ctx.snapshot)
+            snap = _snapshot_of(ctx, node, default)
+            if snap not in catalogs:
+                with ctx.lake._read() as conn:
+                    catalogs[snap] = {(v.schema_name.lower(), v.name.lower()): v for v in list_views(conn, snap)}
+            if not catalogs[snap]:
+                continue
+            from .queries import resolve_table
+
+            schema, name = resolve_table(ctx, node)
+            view = catalogs[snap].get((schema.lower(), name.lower()))
+            if view is not None:
+                node.replace(_subquery(ctx, node, view, snap))
+                expanded = True
+        if not expanded:
+            return
+    raise UnsupportedSqlError(f"views nested more than {_MAX_DEPTH} deep (a view that refers to itself?)")
+
+
+def _snapshot_of(ctx: QueryContext, node: exp.Table, default: int) -> int:
+    """The snapshot a table reference reads: its own time travel, the enclosing view's, or the statement's."""
+    from .queries import _table_ref
+
+    if not (node.args.get("version") or node.args.get("when")):
+        return node.meta.get(SNAPSHOT_META, default)
+    ref = _table_ref(ctx, node)
+    if ref.version is not None and ref.timestamp is None:
+        return ref.version
+    with ctx.lake._read() as conn:
+        return ctx.lake._snapshot_id(conn, ref.version, ref.timestamp)
+
+
+def _subquery(ctx: QueryContext, node: exp.Table, view: ViewInfo, snap: int) -> exp.Subquery:
+    dialect = view.dialect.lower() if view.dialect else "duckdb"
+    if dialect not in sqlglot.Dialect.classes:
+        raise UnsupportedSqlError(f"view {view.schema_name}.{view.name} is written in dialect {view.dialect!r}, "
+                                  "which sqlglot cannot read")
+    query = parse_query(view.sql.replace(CATALOG_PLACEHOLDER, _MARKER), dialect)
+    ctes = {cte.alias_or_name.lower() for cte in query.find_all(exp.CTE)}
+    for inner in query.find_all(exp.Table):
+        if isinstance(inner.this, exp.Func) or not inner.name:
+            continue
+        catalog, db = inner.args.get("catalog"), inner.args.get("db")
+        if catalog is None and db is None and inner.name.lower() in ctes:
+            continue
+        if catalog is not None and catalog.name == _MARKER:
+            inner.set("catalog", exp.to_identifier(ctx.catalog_name))
+        elif catalog is None and db is not None and db.name == _MARKER:
+            inner.set("catalog", exp.to_identifier(ctx.catalog_name))
+            inner.set("db", exp.to_identifier("main"))
+        elif db is None:
+            inner.set("db", exp.to_identifier(view.schema_name))
+        if not (inner.args.get("version") or inner.args.get("when")):
+            inner.meta[SNAPSHOT_META] = snap
+    alias = node.args.get("alias")
+    alias = alias.copy() if alias is not None else exp.TableAlias(this=exp.to_identifier(node.name))
+    if view.column_aliases and not alias.args.get("columns"):
+        alias.set("columns", [exp.to_identifier(c) for c in view.column_aliases])
+    return exp.Subquery(this=query, alias=alias)
+
+
+def check_dialect(dialect: str) -> str:
+    """A dialect sqlglot reads (view SQL is translated from it)."""
+    if dialect not in sqlglot.Dialect.classes:
+        raise InvalidArgumentError(f"unknown SQL dialect {dialect!r}")
+    return dialect
+
+
+# ------------------------------------------------------------------------------------------------ statements
+def create_view_statement(ctx: QueryContext, tx, tree: exp.Create) -> None:
+    """CREATE [OR REPLACE] VIEW [IF NOT EXISTS] name [(columns)] AS query."""
+    from .queries import resolve_table
+
+    properties = tree.args.get("properties")
+    if properties is not None and properties.expressions:
+        names = ", ".join(p.sql(dialect=ctx.dialect) for p in properties.expressions)
+        raise UnsupportedSqlError(f"CREATE VIEW with {names} is not supported by lake.sql (lake views only)")
+    target = tree.this.this if isinstance(tree.this, exp.Schema) else tree.this
+    aliases = [c.name for c in tree.this.expressions] if isinstance(tree.this, exp.Schema) else []
+    query = tree.args.get("expression")
+    if not isinstance(query, exp.Query):
+        raise UnsupportedSqlError("CREATE VIEW needs AS followed by a query")
+    create_view(ctx.lake, resolve_table(ctx, target), query, column_aliases=aliases,
+                replace=bool(tree.args.get("replace")), if_not_exists=bool(tree.args.get("exists")),
+                catalog_name=ctx.catalog_name, stage=tx.ops.append if tx is not None else None)
+
+
+def drop_view_statement(ctx: QueryContext, tx, tree: exp.Drop) -> None:
+    """DROP VIEW [IF EXISTS] name[, name...]."""
+    from .queries import resolve_table
+
+    for node in tree.args.get("tables") or []:
+        drop_view(ctx.lake, resolve_table(ctx, node), if_exists=bool(tree.args.get("exists")),
+                  stage=tx.ops.append if tx is not None else None)
