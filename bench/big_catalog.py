@@ -112,7 +112,8 @@ def _table_dir(conn: sa.Connection, data_path: str, table_id: int) -> str:
 def many_tables(catalog: str, data_path: str, tables: int, columns: int = 8) -> BigLake:
     """A lake with `tables` tables of `columns` columns each, created in one snapshot."""
     from spark_ducklake import DuckLake
-    from spark_ducklake.catalog.spec_tables import T, new_uuid
+    from spark_ducklake.catalog.spec_tables import T
+    from spark_ducklake.catalog.uuid7 import new_uuid
 
     lake = DuckLake.attach(catalog, data_path)
     kinds = ["BIGINT", "VARCHAR", "DOUBLE", "DATE", "DECIMAL(12,2)", "BOOLEAN", "TIMESTAMP", "INTEGER"]

@@ -136,7 +136,8 @@ def test_update_before_any_session_exists(tmp_path):
             "print('updated', lake.update('t', {'s': \"'x'\"}, 'id = 1'))\n"
             "lake.spark.stop()\n")
     env = dict(os.environ, SPARK_DUCKLAKE_DRIVER_MEMORY="1g")
-    env.pop("SPARK_REMOTE", None)
+    for key in ("SPARK_REMOTE", "SPARK_CONNECT_MODE_ENABLED", "SPARK_LOCAL_REMOTE"):  # a local session, as a user's
+        env.pop(key, None)
     done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, env=env, timeout=300)
     assert done.returncode == 0, done.stderr[-3000:]
     assert "updated 0" in done.stdout
