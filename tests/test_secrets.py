@@ -169,3 +169,4 @@ def test_mysql_lake_and_cli_hide_the_password(mysql_user, tmp_path, capsys, capl
         finally:
             lake.close()
     _assert_logs_hide(caplog)
+

@@ -16,7 +16,7 @@ stops the query with an error telling to restart it.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 
 import pyarrow as pa
@@ -34,6 +34,9 @@ except ImportError:  # pragma: no cover - older pyspark: every batch reads all a
     SupportsTriggerAvailableNow = object
 
 FORMAT = "ducklake"
+# Spark redacts the values of options whose key matches spark.sql.redaction.options.regex ("(?i)url" by default)
+# in plans and the UI: the attach string may hold a catalog password. The option "catalog" is accepted too.
+CATALOG_OPTION = "catalog_url"
 OFFSET_KEY = "snapshot_id"
 
 
@@ -41,7 +44,7 @@ OFFSET_KEY = "snapshot_id"
 class StreamOptions:
     """The source's options, parsed."""
 
-    catalog: str
+    catalog: str = field(repr=False)  # may hold a catalog password
     table: str
     data_path: str | None = None
     starting_snapshot: str | int = "earliest"
@@ -51,7 +54,8 @@ class StreamOptions:
     @classmethod
     def parse(cls, options: Any) -> StreamOptions:
         """From the data source's (case-insensitive, string-valued) options."""
-        catalog, table = options.get("catalog"), options.get("table") or options.get("path")
+        catalog = options.get(CATALOG_OPTION) or options.get("catalog")
+        table = options.get("table") or options.get("path")
         if not catalog or not table:
             raise ValueError("the ducklake source needs options 'catalog' (attach string) and 'table' (or a path)")
         start = str(options.get("starting_snapshot", "earliest")).strip().lower()
@@ -267,7 +271,7 @@ def read_stream(lake, table: str, *, starting_snapshot: str | int = "earliest",
 
     schema, name = split_name(table)
     lake.table_info(f"{schema}.{name}")  # fail now, naming what is missing
-    options = {"catalog": attach_string(lake), "table": f"{schema}.{name}", "data_path": lake.data_path,
+    options = {CATALOG_OPTION: attach_string(lake), "table": f"{schema}.{name}", "data_path": lake.data_path,
                "starting_snapshot": str(starting_snapshot), "include_changes": str(bool(include_changes)).lower()}
     if max_snapshots_per_trigger is not None:
         options["max_snapshots_per_trigger"] = str(max_snapshots_per_trigger)
