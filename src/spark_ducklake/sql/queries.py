@@ -83,12 +83,7 @@ def run_query(ctx: QueryContext, tree: exp.Expression) -> DataFrame:
             continue
         elif node.name:
             refs.append(_table_ref(ctx, node))
-    columns = _columns(ctx, refs)
-    for ref in refs:
-        ref.columns = columns[(ref.schema, ref.name, ref.version, ref.timestamp)]
-    by_node = {id(r.node): r for r in refs}
-    for select in tree.find_all(exp.Select):
-        _push(select, by_node)
+    _push_predicates(ctx, tree, refs)
     for ref in refs:
         version = ref.version if ref.version is not None or ref.timestamp is not None else ctx.snapshot
         frame = ctx.lake.read((ref.schema, ref.name), version=version, timestamp=ref.timestamp, where=ref.where())
@@ -104,21 +99,23 @@ def run_query(ctx: QueryContext, tree: exp.Expression) -> DataFrame:
 
 def explain_pruning(ctx: QueryContext, tree: exp.Expression) -> list[tuple[str, str | None]]:
     """(table, pushed predicate) of each lake table read of a query, without running it."""
-    from .views import expand_views
+    from .views import expand_views, table_references
 
     tree = tree.copy()
     expand_views(ctx, tree)
-    ctes = {cte.alias_or_name.lower() for cte in tree.find_all(exp.CTE)}
-    refs = [_table_ref(ctx, n) for n in tree.find_all(exp.Table)
-            if not isinstance(n.this, exp.Func) and n.name
-            and (n.args.get("db") or n.name.lower() not in ctes)]
+    refs = [_table_ref(ctx, n) for n in table_references(tree)]
+    _push_predicates(ctx, tree, refs)
+    return [(f"{r.schema}.{r.name}", r.where()) for r in refs]
+
+
+def _push_predicates(ctx: QueryContext, tree: exp.Expression, refs: list[TableRef]) -> None:
+    """Give each lake table reference its columns and the WHERE / ON conjuncts it can prune files by."""
     columns = _columns(ctx, refs)
     for ref in refs:
         ref.columns = columns[(ref.schema, ref.name, ref.version, ref.timestamp)]
     by_node = {id(r.node): r for r in refs}
     for select in tree.find_all(exp.Select):
         _push(select, by_node)
-    return [(f"{r.schema}.{r.name}", r.where()) for r in refs]
 
 
 def _replace(node: exp.Table, frames: dict, frame) -> None:

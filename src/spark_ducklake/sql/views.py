@@ -36,16 +36,22 @@ def parse_query(text: str, dialect: str) -> exp.Expression:
     return tree
 
 
-def stored_sql(query: exp.Expression, schema: str, catalog_name: str) -> str:
-    """DuckDB SQL for `ducklake_view.sql`: every lake table fully qualified with the catalog placeholder."""
-    tree = query.copy()
+def table_references(tree: exp.Expression):
+    """The table references of a query that may name lake tables: not table functions, not CTE names."""
     ctes = {cte.alias_or_name.lower() for cte in tree.find_all(exp.CTE)}
     for node in tree.find_all(exp.Table):
         if isinstance(node.this, exp.Func) or not node.name:
             continue
-        catalog, db = node.args.get("catalog"), node.args.get("db")
-        if catalog is None and db is None and node.name.lower() in ctes:
+        if node.args.get("catalog") is None and node.args.get("db") is None and node.name.lower() in ctes:
             continue
+        yield node
+
+
+def stored_sql(query: exp.Expression, schema: str, catalog_name: str) -> str:
+    """DuckDB SQL for `ducklake_view.sql`: every lake table fully qualified with the catalog placeholder."""
+    tree = query.copy()
+    for node in table_references(tree):
+        catalog, db = node.args.get("catalog"), node.args.get("db")
         if node.args.get("version") or node.args.get("when"):  # sqlglot has no DuckDB form of Spark's
             raise UnsupportedSqlError(f"time travel on {node.name!r} inside a view is not supported")
         if catalog is not None:
@@ -158,13 +164,8 @@ def _subquery(ctx: QueryContext, node: exp.Table, view: ViewInfo, snap: int) -> 
         raise UnsupportedSqlError(f"view {view.schema_name}.{view.name} is written in dialect {view.dialect!r}, "
                                   "which sqlglot cannot read")
     query = parse_query(view.sql.replace(CATALOG_PLACEHOLDER, _MARKER), dialect)
-    ctes = {cte.alias_or_name.lower() for cte in query.find_all(exp.CTE)}
-    for inner in query.find_all(exp.Table):
-        if isinstance(inner.this, exp.Func) or not inner.name:
-            continue
+    for inner in table_references(query):
         catalog, db = inner.args.get("catalog"), inner.args.get("db")
-        if catalog is None and db is None and inner.name.lower() in ctes:
-            continue
         if catalog is not None and catalog.name == _MARKER:
             inner.set("catalog", exp.to_identifier(ctx.catalog_name))
         elif catalog is None and db is not None and db.name == _MARKER:
