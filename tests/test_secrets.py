@@ -117,15 +117,20 @@ def test_postgres_refusals_hide_the_password(caplog):
 def test_postgres_lake_and_cli_hide_the_password(pg_catalog, tmp_path, capsys, caplog):
     caplog.set_level(logging.DEBUG)
     dbname = pg_catalog.split("dbname=", 1)[1].split()[0]
-    for i, catalog in enumerate(_pg_forms(dbname)):
-        lake = DuckLake.attach(catalog, str(tmp_path / "data"))  # trust auth: the server ignores the password
+    _assert_lakes_hide(_pg_forms(dbname), tmp_path, capsys)  # trust auth: the server ignores the password
+    _assert_logs_hide(caplog)
+
+
+def _assert_lakes_hide(catalogs: list[str], tmp_path, capsys) -> None:
+    """Attach each form of one catalog (the first creates a table) and check the lake and the CLI hide it."""
+    for i, catalog in enumerate(catalogs):
+        lake = DuckLake.attach(catalog, str(tmp_path / "data"))
         if i == 0:
             lake.create_table("t", "id INT")
         try:
             _assert_lake_hides(lake, capsys, catalog)
         finally:
             lake.close()
-    _assert_logs_hide(caplog)
 
 
 @pytest.fixture
@@ -160,13 +165,6 @@ def test_mysql_refusals_hide_the_password(mysql_user, caplog):
 def test_mysql_lake_and_cli_hide_the_password(mysql_user, tmp_path, capsys, caplog):
     caplog.set_level(logging.DEBUG)
     db, user = mysql_user
-    for i, catalog in enumerate(_mysql_forms(db, user)):
-        lake = DuckLake.attach(catalog, str(tmp_path / "data"))
-        if i == 0:
-            lake.create_table("t", "id INT")
-        try:
-            _assert_lake_hides(lake, capsys, catalog)
-        finally:
-            lake.close()
+    _assert_lakes_hide(_mysql_forms(db, user), tmp_path, capsys)
     _assert_logs_hide(caplog)
 

@@ -124,8 +124,9 @@ def stage_merge(m: MergeBuilder, plan) -> tuple[list, list[str], MergeResult]:
         unknown = [k for k in (clause.values or {}) if k.lower() not in names]
         if unknown:
             raise SchemaMismatchError(f"columns not in table {plan.table.qualified_name}: {', '.join(unknown)}")
-    _check_strings(m, plan)
-    target = (plan.to_dataframe(m.lake.spark, positions=True, row_ids=True)
+    spark = m.lake.spark  # checked once per operation (lake.spark re-verifies the session's confs on each use)
+    _check_strings(m, plan, spark)
+    target = (plan.to_dataframe(spark, positions=True, row_ids=True)
               .withColumn("_dl_t", F.lit(True)).alias(t))
     source = m.source.withColumn("_dl_s", F.lit(True)).withColumn("_dl_sid", F.monotonically_increasing_id())
     joined = target.join(source.alias(s), _expr(m.condition), "full_outer")
@@ -157,7 +158,7 @@ def stage_merge(m: MergeBuilder, plan) -> tuple[list, list[str], MergeResult]:
         outputs.append((out if out is not None else F.lit(None)).cast(types.to_spark_type(col)).alias(col.name))
     kind_of = {i: c.action for i, c in enumerate(m.clauses)}
     act = F.col("_dl_action")
-    result = cached(m.lake.spark, joined.select(
+    result = cached(spark, joined.select(
         *outputs, F.col(f"{t}.rowid").alias("rowid"), F.col(f"{t}.{FILE}").alias(FILE),
         F.col(f"{t}.{POS}").alias(POS), act.alias("_dl_action"), F.col("_dl_sid"),
         F.when(act.isin([i for i, k in kind_of.items() if k == "update"] or [-1]), "update")
@@ -174,7 +175,7 @@ def stage_merge(m: MergeBuilder, plan) -> tuple[list, list[str], MergeResult]:
             return ops, written, outcome
         try:
             touched = result.where(F.col("_dl_kind") != "insert").select(FILE, POS)
-            staged = stage_deletes(m.lake.spark, plan, touched, m.lake.inlining_limit(plan.table))
+            staged = stage_deletes(spark, plan, touched, m.lake.inlining_limit(plan.table))
             if not staged.empty:
                 ops.append(_delete_op(plan, staged))
                 written += [d.path for d in staged.delete_files]
@@ -193,7 +194,7 @@ def stage_merge(m: MergeBuilder, plan) -> tuple[list, list[str], MergeResult]:
         result.unpersist()
 
 
-def _check_strings(m: MergeBuilder, plan) -> None:
+def _check_strings(m: MergeBuilder, plan, spark) -> None:
     """Conditions and values given as SQL strings: one expression each, no subquery, resolvable against the
     target and source (an empty join: Spark analyzes, nothing runs)."""
     from .sql.expressions import check_resolves, check_syntax, empty_frame
@@ -205,7 +206,7 @@ def _check_strings(m: MergeBuilder, plan) -> None:
     strings = [(what, text, select) for what, text, select in texts if isinstance(text, str)]
     if not strings:
         return
-    joined = empty_frame(m.lake.spark, plan.table).alias(m.target_alias).crossJoin(
+    joined = empty_frame(spark, plan.table).alias(m.target_alias).crossJoin(
         m.source.limit(0).alias(m.source_alias))
     for what, text, select in strings:
         check_syntax(text, what)

@@ -31,8 +31,9 @@ def stage_delete_op(lake: DuckLake, plan, condition) -> tuple[DeleteRows | None,
     from .spark.deletes import plan_delete
     from .sql.expressions import check_expression
 
-    check_expression(lake.spark, plan.table, condition, "condition")
-    staged = plan_delete(lake.spark, plan, condition, lake.inlining_limit(plan.table))
+    spark = lake.spark  # checked once per operation (lake.spark re-verifies the session's confs on each use)
+    check_expression(spark, plan.table, condition, "condition")
+    staged = plan_delete(spark, plan, condition, lake.inlining_limit(plan.table))
     if staged.empty:
         return None, [], 0
     return _delete_op(plan, staged), [d.path for d in staged.delete_files], staged.deleted_rows
@@ -79,20 +80,21 @@ def stage_update(lake: DuckLake, plan, assignments: dict, condition) -> tuple[li
     unknown = [name for name in assignments if name.lower() not in columns]
     if unknown:
         raise SchemaMismatchError(f"columns not in table {plan.table.qualified_name}: {', '.join(unknown)}")
-    check_expression(lake.spark, plan.table, condition, "condition")
+    spark = lake.spark  # checked once per operation (lake.spark re-verifies the session's confs on each use)
+    check_expression(spark, plan.table, condition, "condition")
     for name, value in assignments.items():
-        check_expression(lake.spark, plan.table, value, f"value of {name}", select=True)
-    frame = plan.to_dataframe(lake.spark, positions=True, row_ids=True)  # first: F.expr needs a session
+        check_expression(spark, plan.table, value, f"value of {name}", select=True)
+    frame = plan.to_dataframe(spark, positions=True, row_ids=True)  # first: F.expr needs a session
     values = {columns[k.lower()].name: (F.expr(v) if isinstance(v, str) else v) for k, v in assignments.items()}
     matches = frame if condition is None else frame.where(condition)
-    new_rows = cached(lake.spark, matches.select(
+    new_rows = cached(spark, matches.select(
         *[values.get(c.name, F.col(spark_name(c.name))).cast(types.to_spark_type(c)).alias(c.name)
           for c in plan.table.columns],
         "rowid", FILE, POS,
     ))
     try:
         limit = lake.inlining_limit(plan.table)
-        staged = stage_deletes(lake.spark, plan, new_rows.select(FILE, POS), limit)
+        staged = stage_deletes(spark, plan, new_rows.select(FILE, POS), limit)
         if staged.empty:
             return [], [], 0
         written = [d.path for d in staged.delete_files]
