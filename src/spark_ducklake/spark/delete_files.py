@@ -16,13 +16,13 @@ import pyarrow as pa
 import pyarrow.compute as pc
 import pyarrow.parquet as pq
 
+from ..catalog.internal_columns import SNAPSHOT_ID_COLUMN, SNAPSHOT_ID_FIELD_ID
 from ..catalog.model import DeleteFile
-from .arrow_files import SNAPSHOT_COL as SNAPSHOT_ID_COLUMN
 from .paths import filesystem
 
 # This module runs on executors, which have pyarrow but not sqlalchemy: it imports nothing that needs the catalog
-# layer (so no spark.write, whose SNAPSHOT_ID_FIELD_ID this repeats; tests/test_user_session.py checks both).
-FILE_PATH_FIELD_ID, POS_FIELD_ID, SNAPSHOT_ID_FIELD_ID = 2147483646, 2147483645, 2147483539
+# layer (so no spark.write).
+FILE_PATH_FIELD_ID, POS_FIELD_ID = 2147483646, 2147483645
 
 _FILE_PATH = pa.field("file_path", pa.string(), nullable=False,
                       metadata={b"PARQUET:field_id": str(FILE_PATH_FIELD_ID)})

@@ -11,6 +11,7 @@ import pyarrow.fs as pafs
 import pyarrow.parquet as pq
 
 from ..catalog import stats, types
+from ..catalog.internal_columns import ROW_ID_COLUMN, ROW_ID_FIELD_ID, SNAPSHOT_ID_COLUMN, SNAPSHOT_ID_FIELD_ID
 from ..catalog.model import Column, NewDataFile, TableInfo
 from ..catalog.options import parse_size
 from ..catalog.uuid7 import new_uuid
@@ -82,8 +83,6 @@ def row_group_bytes(table: TableInfo, options: WriteOptions) -> int | None:
     return None
 
 
-ROW_ID_COLUMN, ROW_ID_FIELD_ID = "_ducklake_internal_row_id", 2147483540
-SNAPSHOT_ID_COLUMN, SNAPSHOT_ID_FIELD_ID = "_ducklake_internal_snapshot_id", 2147483539
 
 
 def with_field_ids(df, table: TableInfo, *, row_ids: bool = False, snapshot_ids: bool = False):

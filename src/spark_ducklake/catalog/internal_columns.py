@@ -1,0 +1,6 @@
+"""The reference's internal Parquet columns (row lineage, per-row snapshots) and their reserved field ids.
+
+Constants only: Spark tasks import them without the catalog layer's dependencies."""
+
+ROW_ID_COLUMN, ROW_ID_FIELD_ID = "_ducklake_internal_row_id", 2147483540
+SNAPSHOT_ID_COLUMN, SNAPSHOT_ID_FIELD_ID = "_ducklake_internal_snapshot_id", 2147483539
