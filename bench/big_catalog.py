@@ -42,7 +42,7 @@ def _row(r) -> dict:
 def many_files(catalog: str, data_path: str, files: int, snapshots: int, table: str = "t") -> BigLake:
     """A lake whose table `table` (id BIGINT, v DOUBLE; 100 rows a file) has `files` files over `snapshots`."""
     from spark_ducklake import DuckLake
-    from spark_ducklake.catalog.spec_tables import T
+    from spark_ducklake.catalog.database.spec_tables import T
     from spark_ducklake.duckdb_reference import attach, connect
 
     snapshots = max(snapshots, files)
@@ -100,7 +100,7 @@ def many_files(catalog: str, data_path: str, files: int, snapshots: int, table: 
 
 
 def _table_dir(conn: sa.Connection, data_path: str, table_id: int) -> str:
-    from spark_ducklake.catalog.spec_tables import T
+    from spark_ducklake.catalog.database.spec_tables import T
 
     sc, tb = T["ducklake_schema"], T["ducklake_table"]
     row = conn.execute(sa.select(sc.c.path, tb.c.path.label("tpath"))
@@ -112,8 +112,8 @@ def _table_dir(conn: sa.Connection, data_path: str, table_id: int) -> str:
 def many_tables(catalog: str, data_path: str, tables: int, columns: int = 8) -> BigLake:
     """A lake with `tables` tables of `columns` columns each, created in one snapshot."""
     from spark_ducklake import DuckLake
-    from spark_ducklake.catalog.spec_tables import T
-    from spark_ducklake.catalog.uuid7 import new_uuid
+    from spark_ducklake.catalog.database.spec_tables import T
+    from spark_ducklake.spec.uuid7 import new_uuid
 
     lake = DuckLake.attach(catalog, data_path)
     kinds = ["BIGINT", "VARCHAR", "DOUBLE", "DATE", "DECIMAL(12,2)", "BOOLEAN", "TIMESTAMP", "INTEGER"]

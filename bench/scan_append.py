@@ -42,7 +42,7 @@ def main() -> None:
     )
 
     info = lake.table_info("t")
-    from spark_ducklake.catalog import reader
+    from spark_ducklake.catalog.reads import reader
 
     with lake.engine.connect() as conn:
         files = [f.path for f in reader.data_files(conn, info, lake.current_snapshot())]

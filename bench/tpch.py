@@ -84,7 +84,7 @@ def bench_rows(quick: bool, *, sf: float | None = None, queries: list[int] | Non
                repeat: int | None = None) -> list[Row]:
     """Cases 1 (scan) and 2 (write); quick: SF 0.01, 4 queries, 1 timed run each; full: SF 1, 22 queries, 3."""
     from spark_ducklake import DuckLake
-    from spark_ducklake.catalog import reader
+    from spark_ducklake.catalog.reads import reader
 
     sf = sf if sf is not None else (0.01 if quick else 1.0)
     queries = queries or (list(QUICK) if quick else sorted(QUERIES))

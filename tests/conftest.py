@@ -62,7 +62,7 @@ def pg_catalog():
 def _mysql_connect():
     import pymysql
 
-    from spark_ducklake.catalog.mysql_dsn import connect_args
+    from spark_ducklake.catalog.database.mysql_dsn import connect_args
 
     return pymysql.connect(**connect_args(f"{MYSQL_DSN} db=mysql"), autocommit=True, connect_timeout=3)
 

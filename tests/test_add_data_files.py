@@ -12,7 +12,7 @@ import pytest
 
 from spark_ducklake import DuckLake
 from spark_ducklake.errors import NotFoundError, SchemaMismatchError
-from spark_ducklake.maintenance import add_files
+from spark_ducklake.operations.maintenance import add_files
 from tests.support.catalog_copy import catalog_copy, comparable_dump
 from tests.support.compare import duckdb_rows, spark_rows
 from tests.support.reference import attach, connect

@@ -8,7 +8,7 @@ from pyspark.sql.types import IntegerType, StringType, StructField, StructType
 
 from spark_ducklake import DuckLake
 from spark_ducklake.catalog.commit import commit
-from spark_ducklake.catalog.ddl_ops import CreateSchema
+from spark_ducklake.catalog.operations.ddl import CreateSchema
 from spark_ducklake.errors import (
     AlreadyExistsError,
     CatalogError,
@@ -168,6 +168,6 @@ def test_options_scopes_match_the_reference(catalog, tmp_path, reference):
 
 
 def options_desc(name):
-    from spark_ducklake.catalog.options import DESCRIPTIONS
+    from spark_ducklake.catalog.reads.options import DESCRIPTIONS
 
     return DESCRIPTIONS[name]

@@ -1,6 +1,6 @@
 """The changes_made vocabulary and the spec's conflict rules, without a database."""
 
-from spark_ducklake.catalog.changes import (
+from spark_ducklake.spec.snapshot_changes import (
     Change,
     display_changes,
     find_conflict,

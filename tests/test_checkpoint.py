@@ -10,7 +10,7 @@ import pyarrow as pa
 import pyarrow.parquet as pq
 
 from spark_ducklake import DuckLake
-from spark_ducklake.maintenance.checkpoint import STEPS
+from spark_ducklake.operations.maintenance.checkpoint import STEPS
 from tests.support.compare import duckdb_rows, spark_rows
 from tests.support.reference import attach
 from tests.support.snapshots import referenced_files

@@ -115,8 +115,8 @@ def test_a_lost_race_with_a_writer_that_does_not_queue_retries_with_fresh_ids(pg
                                                                                monkeypatch):
     """DuckDB's extension does not take our commit lock: when it commits the snapshot id we are about to use, our
     insert of that id fails, and the whole attempt retries with new ids on top of DuckDB's snapshot."""
-    from spark_ducklake.catalog import data_ops
-    from spark_ducklake.catalog.spec_tables import T
+    from spark_ducklake.catalog.database.spec_tables import T
+    from spark_ducklake.catalog.operations import data as data_ops
 
     lake = DuckLake.attach(pg_catalog, str(tmp_path / "data"))
     lake.create_table("t", "a BIGINT")

@@ -12,7 +12,7 @@ import pytest
 import sqlalchemy as sa
 
 from spark_ducklake import DuckLake
-from spark_ducklake.catalog.spec_tables import T
+from spark_ducklake.catalog.database.spec_tables import T
 from spark_ducklake.errors import DuckLakeError, NotFoundError
 from tests.support.catalog_copy import catalog_copy, comparable_dump
 from tests.support.compare import duckdb_rows, spark_rows

@@ -12,7 +12,7 @@ from spark_ducklake import DuckLake
 
 KILLED_WRITER = """
 import os, signal, sys
-import spark_ducklake.writer as writer
+import spark_ducklake.operations.write as writer
 from spark_ducklake import DuckLake
 
 def die(*args, **kwargs):

@@ -10,7 +10,7 @@ import sqlalchemy as sa
 
 from spark_ducklake import DuckLake
 from spark_ducklake.errors import ConflictError, SchemaMismatchError
-from spark_ducklake.maintenance import flush as flush_module
+from spark_ducklake.operations.maintenance import flush as flush_module
 from tests.support.compare import duckdb_rows
 from tests.support.races import commit_meanwhile
 from tests.support.reference import attach

@@ -11,9 +11,10 @@ import pyarrow as pa
 import pytest
 import sqlalchemy as sa
 
-from spark_ducklake.catalog import inlined, reader
-from spark_ducklake.catalog.model import Column
-from spark_ducklake.catalog.types import to_arrow_type
+from spark_ducklake.catalog.inlined import codec as inlined
+from spark_ducklake.catalog.reads import reader
+from spark_ducklake.spec.model import Column
+from spark_ducklake.spec.types import to_arrow_type
 from tests.support.reference import attach, connect
 
 # Every type with an Arrow mapping, nested in nested included. Top-level `st` holds only what the reference

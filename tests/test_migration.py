@@ -8,8 +8,8 @@ import sqlalchemy as sa
 from pyspark.sql import functions as F
 
 from spark_ducklake import DuckLake
-from spark_ducklake.catalog import migration
-from spark_ducklake.catalog.connection import create_engine, parse_catalog
+from spark_ducklake.catalog.database import migration
+from spark_ducklake.catalog.database.connection import create_engine, parse_catalog
 from spark_ducklake.errors import CatalogError, UnsupportedVersionError
 from tests.support.compare import duckdb_rows, spark_rows
 from tests.support.migration import copy_data, describe_differences, dump_catalog, expected_reads, restore_catalog

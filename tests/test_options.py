@@ -8,7 +8,7 @@ import pytest
 
 from spark_ducklake import DuckLake
 from spark_ducklake.errors import DuckLakeError
-from spark_ducklake.writer import _write_options
+from spark_ducklake.operations.write import _write_options
 from tests.support.reference import attach, connect
 
 WRITER_OPTIONS = {  # option: (global, schema, table) values and the WriteOptions field they set

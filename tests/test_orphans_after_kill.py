@@ -13,7 +13,7 @@ import pyarrow as pa
 import sqlalchemy as sa
 
 from spark_ducklake import DuckLake
-from spark_ducklake.maintenance.catalog_files import known_files
+from spark_ducklake.operations.maintenance.catalog_files import known_files
 
 # The whole writer (driver, JVM, Python workers) dies at once, like a lost machine, while a task is mid-file:
 # a UDF kills the process group once the task has written a few thousand rows.

@@ -1,7 +1,7 @@
 """Stats-based file pruning decisions, without Spark."""
 
-from spark_ducklake.catalog.model import ColumnStats
-from spark_ducklake.catalog.pruning import Condition, may_match, parse_conditions
+from spark_ducklake.catalog.planners.pruning import Condition, may_match, parse_conditions
+from spark_ducklake.spec.model import ColumnStats
 
 
 def test_parse_simple_conjuncts():

@@ -14,10 +14,10 @@ from decimal import Decimal
 import pyarrow as pa
 import pyarrow.parquet as pq
 
-from spark_ducklake.catalog.model import Column, ColumnStats
-from spark_ducklake.catalog.pruning import _decoder, may_match, parse_conditions
+from spark_ducklake.catalog.planners.pruning import _decoder, may_match, parse_conditions
 from spark_ducklake.catalog.stats import file_column_stats
-from spark_ducklake.catalog.types import format_literal, to_arrow_type
+from spark_ducklake.spec.model import Column, ColumnStats
+from spark_ducklake.spec.types import format_literal, to_arrow_type
 
 UTC = dt.timezone.utc
 

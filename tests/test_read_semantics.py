@@ -70,7 +70,7 @@ def test_time_travel_by_timestamp_and_pinned_attach(tmp_path):
     lake.write(pa.table({"x": pa.array([3], pa.int64())}), "t")
     first, second = lake.snapshots()[-2:]
     with lake.engine.connect() as conn:
-        from spark_ducklake.catalog import reader
+        from spark_ducklake.catalog.reads import reader
 
         assert reader.snapshot_at(conn, between).snapshot_id == first.snapshot_id
     with pytest.raises(NotFoundError, match="no snapshot"):

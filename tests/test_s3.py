@@ -17,7 +17,7 @@ import pytest
 import sqlalchemy as sa
 
 from spark_ducklake import DuckLake
-from spark_ducklake.catalog.spec_tables import T
+from spark_ducklake.catalog.database.spec_tables import T
 from tests.conftest import _require
 from tests.support import s3
 

@@ -10,7 +10,7 @@ import uuid
 import pytest
 
 from spark_ducklake import DuckLake
-from spark_ducklake.catalog.connection import parse_catalog
+from spark_ducklake.catalog.database.connection import parse_catalog
 from spark_ducklake.cli import main
 from spark_ducklake.errors import CatalogError
 from tests.conftest import PG_DSN, _mysql_connect, require_mysql, require_postgres

@@ -13,8 +13,9 @@ import pyarrow.parquet as pq
 import pytest
 
 from spark_ducklake import DuckLake
-from spark_ducklake.catalog import reader, stream_plan
-from spark_ducklake.catalog.stream_commits import batch_info, last_committed_batch
+from spark_ducklake.catalog.operations.stream_guards import batch_info, last_committed_batch
+from spark_ducklake.catalog.planners import stream as stream_plan
+from spark_ducklake.catalog.reads import reader
 from tests.support.compare import duckdb_rows, spark_rows
 from tests.support.reference import attach
 from tests.test_inlined import DDL, ROWS
@@ -221,7 +222,7 @@ def test_sink_skips_a_redelivered_batch_id(tmp_path, spark):
 def test_a_batch_delivered_twice_at_once_lands_once(tmp_path, spark, monkeypatch):
     """Both deliveries pass the early check (as when they run side by side); the check inside the commit, under the
     writers' lock, refuses the second, and its staged files are deleted."""
-    from spark_ducklake.streaming import sink
+    from spark_ducklake.operations.streaming import sink
 
     lake = DuckLake.attach(f"sqlite:{tmp_path / 'meta.sqlite'}", str(tmp_path / "data"), spark=spark,
                            data_inlining_row_limit=0)

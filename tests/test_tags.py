@@ -6,7 +6,7 @@ import pytest
 import sqlalchemy as sa
 
 from spark_ducklake import DuckLake
-from spark_ducklake.catalog.spec_tables import T
+from spark_ducklake.catalog.database.spec_tables import T
 from spark_ducklake.errors import InvalidArgumentError, NotFoundError
 from tests.support.reference import attach
 

@@ -93,8 +93,8 @@ def test_confs_flipped_after_attach_are_set_again_and_the_lake_still_reads(tmp_p
 
 
 _EXECUTOR_MODULES = ("spark_ducklake.spark.delete_files", "spark_ducklake.spark.arrow_files",
-                     "spark_ducklake.spark.partition", "spark_ducklake.catalog.bucket_hash",
-                     "spark_ducklake.maintenance.footers")
+                     "spark_ducklake.spark.partition", "spark_ducklake.spec.bucket_hash",
+                     "spark_ducklake.spark.footers")
 
 
 def test_executor_modules_import_with_only_pyarrow_pandas_numpy():
@@ -114,7 +114,7 @@ def test_numpy_murmur3_equals_mmh3_on_random_inputs():
     import mmh3
     import numpy as np
 
-    from spark_ducklake.catalog.bucket_hash import bucket_int64, bucket_many, murmur3_32
+    from spark_ducklake.spec.bucket_hash import bucket_int64, bucket_many, murmur3_32
 
     rng = random.Random(12)
     blobs = [rng.randbytes(rng.randrange(0, 40)) for _ in range(2000)] + [b"", b"a", b"ab", b"abc", b"abcd"]

@@ -7,7 +7,7 @@ from __future__ import annotations
 import pytest
 
 from spark_ducklake import DuckLake
-from spark_ducklake.maintenance import units
+from spark_ducklake.operations.maintenance import units
 from spark_ducklake.spark import write
 from tests import test_compaction, test_partitioning, test_write_path
 from tests.support.compare import duckdb_rows, spark_rows

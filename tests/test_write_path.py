@@ -70,7 +70,7 @@ def test_failed_commit_removes_written_files(tmp_path, spark, monkeypatch):
     def conflict(*args, **kwargs):
         raise ConflictError("simulated: another writer dropped the table")
 
-    import spark_ducklake.writer as writer
+    import spark_ducklake.operations.write as writer
 
     monkeypatch.setattr(writer, "commit", conflict)
     with pytest.raises(ConflictError):

@@ -21,7 +21,7 @@ def _lake(args):
 
 def cmd_info(args) -> int:
     """Print what the lake is and where it lives."""
-    from .catalog import bootstrap
+    from .catalog.database import bootstrap
 
     lake = _lake(args)
     with lake.engine.connect() as conn:

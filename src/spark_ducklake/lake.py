@@ -8,31 +8,33 @@ from typing import TYPE_CHECKING, Any, NamedTuple, overload
 
 import sqlalchemy as sa
 
-from .arguments import snapshot_time as check_time
-from .arguments import snapshot_version as check_version
-from .catalog import bootstrap, inlined_tables, options, reader
-from .catalog.changes import display_changes
 from .catalog.commit import CommitInfo, commit
-from .catalog.connection import CatalogLocation, catalog_exists, create_engine, parse_catalog
-from .catalog.ddl_ops import CreateSchema, CreateTable, DropSchema, DropTable, RenameTable
-from .catalog.file_columns import mark_absent_columns
-from .catalog.model import TableInfo
-from .catalog.paths import absolute_data_path
-from .catalog.pruning import prune_files
+from .catalog.database import bootstrap
+from .catalog.database.connection import CatalogLocation, catalog_exists, create_engine, parse_catalog
+from .catalog.inlined import tables as inlined_tables
+from .catalog.operations.ddl import CreateSchema, CreateTable, DropSchema, DropTable, RenameTable
+from .catalog.planners.pruning import prune_files
+from .catalog.reads import options, reader
+from .catalog.reads.file_columns import mark_absent_columns
 from .error_causes import catalog_failure, is_driver_error, translate_methods
 from .errors import AlreadyExistsError, CatalogError, NotFoundError, ReadOnlyError
-from .names import parse_table_name
-from .scan_plan import ScanPlan
-from .write_plan import plan_columns
+from .spark.conform import plan_columns
+from .spark.scan_plan import ScanPlan
+from .spec.arguments import snapshot_time as check_time
+from .spec.arguments import snapshot_version as check_version
+from .spec.model import TableInfo
+from .spec.names import parse_table_name
+from .spec.paths import absolute_data_path
+from .spec.snapshot_changes import display_changes
 
 if TYPE_CHECKING:
     from pyspark.sql import DataFrame, SparkSession
 
-    from .catalog.metadata_functions import FileRow, SettingsRow, TableInfoRow
-    from .maintenance.checkpoint import CheckpointResult
-    from .maintenance.cleanup import CleanupRow
-    from .maintenance.compaction import CompactionRow
-    from .maintenance.flush import FlushRow
+    from .catalog.reads.metadata_functions import FileRow, SettingsRow, TableInfoRow
+    from .operations.maintenance.checkpoint import CheckpointResult
+    from .operations.maintenance.cleanup import CleanupRow
+    from .operations.maintenance.compaction import CompactionRow
+    from .operations.maintenance.flush import FlushRow
     from .table import DuckLakeTable
 
 DEFAULT_INLINING_ROW_LIMIT = 10
@@ -125,7 +127,7 @@ class DuckLake:
                 if bootstrap.lake_exists(conn):
                     metadata = bootstrap.read_global_metadata(conn)
                     if automatic_migration:
-                        from .catalog.migration import migrate_if_needed
+                        from .catalog.database.migration import migrate_if_needed
 
                         metadata = migrate_if_needed(conn, metadata, read_only=read_only)
                     bootstrap.check_version(metadata)
@@ -243,7 +245,7 @@ class DuckLake:
         with self._read() as conn:
             snap = self._snapshot_id(conn, version)
             if table is None:
-                from .catalog.metadata_functions import table_sizes
+                from .catalog.reads.metadata_functions import table_sizes
 
                 return table_sizes(conn, snap)
             schema, name = split_name(table)
@@ -306,7 +308,7 @@ class DuckLake:
 
     def update_schema(self, table: str, **commit_args: Any):
         """Several column changes committed as one snapshot: `with lake.update_schema(t) as u: u.add_column(...)`."""
-        from .schema_update import SchemaUpdate
+        from .operations.schema_change import SchemaUpdate
 
         return SchemaUpdate(self, table, **commit_args)
 
@@ -338,7 +340,7 @@ class DuckLake:
 
     def set_partitioning(self, table: str, keys: list[str], **commit_args: Any) -> int:
         """SET PARTITIONED BY: `['region', 'year(ts)', 'bucket(8, id)']`; new files follow it, old ones keep theirs."""
-        from .catalog.partitioning import SetPartitioning, parse_keys
+        from .catalog.operations.partitioning import SetPartitioning, parse_keys
 
         info = self.table_info(table)
         if not keys:
@@ -347,13 +349,13 @@ class DuckLake:
 
     def reset_partitioning(self, table: str, **commit_args: Any) -> int:
         """RESET PARTITIONED BY: new files are no longer partitioned."""
-        from .catalog.partitioning import SetPartitioning
+        from .catalog.operations.partitioning import SetPartitioning
 
         return self._commit([SetPartitioning(self.table_info(table).table_id, [])], **commit_args)
 
     def set_sorted_by(self, table: str, keys: list[str], **commit_args: Any) -> int:
         """SET SORTED BY: `['ts DESC', 'b ASC NULLS FIRST', "date_trunc('hour', ts)"]` (DuckDB SQL expressions)."""
-        from .catalog.sorting import SetSorting, parse_sort_keys
+        from .catalog.operations.sorting import SetSorting, parse_sort_keys
 
         info = self.table_info(table)
         if not keys:
@@ -362,7 +364,7 @@ class DuckLake:
 
     def reset_sorted_by(self, table: str, **commit_args: Any) -> int:
         """RESET SORTED BY."""
-        from .catalog.sorting import SetSorting
+        from .catalog.operations.sorting import SetSorting
 
         return self._commit([SetSorting(self.table_info(table).table_id, [])], **commit_args)
 
@@ -384,7 +386,7 @@ class DuckLake:
         `where` (a SQL predicate) is applied to the result and, before Spark sees the files, used to skip
         files whose min/max statistics prove it false.
         """
-        from .sql.expressions import check_expression
+        from .spark.expressions import check_expression
 
         plan = self.plan_scan(table, version=version, timestamp=timestamp, where=where)
         if where:
@@ -417,7 +419,7 @@ class DuckLake:
         merge_schema=True, columns of the data the table lacks are added (and promotable types widened) in the
         same snapshot.
         """
-        from .writer import write_table
+        from .operations.write import write_table
 
         if mode not in WRITE_MODES:
             raise ValueError(f"mode must be one of {', '.join(WRITE_MODES)}; got {mode!r}")
@@ -431,22 +433,22 @@ class DuckLake:
     def delete(self, table: str, condition=None, *, commit_message: str | None = None, author: str | None = None,
                extra_info: str | None = None) -> int:
         """DELETE FROM table WHERE condition (SQL string or Column; None deletes every row); returns rows deleted."""
-        from .row_changes import delete_rows
+        from .operations.delete_update import delete_rows
 
         return delete_rows(self, table, condition, CommitInfo(author or self.author, commit_message, extra_info))
 
     def update(self, table: str, set: dict, condition=None, *, commit_message: str | None = None,  # noqa: A002
                author: str | None = None, extra_info: str | None = None) -> int:
         """UPDATE table SET col = expr, ... WHERE condition (SQL strings or Columns); returns rows updated."""
-        from .row_changes import update_rows
+        from .operations.delete_update import update_rows
 
         return update_rows(self, table, set, condition, CommitInfo(author or self.author, commit_message, extra_info))
 
     @contextmanager
     def transaction(self, *, commit_message: str | None = None, author: str | None = None,
                     extra_info: str | None = None):
-        """`with lake.transaction() as tx:` groups DDL and DML into one atomic snapshot (see transaction.py)."""
-        from .transaction import Transaction
+        """`with lake.transaction() as tx:` groups DDL and DML into one atomic snapshot (operations/transaction.py)."""
+        from .operations.transaction import Transaction
 
         tx = Transaction(self, CommitInfo(author or self.author, commit_message, extra_info))
         try:
@@ -522,14 +524,14 @@ class DuckLake:
 
     def settings(self) -> list[SettingsRow]:
         """The reference's `settings()`: one row of catalog_type, extension_version (ours) and data_path."""
-        from .catalog.metadata_functions import settings
+        from .catalog.reads.metadata_functions import settings
 
         return [settings(self.location.kind, self.data_path)]
 
     def list_files(self, table: str, schema: str | None = None, *, snapshot_version: int | None = None,
                    snapshot_time: datetime | None = None) -> list[FileRow]:
         """The reference's `ducklake_list_files`: each visible data file with its delete file (FileRow)."""
-        from .catalog.metadata_functions import list_files
+        from .catalog.reads.metadata_functions import list_files
 
         schema_name, name = (schema, table) if schema is not None else split_name(table)
         with self._read() as conn:
@@ -540,29 +542,29 @@ class DuckLake:
         """Rows inserted, deleted and updated in snapshots start..end (ids or times, inclusive), as DuckDB's
         `table_changes`: snapshot_id, rowid, change_type (insert, delete, update_preimage, update_postimage),
         then the table's columns as of `end`."""
-        from .history import change_plan
+        from .operations.history import change_plan
         from .spark.change_feed import changes
 
         return changes(self.spark, change_plan(self, table, start, end))
 
     def table_insertions(self, table: str, start: int | datetime, end: int | datetime) -> DataFrame:
         """Rows inserted in snapshots start..end: snapshot_id, rowid, then the table's columns as of `end`."""
-        from .history import change_plan
+        from .operations.history import change_plan
         from .spark.change_feed import insertions
 
         return insertions(self.spark, change_plan(self, table, start, end))
 
     def table_deletions(self, table: str, start: int | datetime, end: int | datetime) -> DataFrame:
         """Rows deleted in snapshots start..end: snapshot_id, rowid, then the table's columns as of `end`."""
-        from .history import change_plan
+        from .operations.history import change_plan
         from .spark.change_feed import deletions
 
         return deletions(self.spark, change_plan(self, table, start, end))
 
     def restore(self, table: str, *, version: int | None = None, timestamp: datetime | None = None,
                 commit_message: str | None = None, author: str | None = None, extra_info: str | None = None) -> int:
-        """Roll a table back: a new snapshot holding the rows it held at `version` / `timestamp` (see history.py)."""
-        from .history import restore_table
+        """Roll a table back: a new snapshot holding the rows it held at `version` / `timestamp`."""
+        from .operations.history import restore_table
 
         return restore_table(self, table, version, timestamp, CommitInfo(author or self.author, commit_message,
                                                                          extra_info))
@@ -573,7 +575,7 @@ class DuckLake:
         """The reference's `ducklake_expire_snapshots`: forget snapshots (by id, or older than a time / a timedelta
         / an interval such as '7 days'; default: option expire_older_than) and the rows only they needed, and
         schedule their files for deletion. Returns the expired snapshots as `snapshots()` rows."""
-        from .maintenance.expire import expire_snapshots
+        from .operations.maintenance.expire import expire_snapshots
 
         return expire_snapshots(self, older_than, versions, dry_run)
 
@@ -581,7 +583,7 @@ class DuckLake:
                           dry_run: bool = False) -> list[CleanupRow]:
         """The reference's `ducklake_cleanup_old_files`: delete files scheduled for deletion before `older_than`
         (default: option delete_older_than, else 2 days; cleanup_all=True: all). Returns their paths."""
-        from .maintenance.cleanup import cleanup_old_files
+        from .operations.maintenance.cleanup import cleanup_old_files
 
         return cleanup_old_files(self, older_than, cleanup_all, dry_run)
 
@@ -589,7 +591,7 @@ class DuckLake:
                               dry_run: bool = False) -> list[CleanupRow]:
         """The reference's `ducklake_delete_orphaned_files`: delete Parquet files under the data path the catalog
         does not know, last modified before `older_than` (defaults as cleanup_old_files). Returns their paths."""
-        from .maintenance.cleanup import delete_orphaned_files
+        from .operations.maintenance.cleanup import delete_orphaned_files
 
         return delete_orphaned_files(self, older_than, cleanup_all, dry_run)
 
@@ -600,7 +602,7 @@ class DuckLake:
         """The reference's `ducklake_add_data_files`: register existing Parquet files (paths or globs) in a table
         as one snapshot, matching columns by name; returns the registered paths. Many files have their footers
         read by one Spark job. The lake owns the files from then on (cleanup may delete them)."""
-        from .maintenance.add_files import add_data_files
+        from .operations.maintenance.add_files import add_data_files
 
         return add_data_files(self, (schema, table) if schema else table, paths, allow_missing=allow_missing,
                               ignore_extra_columns=ignore_extra_columns, hive_partitioning=hive_partitioning,
@@ -610,7 +612,7 @@ class DuckLake:
         """The reference's CHECKPOINT: flush_inlined_data, expire_snapshots, merge_adjacent_files,
         rewrite_data_files, cleanup_old_files, delete_orphaned_files, in that order with the lake's options
         (auto_compact, expire_older_than, rewrite_delete_threshold, delete_older_than). Returns each one's rows."""
-        from .maintenance.checkpoint import checkpoint
+        from .operations.maintenance.checkpoint import checkpoint
 
         return checkpoint(self)
 
@@ -621,7 +623,7 @@ class DuckLake:
         """The reference's `ducklake_flush_inlined_data`: inlined rows and deletes of one table, a schema's tables
         or every table (auto_compact not false) become Parquet files, time travel kept; one snapshot.
         Returns (schema_name, table_name, rows_flushed) per table that had inlined rows."""
-        from .maintenance.flush import flush_inlined_data
+        from .operations.maintenance.flush import flush_inlined_data
 
         return flush_inlined_data(self, schema_name, table_name,
                                   CommitInfo(author or self.author, commit_message, extra_info))
@@ -634,7 +636,7 @@ class DuckLake:
         target_file_size) of one table or every table (auto_compact not false) into files near target_file_size,
         keeping every snapshot readable; one snapshot. Returns (schema_name, table_name, files_processed,
         files_created) per output file."""
-        from .maintenance.compaction import merge_adjacent_files
+        from .operations.maintenance.compaction import merge_adjacent_files
 
         return merge_adjacent_files(self, table, schema, min_file_size=min_file_size, max_file_size=max_file_size,
                                     max_compacted_files=max_compacted_files,
@@ -646,7 +648,7 @@ class DuckLake:
         """The reference's `ducklake_rewrite_data_files`: rewrite files whose deleted fraction is at least
         delete_threshold (default: option rewrite_delete_threshold, else 0.95) without their deleted rows, row
         ids kept; one snapshot. Returns (schema_name, table_name, files_processed, files_created) per output."""
-        from .maintenance.compaction import rewrite_data_files
+        from .operations.maintenance.compaction import rewrite_data_files
 
         return rewrite_data_files(self, table, schema, delete_threshold=delete_threshold,
                                   max_compacted_files=max_compacted_files,
@@ -656,8 +658,8 @@ class DuckLake:
     def read_stream(self, table: str, *, starting_snapshot: str | int = "earliest",
                     max_snapshots_per_trigger: int | None = None, include_changes: bool = False) -> DataFrame:
         """A streaming DataFrame of the rows the table's new snapshots insert (with include_changes: its
-        `table_changes` rows), one micro-batch per range of snapshots; see streaming/source.py."""
-        from .streaming.source import read_stream
+        `table_changes` rows), one micro-batch per range of snapshots; see operations/streaming/source.py."""
+        from .operations.streaming.source import read_stream
 
         return read_stream(self, table, starting_snapshot=starting_snapshot,
                            max_snapshots_per_trigger=max_snapshots_per_trigger, include_changes=include_changes)
@@ -666,8 +668,8 @@ class DuckLake:
                       mode: str = "append", merge_schema: bool = False, commit_message: str | None = None,
                       author: str | None = None):
         """A `foreachBatch` function writing each micro-batch into the table exactly once (batch ids recorded in
-        the snapshots under `query_id`, or the query id in `checkpoint_location`); see streaming/sink.py."""
-        from .streaming.sink import stream_writer
+        the snapshots under `query_id`, or the query id in `checkpoint_location`); see operations/streaming/sink.py."""
+        from .operations.streaming.sink import stream_writer
 
         return stream_writer(self, table, query_id=query_id, checkpoint_location=checkpoint_location, mode=mode,
                              merge_schema=merge_schema, commit_message=commit_message, author=author)
@@ -677,7 +679,7 @@ class DuckLake:
                      mode: str = "append", merge_schema: bool = False, commit_message: str | None = None,
                      author: str | None = None):
         """Start a streaming query writing `df` into the table exactly once per batch; returns the StreamingQuery."""
-        from .streaming.sink import write_stream
+        from .operations.streaming.sink import write_stream
 
         return write_stream(self, df, table, checkpoint_location=checkpoint_location, trigger=trigger,
                             query_id=query_id, query_name=query_name, output_mode=output_mode, mode=mode,
@@ -695,13 +697,13 @@ class DuckLake:
     def register(self, spark: SparkSession | None = None, *, view_name: str = "{schema}_{table}") -> list:
         """Every table as a temporary view of plain `spark.sql`, reading the current snapshot (see docs/sql.md);
         also registers `spark.read.format("ducklake")` with this lake as its default catalog."""
-        from .spark.datasource import register as register_source
+        from .datasource import register as register_source
         from .sql.register import register
 
         register_source(spark if spark is not None else self.spark, self)
         return register(self, spark, view_name)
 
-    # ---- views, comments and tags (sql/views.py, catalog/tags.py)
+    # ---- views, comments and tags (sql/views.py, catalog/operations/tags.py)
     def views(self, schema: str | None = None, *, version: int | None = None) -> list:
         """The lake views (`ViewInfo`: name, dialect, sql, column_aliases, comment) visible now or at `version`."""
         from .sql.views import views
@@ -727,7 +729,7 @@ class DuckLake:
     def set_comment(self, name: str, comment: str | None, *, column: str | None = None,
                     **commit_args: Any) -> int:
         """COMMENT ON a table, a view or (with `column`) a table's column; None clears it."""
-        from .catalog.tags import COMMENT
+        from .catalog.operations.tags import COMMENT
         from .sql.tags import set_tag
 
         return set_tag(self, split_name(name), COMMENT, comment, column=column, **commit_args)

@@ -36,7 +36,7 @@ class DuckLakeTable:
     def merge(self, source, condition, *, target_alias: str = "target", source_alias: str = "source",
               **commit_args):
         """Start a MERGE of `source` (DataFrame) on `condition`; add when_... clauses, then execute()."""
-        from .merge import MergeBuilder
+        from .operations.merge import MergeBuilder
 
         return MergeBuilder(self.lake, self.name, source, condition, target_alias, source_alias,
                             commit_args=commit_args)

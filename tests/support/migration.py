@@ -10,7 +10,7 @@ from pathlib import Path
 
 import sqlalchemy as sa
 
-from spark_ducklake.catalog.connection import create_engine, parse_catalog
+from spark_ducklake.catalog.database.connection import create_engine, parse_catalog
 
 FIXTURES = Path(__file__).resolve().parent.parent / "data" / "migration"
 VERSIONS = {"0.3": "v0_3", "0.4": "v0_4"}

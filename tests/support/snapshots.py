@@ -46,8 +46,8 @@ def referenced_files(lake) -> set[str]:
     """Absolute paths of every data and delete file any catalog row (so any snapshot) refers to."""
     import sqlalchemy as sa
 
-    from spark_ducklake.catalog.spec_tables import T
-    from spark_ducklake.maintenance.catalog_files import table_dirs
+    from spark_ducklake.catalog.database.spec_tables import T
+    from spark_ducklake.operations.maintenance.catalog_files import table_dirs
 
     with lake.engine.connect() as conn:
         dirs = table_dirs(conn, lake.data_path)

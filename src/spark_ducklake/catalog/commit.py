@@ -20,10 +20,11 @@ from typing import Protocol
 import sqlalchemy as sa
 
 from ..errors import ConflictError, DuckLakeError
-from . import inlined_tables, reader
-from .changes import DELETE_KINDS, Change, find_conflict, parse_changes, render_changes
-from .model import Snapshot
-from .spec_tables import T
+from ..spec.model import Snapshot
+from ..spec.snapshot_changes import DELETE_KINDS, Change, find_conflict, parse_changes, render_changes
+from .database.spec_tables import T
+from .inlined import tables as inlined_tables
+from .reads import reader
 
 log = logging.getLogger(__name__)
 
@@ -220,7 +221,7 @@ def _queue_behind_other_writers(conn: sa.Connection) -> None:
     if conn.engine.dialect.name == "postgresql":
         conn.execute(sa.select(sa.func.pg_advisory_xact_lock(_PG_COMMIT_LOCK)))
     elif conn.engine.dialect.name == "mysql":
-        from .mysql_transactions import acquire_commit_lock
+        from .database.mysql_transactions import acquire_commit_lock
 
         acquire_commit_lock(conn)
 
@@ -232,7 +233,7 @@ def _releasing_commit_lock(conn: sa.Connection):
         yield
     finally:
         if conn.engine.dialect.name == "mysql":
-            from .mysql_transactions import release_commit_lock
+            from .database.mysql_transactions import release_commit_lock
 
             release_commit_lock(conn)
 

@@ -10,8 +10,8 @@ from dataclasses import dataclass
 import pyarrow as pa
 import pyarrow.parquet as pq
 
-from .model import Column, ColumnStats
-from .types import format_literal, parse_literal
+from ..spec.model import Column, ColumnStats
+from ..spec.types import format_literal, parse_literal
 
 # No min/max for these (the reference writes none either).
 _NO_MINMAX = {"int128", "uint128", "interval", "timetz", "json"}

@@ -14,8 +14,8 @@ from decimal import Decimal
 import pyarrow as pa
 import pyarrow.parquet as pq
 
-from ..catalog import types
-from ..catalog.model import Column, DataFile
+from ..spec import types
+from ..spec.model import Column, DataFile
 from .paths import filesystem, spark_file_uri
 
 SNAPSHOT_COL = "_ducklake_internal_snapshot_id"

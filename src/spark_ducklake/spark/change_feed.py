@@ -2,7 +2,7 @@
 
 Data files are read by Spark's native Parquet reader through the scan's own `read_files` (columns by field id,
 as of the end snapshot; columns a file predates read as their default). Every row version gets the snapshot
-that inserted it and the one that deleted it (see `catalog/change_plan.py`); a feed keeps the versions whose
+that inserted it and the one that deleted it (see `catalog/planners/change_feed.py`); a feed keeps the versions whose
 snapshot falls in the range. As in the reference, a delete and an insert of the same row id in the same snapshot
 are an update: `update_preimage` and `update_postimage`.
 """
@@ -11,9 +11,10 @@ from __future__ import annotations
 
 from functools import reduce
 
-from ..catalog import inlined_tables, types
-from ..catalog.change_plan import ChangePlan
-from ..names import spark_name
+from ..catalog.inlined import tables as inlined_tables
+from ..catalog.planners.change_feed import ChangePlan
+from ..spec import types
+from ..spec.names import spark_name
 from .scan import (
     BEGIN,
     DELETED,

@@ -16,8 +16,8 @@ import pyarrow as pa
 import pyarrow.compute as pc
 import pyarrow.parquet as pq
 
-from ..catalog.internal_columns import SNAPSHOT_ID_COLUMN, SNAPSHOT_ID_FIELD_ID
-from ..catalog.model import DeleteFile
+from ..spec.internal_columns import SNAPSHOT_ID_COLUMN, SNAPSHOT_ID_FIELD_ID
+from ..spec.model import DeleteFile
 from .paths import filesystem
 
 # This module runs on executors, which have pyarrow but not sqlalchemy: it imports nothing that needs the catalog
@@ -63,7 +63,7 @@ def write_delete_files(spark, positions, targets: dict[str, DeleteTarget], table
     target), written in one Spark job: each key's positions meet in one task, which merges them with the target's
     old delete file and writes the result straight to its final name. Returns the files by key; on failure none
     is left behind."""
-    from ..catalog.uuid7 import new_uuid
+    from ..spec.uuid7 import new_uuid
     from .scan import POS
     from .write import delete_paths
 

@@ -10,10 +10,10 @@ from __future__ import annotations
 from collections import Counter
 from dataclasses import dataclass, field
 
-from ..catalog.model import NewDeleteFile
-from ..scan_plan import ScanPlan
+from ..spec.model import NewDeleteFile
 from .delete_files import KEY, DeleteTarget, write_delete_files
 from .scan import FILE, POS
+from .scan_plan import ScanPlan
 from .session import cached
 
 

@@ -8,10 +8,10 @@ name the file's own columns. Columns whose values live in the file's hive path a
 
 from __future__ import annotations
 
-from ..catalog import types
-from ..catalog.model import Column, DataFile
-from ..catalog.name_maps import MappedField, NameMap
-from ..names import spark_name
+from ..catalog.reads.name_maps import MappedField, NameMap
+from ..spec import types
+from ..spec.model import Column, DataFile
+from ..spec.names import spark_name
 from .paths import read_parquet, spark_file_uri
 
 HIVE_PATH = "_dl_hive_path"

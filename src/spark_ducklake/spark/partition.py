@@ -4,8 +4,8 @@ from __future__ import annotations
 
 from urllib.parse import quote, unquote
 
-from ..catalog.model import PartitionSpec, TableInfo
-from ..names import spark_name
+from ..spec.model import PartitionSpec, TableInfo
+from ..spec.names import spark_name
 
 KEY_PREFIX = "_dl_p"
 _SPARK_NULL = "__HIVE_DEFAULT_PARTITION__"
@@ -61,7 +61,7 @@ def _bucket_udf(type_str: str, buckets: int):
         # Runs on executors: bucket_hash needs only numpy (no mmh3, no sqlalchemy there).
         import pandas as pd
 
-        from spark_ducklake.catalog.bucket_hash import bucket_int64, bucket_many
+        from spark_ducklake.spec.bucket_hash import bucket_int64, bucket_many
 
         present = values.notna()
         out = pd.Series(pd.NA, index=values.index, dtype="Int32")

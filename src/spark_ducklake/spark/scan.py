@@ -14,9 +14,9 @@ from functools import reduce
 
 import pyarrow as pa
 
-from ..catalog import types
-from ..catalog.model import Column, DataFile, TableInfo
-from ..names import spark_name
+from ..spec import types
+from ..spec.model import Column, DataFile, TableInfo
+from ..spec.names import spark_name
 from .arrow_files import read_with_arrow
 from .mapped_files import read_mapped
 from .paths import read_parquet, spark_file_uri

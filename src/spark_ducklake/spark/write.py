@@ -10,12 +10,13 @@ from dataclasses import dataclass
 import pyarrow.fs as pafs
 import pyarrow.parquet as pq
 
-from ..catalog import stats, types
-from ..catalog.internal_columns import ROW_ID_COLUMN, ROW_ID_FIELD_ID, SNAPSHOT_ID_COLUMN, SNAPSHOT_ID_FIELD_ID
-from ..catalog.model import Column, NewDataFile, TableInfo
-from ..catalog.options import parse_size
-from ..catalog.uuid7 import new_uuid
-from ..names import spark_name
+from ..catalog import stats
+from ..catalog.reads.options import parse_size
+from ..spec import types
+from ..spec.internal_columns import ROW_ID_COLUMN, ROW_ID_FIELD_ID, SNAPSHOT_ID_COLUMN, SNAPSHOT_ID_FIELD_ID
+from ..spec.model import Column, NewDataFile, TableInfo
+from ..spec.names import spark_name
+from ..spec.uuid7 import new_uuid
 from .paths import filesystem, spark_path, writes_in_place
 
 _CODECS = {"uncompressed": "none", "snappy": "snappy", "gzip": "gzip", "zstd": "zstd", "brotli": "brotli",

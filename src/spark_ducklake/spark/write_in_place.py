@@ -18,9 +18,10 @@ import pyarrow as pa
 import pyarrow.fs as pafs
 import pyarrow.parquet as pq
 
-from ..catalog import stats, types
-from ..catalog.model import NewDataFile, PartitionSpec, TableInfo
-from ..catalog.uuid7 import new_uuid
+from ..catalog import stats
+from ..spec import types
+from ..spec.model import NewDataFile, PartitionSpec, TableInfo
+from ..spec.uuid7 import new_uuid
 from .paths import filesystem
 
 _RESULT = "path string, info binary"

@@ -24,7 +24,7 @@ def insert(ctx: QueryContext, tx, tree: exp.Insert):
     """INSERT [OVERWRITE] INTO t [(cols)] [BY NAME] VALUES ... | query: values cast to the columns' types."""
     from pyspark.sql import functions as F
 
-    from ..catalog.types import to_spark_type
+    from ..spec.types import to_spark_type
 
     _refuse(ctx, tree, {"alternative": "INSERT OR REPLACE/IGNORE", "conflict": "INSERT ... ON CONFLICT",
                         "returning": "INSERT ... RETURNING", "partition": "INSERT ... PARTITION (...)",

@@ -45,13 +45,13 @@ class Function:
 
 
 def _rows(name: str):
-    from ..catalog.metadata_functions import FileRow, SettingsRow, TableInfoRow
-    from ..catalog.options import OptionRow
+    from ..catalog.reads.metadata_functions import FileRow, SettingsRow, TableInfoRow
+    from ..catalog.reads.options import OptionRow
     from ..lake import SnapshotRow
-    from ..maintenance.checkpoint import CheckpointResult
-    from ..maintenance.cleanup import CleanupRow
-    from ..maintenance.compaction import CompactionRow
-    from ..maintenance.flush import FlushRow
+    from ..operations.maintenance.checkpoint import CheckpointResult
+    from ..operations.maintenance.cleanup import CleanupRow
+    from ..operations.maintenance.compaction import CompactionRow
+    from ..operations.maintenance.flush import FlushRow
 
     return {"snapshot": SnapshotRow, "file": FileRow, "settings": SettingsRow, "table_info": TableInfoRow,
             "option": OptionRow, "checkpoint": CheckpointResult, "cleanup": CleanupRow, "compaction": CompactionRow,

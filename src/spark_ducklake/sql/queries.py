@@ -16,7 +16,7 @@ from typing import TYPE_CHECKING
 
 from sqlglot import exp
 
-from ..catalog.pruning import conjuncts
+from ..catalog.planners.pruning import conjuncts
 from ..errors import UnsupportedSqlError
 
 if TYPE_CHECKING:

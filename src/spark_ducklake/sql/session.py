@@ -9,7 +9,7 @@ from ..errors import DuckLakeError
 
 if TYPE_CHECKING:
     from ..lake import DuckLake
-    from ..transaction import Transaction
+    from ..operations.transaction import Transaction
 
 _ATTR = "_sql_transaction"  # an attribute of the handle: transactions are per handle, like a DuckDB connection's
 
@@ -21,7 +21,7 @@ def current(lake: DuckLake) -> Transaction | None:
 
 def begin(lake: DuckLake) -> None:
     """BEGIN: later statements stage into one Transaction until COMMIT or ROLLBACK."""
-    from ..transaction import Transaction
+    from ..operations.transaction import Transaction
 
     if current(lake) is not None:
         raise DuckLakeError("BEGIN inside a transaction: COMMIT or ROLLBACK the open one first")

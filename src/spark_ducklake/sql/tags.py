@@ -6,9 +6,9 @@ from typing import TYPE_CHECKING
 
 from sqlglot import exp
 
-from ..catalog import reader
-from ..catalog.tags import COMMENT, SetTag, column_tags, object_tags
-from ..catalog.views import find_view
+from ..catalog.operations.tags import COMMENT, SetTag, column_tags, object_tags
+from ..catalog.operations.views import find_view
+from ..catalog.reads import reader
 from ..errors import InvalidArgumentError, NotFoundError, UnsupportedSqlError
 
 if TYPE_CHECKING:

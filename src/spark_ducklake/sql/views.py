@@ -13,7 +13,7 @@ from typing import TYPE_CHECKING
 import sqlglot
 from sqlglot import exp
 
-from ..catalog.views import CATALOG_PLACEHOLDER, CreateView, DropView, ViewInfo, find_view, list_views
+from ..catalog.operations.views import CATALOG_PLACEHOLDER, CreateView, DropView, ViewInfo, find_view, list_views
 from ..errors import AlreadyExistsError, InvalidArgumentError, NotFoundError, UnsupportedSqlError
 
 if TYPE_CHECKING:

@@ -1,0 +1,79 @@
+"""Creating a new lake in an empty catalog database, and checking an existing one."""
+
+from __future__ import annotations
+
+from datetime import datetime, timezone
+
+import sqlalchemy as sa
+
+from ... import __version__
+from ...errors import CatalogError, UnsupportedVersionError
+from ...spec.uuid7 import new_uuid
+from .spec_tables import METADATA, SPEC_VERSION, T
+
+CREATED_BY = f"spark-ducklake {__version__}"
+
+
+def lake_exists(conn: sa.Connection) -> bool:
+    """Whether the catalog database already holds DuckLake tables."""
+    return sa.inspect(conn).has_table("ducklake_metadata")
+
+
+def read_global_metadata(conn: sa.Connection) -> dict[str, str]:
+    """Global-scope ducklake_metadata rows as a dict."""
+    md = T["ducklake_metadata"]
+    rows = conn.execute(sa.select(md.c.key, md.c.value).where(md.c.scope.is_(None))).all()
+    return {key: value for key, value in rows}
+
+
+def check_version(metadata: dict[str, str]) -> None:
+    """Refuse catalogs of another spec version, before anything is written."""
+    version = metadata.get("version")
+    if version is None:
+        raise CatalogError("catalog has a ducklake_metadata table but no 'version' entry")
+    if version != SPEC_VERSION:
+        from .migration import is_migratable
+
+        hint = (
+            f"; attach with automatic_migration=True to upgrade it to {SPEC_VERSION} in place (the DuckDB "
+            "versions that wrote it can then no longer open it)" if is_migratable(version) else ""
+        )
+        raise UnsupportedVersionError(
+            f"catalog is DuckLake spec {version}; spark-ducklake reads and writes spec {SPEC_VERSION} only{hint}"
+        )
+
+
+def normalize_data_path(path: str) -> str:
+    """Data paths always end with a separator, as the spec requires."""
+    return path if path.endswith("/") else path + "/"
+
+
+def create_lake(conn: sa.Connection, data_path: str, *, encrypted: bool = False) -> None:
+    """Create every spec table and snapshot 0 (schema `main`) inside the caller's transaction."""
+    if encrypted:
+        raise CatalogError("encrypted lakes are not supported by spark-ducklake yet")
+    METADATA.create_all(conn)
+    now = datetime.now(timezone.utc)
+    conn.execute(
+        T["ducklake_metadata"].insert(),
+        [
+            {"key": "version", "value": SPEC_VERSION, "scope": None, "scope_id": None},
+            {"key": "created_by", "value": CREATED_BY, "scope": None, "scope_id": None},
+            {"key": "data_path", "value": normalize_data_path(data_path), "scope": None, "scope_id": None},
+            {"key": "encrypted", "value": "false", "scope": None, "scope_id": None},
+        ],
+    )
+    conn.execute(
+        T["ducklake_snapshot"].insert().values(
+            snapshot_id=0, snapshot_time=now, schema_version=0, next_catalog_id=1, next_file_id=0
+        )
+    )
+    conn.execute(
+        T["ducklake_snapshot_changes"].insert().values(snapshot_id=0, changes_made='created_schema:"main"')
+    )
+    conn.execute(
+        T["ducklake_schema"].insert().values(
+            schema_id=0, schema_uuid=new_uuid(), begin_snapshot=0, end_snapshot=None, schema_name="main",
+            path="main/", path_is_relative=True,
+        )
+    )

@@ -1,0 +1,129 @@
+"""Upgrading catalogs of DuckLake spec 0.3 and 0.4 to 1.0 in place, with the reference extension's result.
+
+The reference (ducklake 1.5.x, `ATTACH ... (AUTOMATIC_MIGRATION)`) runs two steps:
+0.3 -> 0.4 adds the macro, sort and variant-stats tables and a few columns, turns the old `partial_file_info`
+text into `partial_max`, and makes `ducklake_schema_versions` per table; 0.4 -> 1.0 only bumps the version.
+Every step here checks what is already there, so a half-done migration (MySQL commits DDL implicitly) can be
+run again; the version row changes last.
+"""
+
+from __future__ import annotations
+
+import re
+
+import sqlalchemy as sa
+
+from ...errors import CatalogError
+from .spec_tables import SPEC_VERSION, T
+
+# Versions the reference migrates that we migrate too; 0.4-dev1 is a 0.3 catalog with part of the 0.4 tables.
+MIGRATABLE_VERSIONS = ("0.3", "0.4-dev1", "0.4")
+
+_NEW_TABLES_V04 = ("ducklake_macro", "ducklake_macro_impl", "ducklake_macro_parameters", "ducklake_sort_info",
+                   "ducklake_sort_expression", "ducklake_file_variant_stats")
+# 'partial_max:<snapshot>' survives as partial_max; the older '<snapshot>:<rows>|...' form becomes NULL.
+_PARTIAL_MAX = re.compile(r"partial_max:([0-9]+)")
+_BIGINT_MAX = 2**63 - 1
+
+
+def is_migratable(version: str | None) -> bool:
+    """Whether `migrate` can bring a catalog of this spec version to 1.0."""
+    return version in MIGRATABLE_VERSIONS
+
+
+def migrate(conn: sa.Connection, version: str) -> None:
+    """Upgrade a 0.3/0.4 catalog to spec 1.0 inside the caller's transaction."""
+    if not is_migratable(version):
+        raise CatalogError(f"cannot migrate a DuckLake {version} catalog; supported: {', '.join(MIGRATABLE_VERSIONS)}")
+    if version in ("0.3", "0.4-dev1"):
+        _migrate_v03_to_v04(conn)
+    # The reference rewrites every 'version' row, whatever its scope.
+    md = T["ducklake_metadata"]
+    conn.execute(md.update().where(md.c.key == "version").values(value=SPEC_VERSION))
+
+
+def _migrate_v03_to_v04(conn: sa.Connection) -> None:
+    for name in _NEW_TABLES_V04:
+        T[name].create(conn, checkfirst=True)
+    dialect = conn.dialect.name
+    # The reference's SQLite scanner drops column defaults; DuckDB and PostgreSQL keep them.
+    _add_column(conn, "ducklake_column", "default_value_type", None if dialect == "sqlite" else "'literal'")
+    col = T["ducklake_column"]
+    conn.execute(col.update().where(col.c.default_value_type.is_(None)).values(default_value_type="literal"))
+    _add_column(conn, "ducklake_column", "default_value_dialect", None if dialect == "sqlite" else "NULL")
+    _add_column(conn, "ducklake_schema_versions", "table_id")
+    _add_column(conn, "ducklake_data_file", "partial_max")
+    _add_column(conn, "ducklake_delete_file", "partial_max")
+    _convert_partial_file_info(conn)
+    _per_table_schema_versions(conn)
+
+
+def _columns(conn: sa.Connection, table: str) -> set[str]:
+    # An empty SELECT names the columns on every dialect (duckdb_engine cannot reflect them).
+    query = sa.select(sa.literal_column("*")).select_from(sa.table(table)).where(sa.false())
+    return set(conn.execute(query).keys())
+
+
+def _add_column(conn: sa.Connection, table: str, column: str, default_sql: str | None = None) -> None:
+    if column in _columns(conn, table):
+        return
+    quote = conn.dialect.identifier_preparer.quote
+    type_sql = T[table].c[column].type.compile(dialect=conn.dialect)
+    default = f" DEFAULT {default_sql}" if default_sql is not None else ""
+    conn.exec_driver_sql(f"ALTER TABLE {quote(table)} ADD COLUMN {quote(column)} {type_sql}{default}")
+
+
+def _partial_max(info: str) -> int | None:
+    match = _PARTIAL_MAX.search(info)
+    if match is None:
+        return None
+    value = int(match.group(1))
+    return value if value <= _BIGINT_MAX else None  # the reference's TRY_CAST yields NULL on overflow
+
+
+def _convert_partial_file_info(conn: sa.Connection) -> None:
+    if "partial_file_info" not in _columns(conn, "ducklake_data_file"):
+        return
+    old = sa.table("ducklake_data_file", sa.column("data_file_id"), sa.column("partial_file_info", sa.String))
+    # Catalog rows, not table data: a handful of merged/flushed files at most.
+    rows = conn.execute(
+        sa.select(old.c.data_file_id, old.c.partial_file_info).where(old.c.partial_file_info.is_not(None))
+    ).all()
+    updates = [{"file_id": file_id, "pmax": _partial_max(info)} for file_id, info in rows if "partial_max:" in info]
+    quote = conn.dialect.identifier_preparer.quote
+    conn.exec_driver_sql(f"ALTER TABLE {quote('ducklake_data_file')} DROP COLUMN {quote('partial_file_info')}")
+    updates = [u for u in updates if u["pmax"] is not None]
+    data_file = T["ducklake_data_file"]
+    if updates:
+        conn.execute(
+            data_file.update().where(data_file.c.data_file_id == sa.bindparam("file_id"))
+            .values(partial_max=sa.bindparam("pmax")),
+            updates,
+        )
+
+
+def _per_table_schema_versions(conn: sa.Connection) -> None:
+    # Each global (begin_snapshot, schema_version) row becomes one row per table alive then; like the
+    # reference, a table row ending exactly at that snapshot counts too (renames yield two matching rows).
+    sv = T["ducklake_schema_versions"]
+    tbl = T["ducklake_table"]
+    source = (
+        sa.select(tbl.c.table_id, sv.c.begin_snapshot, sv.c.schema_version)
+        .select_from(sv.join(tbl, sv.c.begin_snapshot.between(
+            tbl.c.begin_snapshot, sa.func.coalesce(tbl.c.end_snapshot, sv.c.begin_snapshot))))
+        .where(sv.c.table_id.is_(None))
+    )
+    conn.execute(sv.insert().from_select(["table_id", "begin_snapshot", "schema_version"], source))
+    conn.execute(sv.delete().where(sv.c.table_id.is_(None)))
+
+
+def migrate_if_needed(conn: sa.Connection, metadata: dict[str, str], *, read_only: bool = False) -> dict[str, str]:
+    """Migrate an older catalog at attach time; returns the global metadata as it is afterwards."""
+    version = metadata.get("version")
+    if version == SPEC_VERSION or not is_migratable(version):
+        return metadata  # the version check that follows explains anything it cannot read
+    if read_only:
+        raise CatalogError(f"catalog is DuckLake spec {version}: migrating it to {SPEC_VERSION} needs a writable "
+                           "attach (read_only=False)")
+    migrate(conn, version)
+    return {**metadata, "version": SPEC_VERSION}

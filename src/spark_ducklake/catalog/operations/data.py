@@ -1,0 +1,329 @@
+"""Commit operations that change table data: register files, inline rows, replace everything."""
+
+from __future__ import annotations
+
+import io
+from dataclasses import dataclass
+
+import pyarrow as pa
+import pyarrow.parquet as pq
+import sqlalchemy as sa
+
+from ...errors import ConflictError
+from ...spec import paths
+from ...spec.model import ColumnStats, NewDataFile, NewDeleteFile, TableInfo
+from ...spec.snapshot_changes import Change
+from .. import stats
+from ..commit import CommitContext
+from ..database.spec_tables import T, end_live_rows
+from ..inlined import tables as inlined_tables
+from .ddl import TableRef
+
+
+def _table_id(table: TableInfo | TableRef) -> int:
+    return table.table_id  # TableRef is filled by CreateTable earlier in the same commit
+
+
+def _claim_rows(ctx: CommitContext, table_id: int, rows: int, size: int, new_ids: int) -> int:
+    """Add to the table's stats and reserve `new_ids` row ids; returns the first reserved id.
+
+    One UPDATE ... RETURNING where the dialect has it (it runs while other writers queue behind us)."""
+    ts = T["ducklake_table_stats"]
+    bump = ts.update().where(ts.c.table_id == table_id).values(
+        record_count=ts.c.record_count + rows, next_row_id=ts.c.next_row_id + new_ids,
+        file_size_bytes=ts.c.file_size_bytes + size,
+    )
+    if ctx.conn.dialect.update_returning:
+        after = ctx.conn.execute(bump.returning(ts.c.next_row_id)).scalar()
+        if after is not None:
+            return after - new_ids
+    else:
+        before = ctx.conn.execute(sa.select(ts.c.next_row_id).where(ts.c.table_id == table_id)).scalar()
+        if before is not None:
+            ctx.conn.execute(bump)
+            return before
+    ctx.conn.execute(ts.insert().values(table_id=table_id, record_count=rows, next_row_id=new_ids,
+                                        file_size_bytes=size))
+    return 0
+
+
+def read_column_stats(conn: sa.Connection, table_id: int) -> dict[int, stats.TableColumnStats]:
+    """The table's ducklake_table_column_stats rows by column id."""
+    tcs = T["ducklake_table_column_stats"]
+    return {
+        r.column_id: stats.TableColumnStats(contains_null=r.contains_null, contains_nan=r.contains_nan,
+                                            min_value=r.min_value, max_value=r.max_value)
+        for r in conn.execute(sa.select(tcs).where(tcs.c.table_id == table_id))
+    }
+
+
+def _merge_column_stats(ctx: CommitContext, table_id: int, columns, new: list[dict[int, ColumnStats]],
+                        seen: dict[int, stats.TableColumnStats] | None = None) -> None:
+    """Widen the table's column stats by the new rows' stats, writing only what changed.
+
+    `seen` is what was read before the commit queued (saving a query while others wait). Inserts only ever
+    widen the stats, so values inside the seen bounds stay inside; changed rows are updated only if they still
+    hold the seen values, and re-read otherwise. Compaction can narrow them, so then everything is re-read.
+    """
+    tcs = T["ducklake_table_column_stats"]
+    # MySQL: the guard below compares text with the catalog's case-insensitive collation, so read afresh there
+    # (the commit lock makes that read current).
+    if seen is None or ctx.dialect in ("duckdb", "mysql") or ctx.touched(table_id, "compacted_table"):
+        seen = read_column_stats(ctx.conn, table_id)
+        checked = True
+    else:
+        checked = False
+    types = {col.column_id: col.type for top in columns for col in top.walk() if not col.is_nested}
+    merged = stats.merge_table_column_stats(seen or None, new, types)
+    for cid, s in sorted(merged.items()):
+        if cid in seen and s == seen[cid]:
+            continue
+        values = {"contains_null": s.contains_null, "contains_nan": s.contains_nan, "min_value": s.min_value,
+                  "max_value": s.max_value}
+        key = [tcs.c.table_id == table_id, tcs.c.column_id == cid]
+        if checked:
+            ctx.conn.execute(tcs.update().where(*key).values(**values) if cid in seen else
+                             tcs.insert().values(table_id=table_id, column_id=cid, extra_stats=None, **values))
+            continue
+        old = seen.get(cid)
+        guard = old is not None and [
+            tcs.c.contains_null.is_not_distinct_from(old.contains_null),
+            tcs.c.contains_nan.is_not_distinct_from(old.contains_nan),
+            tcs.c.min_value.is_not_distinct_from(old.min_value),
+            tcs.c.max_value.is_not_distinct_from(old.max_value)]
+        if not guard or ctx.conn.execute(tcs.update().where(*key, *guard).values(**values)).rowcount != 1:
+            # A new column, or another writer widened it first: merge with what is there now.
+            return _merge_column_stats(ctx, table_id, columns, new)
+
+
+@dataclass
+class AppendFiles:
+    """INSERT by registering Parquet files the writer already staged."""
+
+    table: TableInfo
+    files: list[NewDataFile]
+    ref: TableRef | None = None  # set when the table is created in the same commit
+
+    def _id(self) -> int:
+        return self.ref.table_id if self.ref is not None else self.table.table_id
+
+    def intents(self) -> list[Change]:
+        return [] if self.ref is not None else [Change("inserted_into_table", str(self.table.table_id))]
+
+    def apply(self, ctx: CommitContext) -> None:
+        table_id = self._id()
+        rows = sum(f.record_count for f in self.files)
+        next_row_id = _claim_rows(ctx, table_id, rows, sum(f.file_size_bytes for f in self.files), rows)
+        data_rows, stat_rows, part_rows = [], [], []
+        mapping_id = None
+        if any(f.needs_name_mapping for f in self.files):
+            mapping_id = create_name_mapping(ctx, table_id, self.table.columns)
+        for f in self.files:
+            file_id = ctx.file_id()
+            rel, is_rel = paths.relative_to(self.table.path, f.path)
+            data_rows.append({
+                "data_file_id": file_id, "table_id": table_id, "begin_snapshot": ctx.snapshot_id,
+                "end_snapshot": None, "file_order": None, "path": rel, "path_is_relative": is_rel,
+                "file_format": "parquet", "record_count": f.record_count, "file_size_bytes": f.file_size_bytes,
+                "footer_size": f.footer_size, "row_id_start": next_row_id,
+                "partition_id": self.table.partition.partition_id if f.partition_values else None,
+                "encryption_key": None,
+                "mapping_id": mapping_id if f.needs_name_mapping else None, "partial_max": None,
+            })
+            next_row_id += f.record_count
+            for cid, s in sorted(f.column_stats.items()):
+                stat_rows.append({
+                    "data_file_id": file_id, "table_id": table_id, "column_id": cid,
+                    "column_size_bytes": s.column_size_bytes, "value_count": s.value_count,
+                    "null_count": s.null_count, "min_value": s.min_value, "max_value": s.max_value,
+                    "contains_nan": s.contains_nan, "extra_stats": None,
+                })
+            for key_index, value in sorted(f.partition_values.items()):
+                part_rows.append({"data_file_id": file_id, "table_id": table_id,
+                                  "partition_key_index": key_index, "partition_value": value})
+        if data_rows:
+            ctx.conn.execute(T["ducklake_data_file"].insert(), data_rows)
+        if stat_rows:
+            ctx.conn.execute(T["ducklake_file_column_stats"].insert(), stat_rows)
+        if part_rows:
+            ctx.conn.execute(T["ducklake_file_partition_value"].insert(), part_rows)
+        _merge_column_stats(ctx, table_id, self.table.columns, [f.column_stats for f in self.files])
+        ctx.record("inserted_into_table", table_id)
+
+
+def create_name_mapping(ctx: CommitContext, table_id: int, columns) -> int:
+    """A map_by_name mapping of the table's columns, as the reference records for files without field ids."""
+    cm, nm = T["ducklake_column_mapping"], T["ducklake_name_mapping"]
+    # The reference numbers mappings on their own (max + 1), not from next_catalog_id.
+    top = ctx.conn.execute(sa.select(sa.func.max(cm.c.mapping_id))).scalar()
+    mapping_id = 0 if top is None else top + 1
+    ctx.conn.execute(cm.insert().values(mapping_id=mapping_id, table_id=table_id, type="map_by_name"))
+    rows: list[dict] = []
+
+    def add(col, parent: int | None, source: str) -> None:
+        node = len(rows)
+        rows.append({"mapping_id": mapping_id, "column_id": node, "source_name": source,
+                     "target_field_id": col.column_id, "parent_column": parent, "is_partition": False})
+        for child in col.children:
+            # Parquet's list child is the repeated group 'list'; map children keep their names.
+            add(child, node, "list" if col.type == "list" else child.name)
+
+    for col in columns:
+        add(col, None, col.name)
+    ctx.conn.execute(nm.insert(), rows)
+    return mapping_id
+
+
+@dataclass
+class InlineInsert:
+    """INSERT of a few rows straight into the catalog's inlined data table."""
+
+    table: TableInfo
+    data: pa.Table  # columns in table order, Arrow types of types.to_arrow_type
+    ref: TableRef | None = None
+    row_ids: list[int] | None = None  # kept ids of updated rows (row lineage); new rows get fresh ones
+
+    def __post_init__(self) -> None:
+        self.stats = _arrow_stats(self.data, self.table)  # computed once, before the commit's critical section
+        self._seen: dict[int, stats.TableColumnStats] | None = None
+        self._target: sa.Table | None = None
+
+    def prepare(self, conn: sa.Connection) -> None:
+        """Catalog reads that can happen before the commit queues behind other writers."""
+        if self.ref is None:
+            self._seen = read_column_stats(conn, self.table.table_id)
+            self._target = inlined_tables.current_inlined_table(conn, self.table.table_id, self.table.columns)
+
+    def _id(self) -> int:
+        return self.ref.table_id if self.ref is not None else self.table.table_id
+
+    def intents(self) -> list[Change]:
+        return [] if self.ref is not None else [Change("inlined_insert", str(self.table.table_id))]
+
+    def apply(self, ctx: CommitContext) -> None:
+        table_id = self._id()
+        # Updated rows keep their ids, so only brand-new rows advance next_row_id (as the reference does).
+        n = self.data.num_rows
+        first = _claim_rows(ctx, table_id, n, 0, 0 if self.row_ids is not None else n)
+        prepared = self._target is not None and not ctx.schema_changed  # DDL earlier in this commit: look again
+        target = self._target if prepared else \
+            inlined_tables.current_inlined_table(ctx.conn, table_id, self.table.columns)
+        ids = self.row_ids if self.row_ids is not None else list(range(first, first + n))
+        inlined_tables.insert_rows(ctx.conn, target, self.data, self.table.columns, ids, ctx.snapshot_id)
+        ctx.file_id()  # the reference spends one file id per inlined insert; keep the counters in step
+        _merge_column_stats(ctx, table_id, self.table.columns, [self.stats], self._seen)
+        ctx.record("inlined_insert", table_id)
+
+
+def _arrow_stats(data: pa.Table, table: TableInfo) -> dict[int, ColumnStats]:
+    """Column stats of a few in-memory rows, computed the same way as for files (via a Parquet footer)."""
+    from ...spec.types import to_arrow_schema
+
+    buf = io.BytesIO()
+    pq.write_table(data.cast(to_arrow_schema(table.columns)), buf)
+    buf.seek(0)
+    return stats.file_column_stats(pq.ParquetFile(buf).metadata, table.columns)
+
+
+@dataclass
+class ReplaceAll:
+    """Delete every row visible now (the first half of an overwrite)."""
+
+    table: TableInfo
+
+    def intents(self) -> list[Change]:
+        return [Change("deleted_from_table", str(self.table.table_id))]
+
+    @property
+    def deleted_file_ids(self) -> None:
+        return None  # every file: conflicts with any concurrent delete on this table
+
+    def apply(self, ctx: CommitContext) -> None:
+        tid = self.table.table_id
+        for name in ("ducklake_data_file", "ducklake_delete_file"):
+            tbl = T[name]
+            ctx.conn.execute(tbl.update().where(tbl.c.table_id == tid, tbl.c.end_snapshot.is_(None))
+                             .values(end_snapshot=ctx.snapshot_id))
+        ended = inlined_tables.end_all_rows(ctx.conn, tid, ctx.snapshot_id)
+        ctx.record("deleted_from_table", tid)
+        if ended:
+            ctx.record("inlined_delete", tid)
+
+
+@dataclass
+class DeleteRows:
+    """DELETE: new (merged) delete files, fully deleted files ended, inlined deletes and inlined rows ended."""
+
+    table: TableInfo
+    delete_files: list[NewDeleteFile]
+    ended_files: list[int]
+    inlined_file_deletes: dict[int, list[int]]
+    inlined_row_ids: list[int]
+
+    @property
+    def deleted_file_ids(self) -> set[int]:
+        ids = {d.data_file_id for d in self.delete_files} | set(self.ended_files) | set(self.inlined_file_deletes)
+        if self.inlined_row_ids:
+            ids.add(inlined_tables.inlined_rows_key(self.table.table_id))
+        return ids
+
+    def intents(self) -> list[Change]:
+        out = []
+        if self.delete_files or self.ended_files:
+            out.append(Change("deleted_from_table", str(self.table.table_id)))
+        if self.inlined_file_deletes or self.inlined_row_ids:
+            out.append(Change("inlined_delete", str(self.table.table_id)))
+        return out
+
+    def apply(self, ctx: CommitContext) -> None:
+        tid, df, dl = self.table.table_id, T["ducklake_data_file"], T["ducklake_delete_file"]
+        plain = [d for d in self.delete_files if d.replaces is None]
+        # Ended data files keep their delete file as it is (so does the reference: its feed reads the rows those
+        # did not delete as deleted when the data file ends).
+        replaced = [d.data_file_id for d in plain]
+        if replaced:
+            ctx.conn.execute(dl.update().where(dl.c.table_id == tid, dl.c.data_file_id.in_(replaced),
+                                               dl.c.end_snapshot.is_(None)).values(end_snapshot=ctx.snapshot_id))
+        if self.ended_files:
+            ended = end_live_rows(ctx.conn, df, ctx.snapshot_id, df.c.data_file_id.in_(self.ended_files))
+            if ended != len(self.ended_files):
+                raise ConflictError(f"data files of table {self.table.qualified_name} were removed meanwhile")
+        self._replace_delete_files(ctx)
+        rows = []
+        for d in plain:
+            rel, is_rel = paths.relative_to(self.table.path, d.path)
+            rows.append({"delete_file_id": ctx.file_id(), "table_id": tid, "begin_snapshot": ctx.snapshot_id,
+                         "end_snapshot": None, "data_file_id": d.data_file_id, "path": rel,
+                         "path_is_relative": is_rel, "format": "parquet", "delete_count": d.delete_count,
+                         "file_size_bytes": d.file_size_bytes, "footer_size": d.footer_size,
+                         "encryption_key": None, "partial_max": None})
+        if rows:
+            ctx.conn.execute(dl.insert(), rows)
+        if self.inlined_file_deletes:
+            target = inlined_tables.inlined_delete_table(ctx.conn, tid)
+            ctx.conn.execute(target.insert(), [
+                {"file_id": fid, "row_id": pos, "begin_snapshot": ctx.snapshot_id}
+                for fid, positions in sorted(self.inlined_file_deletes.items()) for pos in sorted(positions)
+            ])
+        if self.inlined_row_ids:
+            ended = inlined_tables.end_rows(ctx.conn, tid, self.inlined_row_ids, ctx.snapshot_id)
+            if ended != len(set(self.inlined_row_ids)):
+                raise ConflictError(f"inlined rows of table {self.table.qualified_name} were deleted meanwhile")
+        for change in self.intents():
+            ctx.changes.append(change)
+
+    def _replace_delete_files(self, ctx: CommitContext) -> None:
+        """Partial delete files take their data file's old delete file's place in every snapshot."""
+        from ...spark.delete_files import restamp
+        from .compaction import PlacedDelete, insert_delete_file
+
+        for d in self.delete_files:
+            if d.replaces is None:
+                continue
+            if d.predicted_snapshot != ctx.snapshot_id:  # others committed first: the foreseen id is taken
+                fixed = restamp(d.path, d.predicted_snapshot, ctx.snapshot_id)
+                d.file_size_bytes, d.footer_size, d.first_snapshot = (fixed.file_size_bytes, fixed.footer_size,
+                                                                      fixed.first_snapshot)
+                d.predicted_snapshot = ctx.snapshot_id
+            insert_delete_file(ctx, self.table, d.data_file_id, PlacedDelete(
+                d, begin_snapshot=d.first_snapshot, partial_max=ctx.snapshot_id, replaces=d.replaces))

@@ -1,0 +1,262 @@
+"""Commit operations that change the catalog's structure: schemas and tables."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+import sqlalchemy as sa
+
+from ...errors import AlreadyExistsError, DuckLakeError, NotFoundError
+from ...spec import paths
+from ...spec.model import Column
+from ...spec.names import check_name
+from ...spec.snapshot_changes import Change, quote_name
+from ...spec.uuid7 import new_uuid
+from ..commit import CommitContext
+from ..database.spec_tables import T, end_live_rows
+from ..inlined.tables import create_inlined_data_table, inlined_shape
+from ..reads import reader
+
+
+@dataclass
+class TableRef:
+    """A table id known only once the commit assigns it (tables created in the same commit)."""
+
+    table_id: int | None = None
+
+
+def _end(ctx: CommitContext, table: sa.Table, *where) -> int:
+    return end_live_rows(ctx.conn, table, ctx.snapshot_id, *where)
+
+
+def _record_schema_version(ctx: CommitContext, table_id: int) -> None:
+    ctx.schema_changed = True
+    ctx.conn.execute(T["ducklake_schema_versions"].insert().values(
+        begin_snapshot=ctx.snapshot_id, schema_version=ctx.schema_version, table_id=table_id,
+    ))
+
+
+def _taken_name(ctx: CommitContext, table: sa.Table, column: sa.Column, name: str, *where) -> str | None:
+    """The live name equal to `name` ignoring case, if any: DuckDB's names are case-insensitive."""
+    return ctx.conn.execute(sa.select(column).where(
+        reader.visible(table, _now_visible(ctx)), sa.func.lower(column) == name.lower(), *where).limit(1)).scalar()
+
+
+def _now_visible(ctx: CommitContext) -> int:
+    """Rows this commit wrote (begin = new snapshot) are visible at the new snapshot id, ended ones are not."""
+    return ctx.snapshot_id
+
+
+@dataclass
+class CreateSchema:
+    """CREATE SCHEMA name."""
+
+    name: str
+    schema_uuid: str = field(default_factory=new_uuid)  # fixed up front: writers need the schema's directory
+
+    def intents(self) -> list[Change]:
+        return [Change("created_schema", quote_name(self.name))]
+
+    def apply(self, ctx: CommitContext) -> None:
+        check_name(self.name, "schema")
+        sc = T["ducklake_schema"]
+        taken = _taken_name(ctx, sc, sc.c.schema_name, self.name)
+        if taken is not None:
+            raise AlreadyExistsError(f"schema {self.name!r} already exists" + _as(taken, self.name))
+        schema_id, schema_uuid = ctx.catalog_id(), self.schema_uuid
+        ctx.conn.execute(T["ducklake_schema"].insert().values(
+            schema_id=schema_id, schema_uuid=schema_uuid, begin_snapshot=ctx.snapshot_id, end_snapshot=None,
+            schema_name=self.name, path=paths.dir_name_for(self.name, schema_uuid), path_is_relative=True,
+        ))
+        ctx.schema_changed = True
+        ctx.record("created_schema", quote_name(self.name))
+
+
+@dataclass
+class DropSchema:
+    """DROP SCHEMA name (must be empty unless `cascade`)."""
+
+    name: str
+    cascade: bool = False
+    schema_id: int | None = None
+
+    def intents(self) -> list[Change]:
+        return [Change("dropped_schema", str(self.schema_id))] if self.schema_id is not None else []
+
+    def apply(self, ctx: CommitContext) -> None:
+        schema = reader.find_schema(ctx.conn, _now_visible(ctx), ctx.data_path, self.name)
+        tables = reader.list_tables(ctx.conn, _now_visible(ctx), ctx.data_path, schema=self.name)
+        from .views import DropView, list_views
+
+        views = list_views(ctx.conn, _now_visible(ctx), schema=self.name)
+        if (tables or views) and not self.cascade:
+            names = ", ".join([t.name for t in tables] + [v.name for v in views])
+            raise DuckLakeError(f"schema {self.name!r} is not empty (tables/views: {names}); use cascade=True")
+        for table in tables:
+            DropTable(table.table_id).apply(ctx)
+        for view in views:
+            DropView(view.view_id).apply(ctx)
+        sc = T["ducklake_schema"]
+        _end(ctx, sc, sc.c.schema_id == schema.schema_id)
+        ctx.schema_changed = True
+        ctx.record("dropped_schema", schema.schema_id)
+
+
+@dataclass
+class CreateTable:
+    """CREATE TABLE schema.name (columns) — column ids are already assigned in `columns`."""
+
+    schema: str
+    name: str
+    columns: list[Column]
+    ref: TableRef = field(default_factory=TableRef)
+    table_uuid: str = field(default_factory=new_uuid)  # fixed up front: writers need the table's directory
+
+    def intents(self) -> list[Change]:
+        return [Change("created_table", quote_name(self.schema, self.name))]
+
+    def apply(self, ctx: CommitContext) -> None:
+        check_name(self.name, "table")
+        if not self.columns:
+            raise DuckLakeError(f"table {self.schema}.{self.name} needs at least one column")
+        schema = reader.find_schema(ctx.conn, _now_visible(ctx), ctx.data_path, self.schema)
+        _check_table_name_free(ctx, schema.schema_id, self.schema, self.name)
+        table_id, table_uuid = ctx.catalog_id(), self.table_uuid
+        self.ref.table_id = table_id
+        ctx.conn.execute(T["ducklake_table"].insert().values(
+            table_id=table_id, table_uuid=table_uuid, begin_snapshot=ctx.snapshot_id, end_snapshot=None,
+            schema_id=schema.schema_id, table_name=self.name, path=paths.dir_name_for(self.name, table_uuid),
+            path_is_relative=True,
+        ))
+        insert_columns(ctx, table_id, self.columns)
+        _record_schema_version(ctx, table_id)
+        create_inlined_data_table(ctx.conn, table_id, ctx.schema_version, self.columns)
+        ctx.record("created_table", quote_name(self.schema, self.name))
+
+
+def _check_table_name_free(ctx: CommitContext, schema_id: int, schema: str, name: str, *where) -> None:
+    t = T["ducklake_table"]
+    taken = _taken_name(ctx, t, t.c.table_name, name, t.c.schema_id == schema_id, *where)
+    if taken is not None:
+        raise AlreadyExistsError(f"table {schema}.{name} already exists" + _as(taken, name))
+    v = T["ducklake_view"]  # tables and views share one namespace
+    taken = _taken_name(ctx, v, v.c.view_name, name, v.c.schema_id == schema_id)
+    if taken is not None:
+        raise AlreadyExistsError(f"a view {schema}.{taken} already exists")
+
+
+def _as(taken: str, name: str) -> str:
+    return "" if taken == name else f" as {taken!r} (names are case-insensitive)"
+
+
+def insert_columns(ctx: CommitContext, table_id: int, columns: list[Column]) -> None:
+    """Write column rows depth first, as the reference orders them."""
+    rows = [_column_row(ctx, table_id, row) for row in _flatten(columns).values()]
+    ctx.conn.execute(T["ducklake_column"].insert(), rows)
+
+
+@dataclass
+class DropTable:
+    """DROP TABLE by id: end every row that belongs to it."""
+
+    table_id: int
+
+    def intents(self) -> list[Change]:
+        return [Change("dropped_table", str(self.table_id))]
+
+    def apply(self, ctx: CommitContext) -> None:
+        tid = self.table_id
+        for name in ("ducklake_table", "ducklake_partition_info", "ducklake_column", "ducklake_column_tag",
+                     "ducklake_data_file", "ducklake_delete_file", "ducklake_sort_info"):
+            table = T[name]
+            ended = _end(ctx, table, table.c.table_id == tid)
+            if name == "ducklake_table" and not ended:
+                raise NotFoundError(f"table id {tid} does not exist")
+        tag = T["ducklake_tag"]
+        _end(ctx, tag, tag.c.object_id == tid)
+        ctx.schema_changed = True
+        ctx.record("dropped_table", tid)
+
+
+@dataclass
+class RenameTable:
+    """ALTER TABLE ... RENAME TO: a new version of the table row (the reference logs it as created_table)."""
+
+    table_id: int
+    schema: str
+    new_name: str
+
+    def intents(self) -> list[Change]:
+        return [Change("created_table", quote_name(self.schema, self.new_name)),
+                Change("altered_table", str(self.table_id))]
+
+    def apply(self, ctx: CommitContext) -> None:
+        t = T["ducklake_table"]
+        check_name(self.new_name, "table")
+        current = ctx.conn.execute(
+            sa.select(t).where(t.c.table_id == self.table_id, t.c.end_snapshot.is_(None))
+        ).mappings().one_or_none()
+        if current is None:
+            raise NotFoundError(f"table id {self.table_id} does not exist")
+        _check_table_name_free(ctx, current["schema_id"], self.schema, self.new_name, t.c.table_id != self.table_id)
+        _end(ctx, t, t.c.table_id == self.table_id)
+        row = dict(current)
+        row.update(begin_snapshot=ctx.snapshot_id, end_snapshot=None, table_name=self.new_name)
+        ctx.conn.execute(t.insert().values(**row))
+        _record_schema_version(ctx, self.table_id)
+        columns = reader.load_columns(ctx.conn, [self.table_id], _now_visible(ctx))[self.table_id]
+        create_inlined_data_table(ctx.conn, self.table_id, ctx.schema_version, columns)
+        ctx.record("created_table", quote_name(self.schema, self.new_name))
+
+
+@dataclass
+class AlterColumns:
+    """ALTER TABLE on columns: the rows of changed columns get a new version (same column_id), as the reference
+    writes them; dropped columns (and their fields) are ended, new ones inserted."""
+
+    table_id: int
+    old: list[Column]
+    new: list[Column]
+
+    def intents(self) -> list[Change]:
+        return [Change("altered_table", str(self.table_id))]
+
+    def apply(self, ctx: CommitContext) -> None:
+        before, after = _flatten(self.old), _flatten(self.new)
+        c = T["ducklake_column"]
+        ended = [cid for cid, row in before.items() if after.get(cid) != row]
+        if ended:
+            _end(ctx, c, c.c.table_id == self.table_id, c.c.column_id.in_(ended))
+        rows = [row for cid, row in after.items() if before.get(cid) != row]
+        if rows:
+            ctx.conn.execute(c.insert(), [_column_row(ctx, self.table_id, row) for row in rows])
+        _record_schema_version(ctx, self.table_id)
+        if inlined_shape(self.old) != inlined_shape(self.new):  # as the reference: not for NOT NULL or DEFAULT
+            create_inlined_data_table(ctx.conn, self.table_id, ctx.schema_version, self.new)
+        ctx.record("altered_table", self.table_id)
+
+
+def _flatten(columns: list[Column]) -> dict[int, tuple]:
+    """column_id -> the column row's content (name, type, defaults, nullability, parent, order)."""
+    out: dict[int, tuple] = {}
+
+    def add(col: Column, parent: int | None, order: int) -> None:
+        out[col.column_id] = (col.column_id, col.name, col.type, col.initial_default, col.default_value,
+                              col.nullable, parent, order, col.is_nested)
+        for child in col.children:
+            add(child, col.column_id, child.column_id)
+
+    for col in columns:
+        add(col, None, col.column_id)
+    return out
+
+
+def _column_row(ctx: CommitContext, table_id: int, row: tuple) -> dict:
+    column_id, name, type_, initial, default, nullable, parent, order, nested = row
+    return {
+        "column_id": column_id, "begin_snapshot": ctx.snapshot_id, "end_snapshot": None, "table_id": table_id,
+        "column_order": order, "column_name": name, "column_type": type_, "initial_default": initial,
+        "default_value": default if default is not None else "NULL", "nulls_allowed": nullable,
+        "parent_column": parent, "default_value_type": "" if nested else "literal",
+        "default_value_dialect": "duckdb",
+    }

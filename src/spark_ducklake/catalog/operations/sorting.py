@@ -1,0 +1,104 @@
+"""Sorted tables: `SET SORTED BY` / `RESET SORTED BY` (ducklake_sort_info, ducklake_sort_expression).
+
+Keys are SQL expressions in DuckDB's dialect, as the reference stores them; writers translate them to Spark SQL
+with sqlglot and sort each task's rows before writing files (option `sort_on_insert`, default true).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import sqlalchemy as sa
+
+from ...errors import NotFoundError, SchemaMismatchError
+from ...spec.model import TableInfo
+from ...spec.snapshot_changes import Change
+from ..database.spec_tables import T
+from ..reads import reader
+
+
+@dataclass(frozen=True)
+class SortKey:
+    """One sort key: a DuckDB SQL expression, ASC/DESC and NULLS_FIRST/NULLS_LAST."""
+
+    expression: str
+    direction: str = "ASC"
+    null_order: str = "NULLS_LAST"
+
+    def spark_column(self):
+        """The key as a Spark sort Column (expression translated from DuckDB's SQL by sqlglot)."""
+        import sqlglot
+        from pyspark.sql import functions as F
+
+        expr = F.expr(sqlglot.transpile(self.expression, read="duckdb", write="spark")[0])
+        first = self.null_order == "NULLS_FIRST"
+        if self.direction == "DESC":
+            return expr.desc_nulls_first() if first else expr.desc_nulls_last()
+        return expr.asc_nulls_first() if first else expr.asc_nulls_last()
+
+
+def parse_sort_keys(table: TableInfo, keys: list[str]) -> list[SortKey]:
+    """`['ts DESC', "b ASC NULLS FIRST", "date_trunc('hour', ts)"]` -> keys; unknown columns are errors."""
+    import sqlglot
+    from sqlglot import exp
+
+    names = {c.name.lower() for c in table.columns}
+    out = []
+    for text in keys:
+        try:
+            order = sqlglot.parse_one(f"SELECT 1 ORDER BY {text}", read="duckdb").args["order"].expressions
+        except (sqlglot.errors.ParseError, KeyError, AttributeError) as e:
+            raise SchemaMismatchError(f"cannot parse sort key {text!r}") from e
+        if len(order) != 1:
+            raise SchemaMismatchError(f"give one sort key per list item, not {text!r}")
+        item = order[0]
+        columns = [c.name for c in item.this.find_all(exp.Column)]
+        if not columns:
+            raise SchemaMismatchError(f"sort key {text!r} names no column")
+        missing = [c for c in columns if c.lower() not in names]
+        if missing:
+            raise NotFoundError(f"sort key {text!r}: table {table.qualified_name} has no column {missing[0]!r}")
+        nulls_first = item.args.get("nulls_first")
+        explicit_nulls = "NULLS" in text.upper()
+        out.append(SortKey(item.this.sql(dialect="duckdb"), "DESC" if item.args.get("desc") else "ASC",
+                           "NULLS_FIRST" if explicit_nulls and nulls_first else "NULLS_LAST"))
+    return out
+
+
+def current_sort(conn: sa.Connection, table_id: int, snapshot_id: int) -> list[SortKey]:
+    """The table's sort keys at the snapshot (empty when unsorted)."""
+    info, se = T["ducklake_sort_info"], T["ducklake_sort_expression"]
+    row = conn.execute(sa.select(info.c.sort_id).where(info.c.table_id == table_id,
+                                                       reader.visible(info, snapshot_id))).first()
+    if row is None:
+        return []
+    rows = conn.execute(sa.select(se.c.expression, se.c.sort_direction, se.c.null_order).where(
+        se.c.sort_id == row.sort_id, se.c.table_id == table_id).order_by(se.c.sort_key_index))
+    return [SortKey(r.expression, r.sort_direction or "ASC", r.null_order or "NULLS_LAST") for r in rows]
+
+
+@dataclass
+class SetSorting:
+    """ALTER TABLE ... SET SORTED BY (keys) / RESET SORTED BY (no keys), as the reference writes them."""
+
+    table_id: int
+    keys: list[SortKey]
+
+    def intents(self) -> list[Change]:
+        return [Change("altered_table", str(self.table_id))]
+
+    def apply(self, ctx) -> None:
+        from .ddl import _end
+
+        info, se = T["ducklake_sort_info"], T["ducklake_sort_expression"]
+        _end(ctx, info, info.c.table_id == self.table_id)
+        if self.keys:
+            sort_id = ctx.catalog_id()
+            ctx.conn.execute(info.insert().values(sort_id=sort_id, table_id=self.table_id,
+                                                  begin_snapshot=ctx.snapshot_id, end_snapshot=None))
+            ctx.conn.execute(se.insert(), [
+                {"sort_id": sort_id, "table_id": self.table_id, "sort_key_index": i, "expression": k.expression,
+                 "dialect": "duckdb", "sort_direction": k.direction, "null_order": k.null_order}
+                for i, k in enumerate(self.keys)])
+        ctx.schema_changed = True
+        ctx.record("altered_table", self.table_id)

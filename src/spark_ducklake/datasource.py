@@ -1,0 +1,289 @@
+"""`spark.read.format("ducklake")`: batch reads of a table at a snapshot through Spark's Python Data Source API.
+
+The source is the streaming source's class (`operations/streaming/source.py`, one class per format name) with a batch
+reader added. Where Spark plans the read (the driver's Python worker) the catalog gives the table at the snapshot
+(`versionAsOf`, default the newest) and one partition per live data file; executors read the files with pyarrow
+(`operations/streaming/arrow_rows.py`: columns by field id, defaults for missing columns, deletions by
+snapshot) and keep the rows alive at the snapshot. With `spark.sql.python.filterPushdown.enabled` (Spark
+4.1+, off by default) filters on top-level columns prune files by the catalog's min/max stats; Spark still
+applies every filter, so pruning
+never changes a result. The Python API has no column pruning and reads slower than `lake.read` (bench/datasource.py).
+
+`df.write.format("ducklake").mode("append" | "overwrite").option("table", ...).save()` writes an existing
+table: each task writes one Parquet file (field ids, the table's types) with pyarrow into the table's directory,
+and the planner commits them as one snapshot (overwrite: the table's rows end in that same snapshot). Files are
+not partitioned or sorted by the table's keys and rows are never inlined: use `lake.write` for that.
+
+Options: `catalog` (attach string), `table` (or the load path), `data_path`, `versionAsOf`, `filterPushdown`
+(Spark refuses a source implementing pushdown while its conf is off, so this option must follow the conf).
+`lake.register()` (or `register(spark, lake)`) registers the source with that lake's catalog and data path, and
+the session's pushdown conf at that time, as defaults.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+from typing import Any
+
+import pyarrow as pa
+from pyspark.sql.datasource import DataSourceArrowWriter, DataSourceReader, InputPartition, WriterCommitMessage
+
+from .operations.streaming.source import DuckLakeDataSource, StreamOptions
+
+_FILTERS = {"EqualTo": "=", "GreaterThan": ">", "GreaterThanOrEqual": ">=", "LessThan": "<",
+            "LessThanOrEqual": "<="}
+
+
+def _option(options: Any, name: str) -> str | None:
+    """An option by case-insensitive name (Spark hands them over lower-cased or as written)."""
+    for key, value in dict(options).items():
+        if key.lower() == name.lower():
+            return value
+    return None
+
+
+class DuckLakeBatchSource(DuckLakeDataSource):
+    """The `ducklake` format: the streaming source plus batch reads at a snapshot."""
+
+    defaults: dict[str, str] = {}  # set on the subclass `register(lake)` makes
+
+    def __init__(self, options: dict[str, str]):
+        merged = {**self.defaults, **{k.lower(): v for k, v in dict(options).items()}}
+        super().__init__(merged)
+        version = _option(merged, "versionAsOf")
+        if version is not None and not str(version).strip().isdigit():
+            raise ValueError(f"versionAsOf must be a snapshot id, got {version!r}")
+        self.version = int(version) if version is not None else None
+
+    def schema(self):
+        """The table's columns as of `versionAsOf` (default: the newest snapshot)."""
+        if self.version is None:
+            return super().schema()
+        from .catalog.reads import reader
+        from .lake import split_name
+        from .operations.streaming.source import stream_schema
+
+        schema, name = split_name(self.settings.table)
+        lake = self.settings.attach()
+        try:
+            with lake.engine.connect() as conn:
+                reader.get_snapshot(conn, self.version)
+                self.schema_snapshot = self.version
+                self.table = reader.find_table(conn, self.version, lake.data_path, schema, name)
+        finally:
+            lake.close()
+        return stream_schema(self.table, False)
+
+    def writer(self, schema, overwrite: bool) -> DuckLakeWriter:
+        """The batch writer: files written by the tasks, one snapshot committed by `commit`."""
+        from .catalog.reads import reader
+        from .lake import split_name
+
+        if self.version is not None:
+            raise ValueError("versionAsOf is a read option: a write always goes to the newest snapshot")
+        table, name = split_name(self.settings.table)
+        lake = self.settings.attach()
+        try:
+            with lake.engine.connect() as conn:
+                snapshot = reader.latest_snapshot(conn).snapshot_id
+                info = reader.find_table(conn, snapshot, lake.data_path, table, name)
+        finally:
+            lake.close()
+        by_name = {c.name.lower(): c for c in info.columns}
+        names = [f.name.lower() for f in schema.fields]
+        if sorted(names) != sorted(by_name):
+            raise ValueError(f"format('ducklake') writes need the table's columns {[c.name for c in info.columns]}, "
+                             f"got {schema.fieldNames()} (lake.write(..., merge_schema=True) evolves the schema)")
+        return DuckLakeWriter(self.settings, info, snapshot, overwrite)
+
+    def reader(self, schema) -> DuckLakeBatchReader:
+        """The batch reader at the source's snapshot."""
+        ours = self.schema() if self.table is None else None
+        if ours is not None and schema.fieldNames() != ours.fieldNames():
+            raise ValueError(f"the ducklake source's schema is the table's: {ours.simpleString()}")
+        # Spark refuses a reader that has pushFilters while its conf is off: the option picks the class
+        pushdown = str(_option(self.options, "filterPushdown") or "false").strip().lower() == "true"
+        cls = PushdownBatchReader if pushdown else DuckLakeBatchReader
+        return cls(self.settings, self.table, self.schema_snapshot, schema)
+
+
+class FilePartition(InputPartition):
+    """One data file (or the inlined rows) of a batch read."""
+
+    def __init__(self, task=None, inlined: pa.Table | None = None):
+        super().__init__(None)
+        self.task, self.inlined = task, inlined
+
+
+class DuckLakeBatchReader(DataSourceReader):
+    """Partitions from the catalog at the snapshot; rows alive at it from the files."""
+
+    def __init__(self, settings: StreamOptions, table, snapshot: int, schema):
+        self.settings, self.table, self.snapshot, self.schema = settings, table, snapshot, schema
+        self.where: str | None = None
+
+    def partitions(self) -> list[FilePartition]:
+        """One partition per data file live at the snapshot (after pruning), one for the inlined rows."""
+        from .catalog.planners import stream as stream_plan
+
+        lake = self.settings.attach()
+        try:
+            key = f"{self.table.schema_name}.{self.table.name}"
+            kept = {f.path for f in lake.plan_scan(key, version=self.snapshot, where=self.where).files}
+            with lake.engine.connect() as conn:
+                plan = stream_plan.plan_batch(conn, self.table, 0, self.snapshot, deletes=True)
+        finally:
+            lake.close()
+        parts = [FilePartition(task=f) for f in plan.files if f.file_end is None and f.path in kept]
+        if plan.inlined is not None and plan.inlined.num_rows:
+            parts.append(FilePartition(inlined=plan.inlined))
+        return parts or [FilePartition()]
+
+    def read(self, partition: FilePartition):
+        """The partition's rows alive at the snapshot, as Arrow record batches."""
+        import pyarrow.compute as pc
+        from pyspark.sql.pandas.types import to_arrow_schema
+
+        from .operations.streaming import arrow_rows
+
+        columns = to_arrow_schema(self.schema, timezone="UTC")
+        if partition.task is not None:
+            versions = arrow_rows.file_versions(partition.task, self.table.columns, columns, 0, self.snapshot,
+                                                deletes=True)
+        elif partition.inlined is not None:
+            versions = arrow_rows.inlined_versions(partition.inlined, self.table.columns, columns)
+        else:
+            return
+        inserted, deleted = versions.column(arrow_rows.INSERTED), versions.column(arrow_rows.DELETED)
+        alive = pc.and_kleene(pc.less_equal(inserted, self.snapshot),
+                              pc.or_kleene(pc.is_null(deleted), pc.greater(deleted, self.snapshot)))
+        out = versions.filter(pc.fill_null(alive, False)).select(columns.names).cast(columns)
+        yield from out.to_batches(max_chunksize=65536)
+
+
+class PushdownBatchReader(DuckLakeBatchReader):
+    """The batch reader with filter pushdown (option `filterPushdown`, needs spark.sql.python.filterPushdown)."""
+
+    def pushFilters(self, filters):  # noqa: N802 - Spark's name
+        """Keep the comparisons of top-level columns with constants for file pruning; Spark re-applies them all."""
+        names = {c.name.lower() for c in self.table.columns}
+        parts = [text for text in (_predicate(flt, names) for flt in filters) if text is not None]
+        self.where = " AND ".join(parts) or None
+        return list(filters)
+
+
+class FilesWritten(WriterCommitMessage):
+    """The data files one write task left (not yet part of the lake)."""
+
+    def __init__(self, files: list):
+        self.files = files
+
+
+class DuckLakeWriter(DataSourceArrowWriter):
+    """Tasks write Parquet files with field ids into the table's directory; `commit` adds them in one snapshot
+    (after ending every row first when overwriting); `abort` deletes them."""
+
+    def __init__(self, settings: StreamOptions, table, read_snapshot: int, overwrite: bool):
+        self.settings, self.table, self.read_snapshot, self.overwrite = settings, table, read_snapshot, overwrite
+
+    def write(self, iterator) -> FilesWritten:
+        """One Parquet file of the task's rows (none for an empty task)."""
+        import pyarrow.parquet as pq
+
+        from .spark.paths import filesystem
+        from .spark.write import describe_file
+        from .spec import types
+        from .spec.uuid7 import new_uuid
+
+        batches = list(iterator)
+        rows = sum(b.num_rows for b in batches)
+        if not rows:
+            return FilesWritten([])
+        data = pa.Table.from_batches(batches)
+        by_name = {name.lower(): name for name in data.column_names}
+        target = types.to_arrow_schema(self.table.columns)
+        arrays = []
+        for col, field in zip(self.table.columns, target, strict=True):
+            values = data.column(by_name[col.name.lower()])
+            if not col.nullable and values.null_count:
+                raise ValueError(f"NOT NULL column {col.name!r} of {self.table.schema_name}.{self.table.name} got "
+                                 f"{values.null_count} nulls")
+            arrays.append(values.cast(field.type))
+        path = f"{self.table.path}ducklake-{new_uuid()}.parquet"
+        fs, inner = filesystem(path)
+        fs.create_dir(inner.rsplit("/", 1)[0], recursive=True)  # a new table has no directory yet
+        with fs.open_output_stream(inner) as out:
+            pq.write_table(pa.Table.from_arrays(arrays, schema=target), out)
+        return FilesWritten([describe_file(path, self.table.columns)])
+
+    def commit(self, messages) -> None:
+        """Add every task's files as one snapshot (an overwrite ends the table's rows in it first)."""
+        from .catalog.operations.data import AppendFiles, ReplaceAll
+
+        files = [f for m in messages if m is not None for f in m.files]
+        ops = ([ReplaceAll(self.table)] if self.overwrite else []) + ([AppendFiles(self.table, files)] if files
+                                                                     else [])
+        if not ops:
+            return
+        lake = _attach_writable(self.settings)
+        try:
+            lake._commit(ops, read_snapshot=self.read_snapshot)
+        finally:
+            lake.close()
+
+    def abort(self, messages) -> None:
+        """Remove the files the tasks wrote."""
+        from .spark.write import delete_paths
+
+        delete_paths([f.path for m in messages if m is not None for f in m.files])
+
+
+def _attach_writable(settings: StreamOptions):
+    """The lake to commit to, catalog only."""
+    from .lake import DuckLake
+
+    return DuckLake.attach(settings.catalog, settings.data_path, create_if_missing=False, override_data_path=True)
+
+
+def _predicate(flt, names: set[str]) -> str | None:
+    """Spark SQL for a pushed filter the catalog can prune by, or None."""
+    kind = type(flt).__name__
+    attribute = getattr(flt, "attribute", ())
+    if len(attribute) != 1 or attribute[0].lower() not in names:
+        return None  # nested fields are not pruned by
+    column = "`" + attribute[0].replace("`", "``") + "`"
+    if kind in _FILTERS:
+        literal = _literal(flt.value)
+        return None if literal is None else f"{column} {_FILTERS[kind]} {literal}"
+    if kind == "In":
+        literals = [_literal(v) for v in flt.value]
+        return None if not literals or None in literals else f"{column} IN ({', '.join(literals)})"
+    if kind in ("IsNull", "IsNotNull"):
+        return f"{column} IS {'NOT ' if kind == 'IsNotNull' else ''}NULL"
+    return None
+
+
+def _literal(value) -> str | None:
+    if isinstance(value, bool):
+        return "TRUE" if value else "FALSE"
+    if isinstance(value, (int, float)):
+        return repr(value) if value == value else None  # NaN is not pruned by
+    if isinstance(value, str):
+        return "'" + value.replace("\\", "\\\\").replace("'", "\\'") + "'"
+    if isinstance(value, dt.datetime):
+        return None  # time zones of pushed timestamps are ambiguous here: Spark filters them
+    if isinstance(value, dt.date):
+        return f"DATE '{value.isoformat()}'"
+    return None
+
+
+def register(spark, lake=None) -> None:
+    """Make `spark.read.format("ducklake")` available (with `lake`'s catalog and data path as defaults)."""
+    source = DuckLakeBatchSource
+    if lake is not None:
+        from .operations.streaming.sink import attach_string
+
+        pushdown = str(spark.conf.get("spark.sql.python.filterPushdown.enabled", "false")).lower()
+        source = type("DuckLakeBatchSource", (DuckLakeBatchSource,), {"defaults": {
+            "catalog": attach_string(lake), "data_path": lake.data_path, "filterpushdown": pushdown}})
+    spark.dataSource.register(source)

@@ -1,0 +1,126 @@
+"""DELETE and UPDATE on DuckLake's merge-on-read design: executors find and rewrite rows, the driver commits once.
+
+An update is a delete of the old row versions plus an insert of the new ones in the same snapshot; the new
+versions keep their row ids (`_ducklake_internal_row_id` in Parquet, the `row_id` of inlined rows), as the
+reference does.
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+from ..catalog.commit import CommitInfo
+from ..catalog.inlined import codec as inlined
+from ..catalog.operations.data import AppendFiles, DeleteRows, InlineInsert
+from ..errors import SchemaMismatchError
+from ..spark.conform import conform_arrow
+from ..spec.names import spark_name
+from .write import commit_staged
+
+if TYPE_CHECKING:
+    from ..lake import DuckLake
+
+
+def _delete_op(plan, staged) -> DeleteRows:
+    return DeleteRows(plan.table, staged.delete_files, staged.ended_files, staged.inlined_file_deletes,
+                      staged.inlined_row_ids)
+
+
+def stage_delete_op(lake: DuckLake, plan, condition) -> tuple[DeleteRows | None, list[str], int]:
+    """(DeleteRows operation or None, staged delete files, rows) for the rows `condition` matches in the plan."""
+    from ..spark.deletes import plan_delete
+    from ..spark.expressions import check_expression
+
+    spark = lake.spark  # checked once per operation (lake.spark re-verifies the session's confs on each use)
+    check_expression(spark, plan.table, condition, "condition")
+    staged = plan_delete(spark, plan, condition, lake.inlining_limit(plan.table))
+    if staged.empty:
+        return None, [], 0
+    return _delete_op(plan, staged), [d.path for d in staged.delete_files], staged.deleted_rows
+
+
+def pruning_filter(condition) -> str | None:
+    """The condition as a file-pruning filter: SQL strings prune by min/max stats, Columns cannot."""
+    return condition if isinstance(condition, str) else None
+
+
+def delete_rows(lake: DuckLake, table: str, condition, info: CommitInfo) -> int:
+    """DELETE FROM table WHERE condition; returns the number of rows deleted (no snapshot when 0)."""
+    lake.check_writable()
+    plan = lake.plan_scan(table, where=pruning_filter(condition))
+    op, files, count = stage_delete_op(lake, plan, condition)
+    if op is not None:
+        commit_staged(lake, [op], plan.snapshot_id, info, files)
+    return count
+
+
+def update_rows(lake: DuckLake, table: str, assignments: dict, condition, info: CommitInfo) -> int:
+    """UPDATE table SET assignments WHERE condition; returns the number of rows updated."""
+    lake.check_writable()
+    plan = lake.plan_scan(table, where=pruning_filter(condition))
+    ops, written, count = stage_update(lake, plan, assignments, condition)
+    if count:
+        commit_staged(lake, ops, plan.snapshot_id, info, written)
+    return count
+
+
+def stage_update(lake: DuckLake, plan, assignments: dict, condition) -> tuple[list, list[str], int]:
+    """(operations, staged files, rows) of an UPDATE against the plan's snapshot; nothing committed."""
+    from pyspark.sql import functions as F
+
+    from ..spark.deletes import stage_deletes
+    from ..spark.expressions import check_expression
+    from ..spark.scan import FILE, POS
+    from ..spark.session import cached
+    from ..spec import types
+
+    if not assignments:
+        raise SchemaMismatchError("update needs at least one column to set")
+    columns = {c.name.lower(): c for c in plan.table.columns}
+    unknown = [name for name in assignments if name.lower() not in columns]
+    if unknown:
+        raise SchemaMismatchError(f"columns not in table {plan.table.qualified_name}: {', '.join(unknown)}")
+    spark = lake.spark  # checked once per operation (lake.spark re-verifies the session's confs on each use)
+    check_expression(spark, plan.table, condition, "condition")
+    for name, value in assignments.items():
+        check_expression(spark, plan.table, value, f"value of {name}", select=True)
+    frame = plan.to_dataframe(spark, positions=True, row_ids=True)  # first: F.expr needs a session
+    values = {columns[k.lower()].name: (F.expr(v) if isinstance(v, str) else v) for k, v in assignments.items()}
+    matches = frame if condition is None else frame.where(condition)
+    new_rows = cached(spark, matches.select(
+        *[values.get(c.name, F.col(spark_name(c.name))).cast(types.to_spark_type(c)).alias(c.name)
+          for c in plan.table.columns],
+        "rowid", FILE, POS,
+    ))
+    try:
+        limit = lake.inlining_limit(plan.table)
+        staged = stage_deletes(spark, plan, new_rows.select(FILE, POS), limit)
+        if staged.empty:
+            return [], [], 0
+        written = [d.path for d in staged.delete_files]
+        try:
+            insert, files = stage_rows(lake, plan, new_rows.drop(FILE, POS), staged.deleted_rows, keep_ids=True)
+        except BaseException:
+            from ..spark.write import delete_paths
+
+            delete_paths(written)
+            raise
+        return [_delete_op(plan, staged), insert], written + files, staged.deleted_rows
+    finally:
+        new_rows.unpersist()
+
+
+def stage_rows(lake: DuckLake, plan, rows, count: int, *, keep_ids: bool) -> tuple[object, list[str]]:
+    """Insert operation for `rows` (table columns + `rowid`): inlined when few, else files; ids kept if asked."""
+    from .write import write_files
+
+    if count <= lake.inlining_limit(plan.table):
+        small = rows.toArrow()
+        data = conform_arrow(small.drop_columns(["rowid"]), plan.table)
+        if inlined.inlinable(plan.table.columns, lake.engine.dialect.name, data):
+            ids = small.column("rowid").to_pylist() if keep_ids else None
+            return InlineInsert(plan.table, data, row_ids=ids), []
+    files = write_files(lake, rows if keep_ids else rows.drop("rowid"), plan.table, plan.snapshot_id,
+                        options_table=plan.table, row_ids=keep_ids)
+    return AppendFiles(plan.table, files), [f.path for f in files]
+

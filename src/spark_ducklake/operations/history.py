@@ -1,0 +1,101 @@
+"""A table's history: the change feed between two snapshots, and restoring a table to an earlier snapshot.
+
+Restore writes one new snapshot (history is kept) in which the table holds exactly the rows it held then, under
+its *current* schema: columns added since read their default, dropped columns stay dropped, renamed ones keep
+their new names. Only what changed since is touched: row versions inserted since are deleted, row versions
+deleted since are inserted again with their original row ids, so the change feed shows restored updates as
+updates. The rows come from the change feed's row versions, so only files changed since are read.
+"""
+
+from __future__ import annotations
+
+from datetime import datetime
+from typing import TYPE_CHECKING
+
+import sqlalchemy as sa
+
+from ..catalog.commit import CommitInfo
+from ..catalog.database.spec_tables import T
+from ..catalog.planners.change_feed import ChangePlan, lower_bound, plan_changes, upper_bound
+from ..catalog.reads import reader
+from ..errors import NotFoundError
+from ..spec.names import spark_name
+
+if TYPE_CHECKING:
+    from ..lake import DuckLake
+
+
+def change_plan(lake: DuckLake, table: str, start: int | datetime, end: int | datetime) -> ChangePlan:
+    """The catalog's part of a change feed: the table as of `end` and what holds its changes since `start`."""
+    from ..lake import split_name
+
+    schema, name = split_name(table)
+    with lake.engine.connect() as conn:
+        first, last = lower_bound(conn, start), upper_bound(conn, end)
+        if lake.pinned_snapshot is not None and last > lake.pinned_snapshot:
+            raise NotFoundError(f"snapshot {last} is newer than the attached snapshot {lake.pinned_snapshot}")
+        info = reader.find_table(conn, last, lake.data_path, schema, name)
+        return plan_changes(conn, info, first, last)
+
+
+def restore_table(lake: DuckLake, table: str, version: int | None, timestamp: datetime | None,
+                  info: CommitInfo) -> int:
+    """Commit a snapshot in which `table` holds the rows it held at `version` / `timestamp`; returns its id
+    (the current snapshot when nothing differs)."""
+    from ..catalog.operations.data import DeleteRows
+    from ..spark.change_feed import INSERTED, ROWID, row_versions
+    from ..spark.deletes import stage_deletes
+    from ..spark.scan import DELETED, FILE, POS
+    from ..spark.write import delete_paths
+    from .delete_update import stage_rows
+    from .write import commit_staged
+
+    lake.check_writable()
+    if (version is None) == (timestamp is None):
+        raise ValueError("restore needs exactly one of version= or timestamp=")
+    current = lake.plan_scan(table)
+    now = current.snapshot_id
+    with lake.engine.connect() as conn:
+        target = (reader.get_snapshot(conn, version) if version is not None
+                  else reader.snapshot_at(conn, timestamp)).snapshot_id
+        if target > now:
+            raise NotFoundError(f"snapshot {target} is newer than the current snapshot {now}")
+        _check_existed(conn, current.table.table_id, current.table.qualified_name, target)
+        if target == now:
+            return now
+        plan = plan_changes(conn, current.table, target + 1, now)
+
+    from pyspark.sql import functions as F
+
+    versions = row_versions(lake.spark, plan).cache()
+    try:
+        newer = versions.where((F.col(INSERTED) > target) & F.col(DELETED).isNull()).select(FILE, POS)
+        older = versions.where((F.col(INSERTED) <= target) & (F.col(DELETED) > target)).select(
+            *[F.col(spark_name(c.name)) for c in current.table.columns], ROWID)
+        staged = stage_deletes(lake.spark, current, newer, lake.inlining_limit(current.table))
+        written = [d.path for d in staged.delete_files]
+        ops = [] if staged.empty else [DeleteRows(current.table, staged.delete_files, staged.ended_files,
+                                                  staged.inlined_file_deletes, staged.inlined_row_ids)]
+        try:
+            count = older.count()
+            if count:
+                insert, files = stage_rows(lake, current, older, count, keep_ids=True)
+                ops.append(insert)
+                written += files
+        except BaseException:
+            delete_paths(written)
+            raise
+    finally:
+        versions.unpersist()
+    if not ops:
+        return now
+    return commit_staged(lake, ops, now, info, written)
+
+
+def _check_existed(conn: sa.Connection, table_id: int, name: str, snapshot_id: int) -> None:
+    """NotFoundError unless the table (this table id, not a re-created namesake) existed at the snapshot."""
+    t = T["ducklake_table"]
+    found = conn.execute(sa.select(t.c.table_id).where(t.c.table_id == table_id, reader.visible(t, snapshot_id))
+                         .limit(1)).first()
+    if found is None:
+        raise NotFoundError(f"table {name} did not exist at snapshot {snapshot_id}")

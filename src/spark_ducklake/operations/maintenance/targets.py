@@ -1,0 +1,90 @@
+"""Which tables a maintenance call works on, and what it needs to know about them (options, sort keys)."""
+
+from __future__ import annotations
+
+import logging
+from contextlib import contextmanager
+from typing import TYPE_CHECKING
+
+import sqlalchemy as sa
+
+from ...catalog.reads import reader
+from ...errors import SchemaMismatchError
+from ...spark.write import WriteOptions
+from ...spec.model import Column, TableInfo
+
+if TYPE_CHECKING:
+    from ...lake import DuckLake
+
+log = logging.getLogger(__name__)
+
+# DuckLake types Spark writes as themselves; tables with others (uuid, time, unsigned, ...) are left alone.
+_WRITABLE = {"boolean", "int8", "int16", "int32", "int64", "float32", "float64", "varchar", "blob", "date",
+             "timestamp", "timestamptz", "list", "struct", "map"}
+
+
+def spark_writable(columns: list[Column]) -> bool:
+    """Whether Spark can write every column in its own DuckLake type (so rewriting a file keeps its types)."""
+    return not _unwritable(columns)
+
+
+def _unwritable(columns: list[Column]) -> list[str]:
+    return sorted({f"{c.name} ({c.type})" for top in columns for c in top.walk()
+                   if c.type not in _WRITABLE and not c.type.startswith("decimal(")})
+
+
+def maintained_tables(lake: DuckLake, conn: sa.Connection, snapshot_id: int, *, schema: str | None = None,
+                      table: str | None = None, function: str) -> list[TableInfo]:
+    """The named table, else every table (of `schema`) whose `auto_compact` option is not false."""
+    if table is not None:
+        from ...lake import split_name
+
+        schema_name, name = (schema, table) if schema is not None else split_name(table)
+        found = [reader.find_table(conn, snapshot_id, lake.data_path, schema_name, name)]
+    else:
+        if schema is not None:
+            reader.find_schema(conn, snapshot_id, lake.data_path, schema)  # NotFoundError naming it
+        rows = reader.options(conn)
+        found = [t for t in reader.list_tables(conn, snapshot_id, lake.data_path, schema=schema)
+                 if str(reader.option_value(rows, "auto_compact", table_id=t.table_id, schema_id=t.schema_id)
+                        or "true").lower() not in ("false", "0")]
+    writable = [t for t in found if spark_writable(t.columns)]
+    for t in found:
+        if t not in writable:
+            message = (f"{function} cannot rewrite {t.qualified_name}: Spark cannot write columns "
+                       f"{', '.join(_unwritable(t.columns))} in their DuckDB types")
+            if table is not None:
+                raise SchemaMismatchError(message)
+            log.warning("%s; skipped", message)
+    return writable
+
+
+def usable_sort_keys(sort_keys: list, columns: list[Column]) -> list:
+    """The sort keys, or none when they name a column these columns lack (an older schema version's)."""
+    from sqlglot import exp, parse_one
+
+    names = {c.name.lower() for c in columns}
+    usable = all(col.name.lower() in names for key in sort_keys
+                 for col in parse_one(key.expression, read="duckdb").find_all(exp.Column))
+    return sort_keys if usable else []
+
+
+def write_options(conn: sa.Connection, table: TableInfo) -> WriteOptions:
+    """The table's writer options (table, schema, then global scope)."""
+    rows = reader.options(conn)
+    return WriteOptions.from_lake_options(
+        lambda key: reader.option_value(rows, key, table_id=table.table_id, schema_id=table.schema_id))
+
+
+@contextmanager
+def progress(message: str):
+    """A spinner with `message` on the driver's terminal while Spark works (nothing when not a terminal)."""
+    from rich.console import Console
+
+    console = Console(stderr=True)
+    if not console.is_terminal:
+        log.info(message)
+        yield
+        return
+    with console.status(message):
+        yield

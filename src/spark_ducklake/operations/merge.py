@@ -1,0 +1,227 @@
+"""MERGE INTO a lake table, with delta-spark's builder (snake_case): matched / not matched / not matched by source.
+
+The join runs on Spark; each joined row gets the action of the first clause (in order) whose condition holds.
+Target rows to update or delete are staged as deletes; updated rows keep their row ids; everything commits as one
+snapshot. A target row matched by several source rows, or a source row matching several target rows, is an error
+(the reference refuses "updates that target the same row multiple times").
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING
+
+from ..catalog.commit import CommitInfo
+from ..errors import DuckLakeError, SchemaMismatchError
+from ..spec.names import spark_name
+
+if TYPE_CHECKING:
+    from ..lake import DuckLake
+
+
+@dataclass
+class _Clause:
+    kind: str  # matched | not_matched | not_matched_by_source
+    action: str  # update | delete | insert
+    condition: object = None
+    values: dict | None = None  # None with update/insert = "all columns from the source"
+
+
+@dataclass
+class MergeResult:
+    """Rows changed by a MERGE."""
+
+    inserted: int = 0
+    updated: int = 0
+    deleted: int = 0
+
+
+@dataclass
+class MergeBuilder:
+    """Collects clauses; `execute()` runs the merge."""
+
+    lake: DuckLake
+    table: str
+    source: object
+    condition: object
+    target_alias: str = "target"
+    source_alias: str = "source"
+    clauses: list[_Clause] = field(default_factory=list)
+    commit_args: dict = field(default_factory=dict)
+    transaction: object = None  # a Transaction to stage into instead of committing
+
+    def _add(self, kind: str, action: str, condition=None, values=None) -> MergeBuilder:
+        self.clauses.append(_Clause(kind, action, condition, values))
+        return self
+
+    def when_matched_update(self, set: dict, condition=None) -> MergeBuilder:  # noqa: A002 - delta's name
+        """Update matched target rows: {column: SQL string or Column}."""
+        return self._add("matched", "update", condition, dict(set))
+
+    def when_matched_update_all(self, condition=None) -> MergeBuilder:
+        """Update every column of matched target rows from the source's same-named columns."""
+        return self._add("matched", "update", condition)
+
+    def when_matched_delete(self, condition=None) -> MergeBuilder:
+        """Delete matched target rows."""
+        return self._add("matched", "delete", condition)
+
+    def when_not_matched_insert(self, values: dict, condition=None) -> MergeBuilder:
+        """Insert source rows without a match: {column: SQL string or Column}."""
+        return self._add("not_matched", "insert", condition, dict(values))
+
+    def when_not_matched_insert_all(self, condition=None) -> MergeBuilder:
+        """Insert source rows without a match, every column from the source's same-named columns."""
+        return self._add("not_matched", "insert", condition)
+
+    def when_not_matched_by_source_update(self, set: dict, condition=None) -> MergeBuilder:  # noqa: A002
+        """Update target rows no source row matches."""
+        return self._add("not_matched_by_source", "update", condition, dict(set))
+
+    def when_not_matched_by_source_delete(self, condition=None) -> MergeBuilder:
+        """Delete target rows no source row matches."""
+        return self._add("not_matched_by_source", "delete", condition)
+
+    def execute(self) -> MergeResult:
+        """Run the merge as one snapshot; returns the counts."""
+        if not self.clauses:
+            raise DuckLakeError("merge needs at least one when_... clause")
+        if self.transaction is not None:
+            return self.transaction._stage_merge(self)
+        from .write import commit_staged
+
+        self.lake.check_writable()
+        plan = self.lake.plan_scan(self.table)
+        info = CommitInfo(self.commit_args.get("author") or self.lake.author,
+                          self.commit_args.get("commit_message"), self.commit_args.get("extra_info"))
+        ops, files, outcome = stage_merge(self, plan)
+        if ops:
+            commit_staged(self.lake, ops, plan.snapshot_id, info, files)
+        return outcome
+
+
+def _expr(value):
+    from pyspark.sql import functions as F
+
+    return F.expr(value) if isinstance(value, str) else value
+
+
+def stage_merge(m: MergeBuilder, plan) -> tuple[list, list[str], MergeResult]:
+    """Join and classify on Spark, stage files; returns (operations, staged files, counts), nothing committed."""
+    from pyspark.sql import functions as F
+
+    from ..spark.deletes import stage_deletes
+    from ..spark.scan import FILE, POS
+    from ..spark.session import cached
+    from ..spark.write import delete_paths
+    from ..spec import types
+    from .delete_update import _delete_op, stage_rows
+
+    cols = plan.table.columns
+    names = {c.name.lower(): c.name for c in cols}
+    t, s = m.target_alias, m.source_alias
+    for clause in m.clauses:
+        unknown = [k for k in (clause.values or {}) if k.lower() not in names]
+        if unknown:
+            raise SchemaMismatchError(f"columns not in table {plan.table.qualified_name}: {', '.join(unknown)}")
+    spark = m.lake.spark  # checked once per operation (lake.spark re-verifies the session's confs on each use)
+    _check_strings(m, plan, spark)
+    target = (plan.to_dataframe(spark, positions=True, row_ids=True)
+              .withColumn("_dl_t", F.lit(True)).alias(t))
+    source = m.source.withColumn("_dl_s", F.lit(True)).withColumn("_dl_sid", F.monotonically_increasing_id())
+    joined = target.join(source.alias(s), _expr(m.condition), "full_outer")
+    matched = F.col(f"{t}._dl_t").isNotNull() & F.col("_dl_s").isNotNull()
+    kinds = {"matched": matched, "not_matched": F.col(f"{t}._dl_t").isNull(),
+             "not_matched_by_source": F.col("_dl_s").isNull()}
+    action = None
+    for index, clause in enumerate(m.clauses):
+        test = kinds[clause.kind] if clause.condition is None else kinds[clause.kind] & _expr(clause.condition)
+        action = (F.when(test, F.lit(index)) if action is None else action.when(test, F.lit(index)))
+    joined = joined.withColumn("_dl_action", action).where(F.col("_dl_action").isNotNull())
+
+    def value_of(clause: _Clause, col) -> object:
+        given = {k.lower(): v for k, v in (clause.values or {}).items()}
+        if col.name.lower() in given:
+            return _expr(given[col.name.lower()])
+        if clause.values is None:  # *_all: the source's same-named column
+            return F.col(f"{s}.{spark_name(col.name)}")
+        return F.col(f"{t}.{spark_name(col.name)}") if clause.action == "update" else F.lit(None)
+
+    outputs = []
+    for col in cols:
+        out = None
+        for index, clause in enumerate(m.clauses):
+            if clause.action in ("update", "insert"):
+                expr = value_of(clause, col)
+                out = (F.when(F.col("_dl_action") == index, expr) if out is None
+                       else out.when(F.col("_dl_action") == index, expr))
+        outputs.append((out if out is not None else F.lit(None)).cast(types.to_spark_type(col)).alias(col.name))
+    kind_of = {i: c.action for i, c in enumerate(m.clauses)}
+    act = F.col("_dl_action")
+    result = cached(spark, joined.select(
+        *outputs, F.col(f"{t}.rowid").alias("rowid"), F.col(f"{t}.{FILE}").alias(FILE),
+        F.col(f"{t}.{POS}").alias(POS), act.alias("_dl_action"), F.col("_dl_sid"),
+        F.when(act.isin([i for i, k in kind_of.items() if k == "update"] or [-1]), "update")
+        .when(act.isin([i for i, k in kind_of.items() if k == "delete"] or [-1]), "delete")
+        .otherwise("insert").alias("_dl_kind"),
+    ))
+    try:
+        _check_unique(result, matched_kinds=[i for i, c in enumerate(m.clauses) if c.kind == "matched"])
+        counts = {r["_dl_kind"]: r["count"] for r in result.groupBy("_dl_kind").count().collect()}
+        outcome = MergeResult(inserted=counts.get("insert", 0), updated=counts.get("update", 0),
+                              deleted=counts.get("delete", 0))
+        ops, written = [], []
+        if not any(counts.values()):
+            return ops, written, outcome
+        try:
+            touched = result.where(F.col("_dl_kind") != "insert").select(FILE, POS)
+            staged = stage_deletes(spark, plan, touched, m.lake.inlining_limit(plan.table))
+            if not staged.empty:
+                ops.append(_delete_op(plan, staged))
+                written += [d.path for d in staged.delete_files]
+            data_cols = [spark_name(c.name) for c in cols]
+            for kind, keep_ids in (("update", True), ("insert", False)):
+                if counts.get(kind, 0):
+                    rows = result.where(F.col("_dl_kind") == kind).select(*data_cols, "rowid")
+                    op, files = stage_rows(m.lake, plan, rows, counts[kind], keep_ids=keep_ids)
+                    ops.append(op)
+                    written += files
+        except BaseException:
+            delete_paths(written)
+            raise
+        return ops, written, outcome
+    finally:
+        result.unpersist()
+
+
+def _check_strings(m: MergeBuilder, plan, spark) -> None:
+    """Conditions and values given as SQL strings: one expression each, no subquery, resolvable against the
+    target and source (an empty join: Spark analyzes, nothing runs)."""
+    from ..spark.expressions import check_resolves, check_syntax, empty_frame
+
+    texts = [("merge condition", m.condition, False)]
+    for c in m.clauses:
+        texts.append((f"when_{c.kind}_{c.action} condition", c.condition, False))
+        texts += [(f"value of {k}", v, True) for k, v in (c.values or {}).items()]
+    strings = [(what, text, select) for what, text, select in texts if isinstance(text, str)]
+    if not strings:
+        return
+    joined = empty_frame(spark, plan.table).alias(m.target_alias).crossJoin(
+        m.source.limit(0).alias(m.source_alias))
+    for what, text, select in strings:
+        check_syntax(text, what)
+        check_resolves(joined, text, what, select=select)
+
+
+def _check_unique(result, matched_kinds: list[int]) -> None:
+    from pyspark.sql import functions as F
+
+    if not matched_kinds:
+        return
+    pairs = result.where(F.col("_dl_action").isin(matched_kinds))
+    dup_target = pairs.groupBy("rowid").count().where("count > 1").limit(1).collect()
+    dup_source = pairs.groupBy("_dl_sid").count().where("count > 1").limit(1).collect()
+    if dup_target or dup_source:
+        side = "a target row is matched by several source rows" if dup_target else \
+            "a source row matches several target rows"
+        raise DuckLakeError(f"MERGE would update or delete the same row more than once: {side}")

@@ -1,0 +1,146 @@
+"""An exactly-once Structured Streaming sink: a `foreachBatch` function committing each micro-batch once.
+
+Each batch is one `lake.write` whose snapshot records the query id and batch id in commit_extra_info; a batch the
+table already holds (Spark re-runs the last batch after a failure between our commit and its checkpoint) is
+skipped. The query id is the user's (`query_id=`, like Delta's `txnAppId`) or Spark's own id, read from the
+checkpoint's `metadata` file (written when the query starts, kept across restarts, new for a new checkpoint).
+The function is pickled to wherever Spark runs it (the Spark Connect server's Python worker over Connect), so it
+carries the attach string, not a lake handle, and attaches there.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+from dataclasses import dataclass, field
+
+from ...catalog.operations.stream_guards import BatchAlreadyCommitted, GuardBatch, batch_info, holds_batch
+
+
+@dataclass
+class StreamBatchWriter:
+    """`(batch_df, batch_id) -> None` for `writeStream.foreachBatch`, writing each batch into a table once."""
+
+    catalog: str = field(repr=False)  # the attach string: it may hold the catalog's password
+    data_path: str
+    table: str
+    query_id: str | None = None
+    checkpoint_location: str | None = None
+    mode: str = "append"
+    merge_schema: bool = False
+    commit_message: str | None = None
+    author: str | None = None
+    data_inlining_row_limit: int | None = None
+    _resolved_id: str | None = field(default=None, repr=False)
+
+    def __post_init__(self) -> None:
+        if not self.query_id and not self.checkpoint_location:
+            raise ValueError("a stream writer needs query_id= (a name unique to the query, kept across restarts) "
+                             "or checkpoint_location= (the query's checkpoint, holding Spark's query id)")
+        if self.mode not in ("append", "overwrite"):
+            raise ValueError(f"a stream writer's mode is 'append' or 'overwrite', got {self.mode!r}")
+
+    def __call__(self, batch_df, batch_id: int) -> None:
+        """Commit the batch unless the table already holds it."""
+        from ...catalog.commit import CommitInfo
+        from ...lake import DuckLake, split_name
+        from ...spark.session import get_or_create_spark
+        from ..write import write_table
+
+        query = self.resolve_query_id()
+        lake = DuckLake.attach(self.catalog, self.data_path, spark=get_or_create_spark(batch_df.sparkSession),
+                               create_if_missing=False, data_inlining_row_limit=self.data_inlining_row_limit,
+                               author=self.author, override_data_path=True)  # the writing lake's own data path
+        try:
+            with lake.engine.connect() as conn:  # cheap early skip; GuardBatch decides inside the commit
+                if holds_batch(conn, query, self.table, batch_id):
+                    return
+            lake.check_writable()
+            info = CommitInfo(self.author, self.commit_message, batch_info(query, self.table, batch_id))
+            try:
+                write_table(lake, batch_df, *split_name(self.table), self.mode, info, merge_schema=self.merge_schema,
+                            guards=[GuardBatch(query, self.table, batch_id)])
+            except BatchAlreadyCommitted:
+                return
+        finally:
+            lake.close()
+
+    def resolve_query_id(self) -> str:
+        """The query id batches are recorded under."""
+        if self.query_id:
+            return self.query_id
+        if self._resolved_id is None:
+            self._resolved_id = checkpoint_query_id(self.checkpoint_location)
+        return self._resolved_id
+
+
+def checkpoint_query_id(checkpoint_location: str) -> str:
+    """Spark's id of the query owning a checkpoint (its `metadata` file: `{"id": "..."}`)."""
+    from ...spark.paths import filesystem
+
+    path = _arrow_path(checkpoint_location).rstrip("/") + "/metadata"
+    fs, inner = filesystem(path)
+    try:
+        with fs.open_input_stream(inner) as fh:
+            text = fh.read().decode("utf-8")
+    except (FileNotFoundError, OSError) as exc:
+        raise FileNotFoundError(f"no streaming query metadata at {path}: pass the checkpoint of the running query, "
+                                "or query_id=") from exc
+    return json.loads(text.splitlines()[0])["id"]
+
+
+def _arrow_path(location: str) -> str:
+    """A checkpoint location as pyarrow's file systems take it (Spark's `file:` and `s3a://` forms undone)."""
+    if location.startswith("s3a://"):
+        return "s3://" + location[len("s3a://"):]
+    if location.startswith("file://"):
+        return location[len("file://"):]
+    if location.startswith("file:"):
+        return location[len("file:"):]
+    return location
+
+
+def checkpoint_path(location: str) -> str:
+    """Local checkpoint paths made absolute, so that Spark (maybe a Connect server elsewhere) and the sink agree."""
+    return location if "://" in location or location.startswith("file:") else os.path.abspath(location)
+
+
+def attach_string(lake) -> str:
+    """The catalog attach string of a lake, with file paths absolute (it is used in other processes)."""
+    return lake.location.attach_string()
+
+
+def stream_writer(lake, table: str, *, query_id: str | None = None, checkpoint_location: str | None = None,
+                  mode: str = "append", merge_schema: bool = False, commit_message: str | None = None,
+                  author: str | None = None) -> StreamBatchWriter:
+    """The foreachBatch function writing into `table` of this lake exactly once per batch."""
+    from ...lake import split_name
+
+    lake.check_writable()
+    schema, name = split_name(table)
+    return StreamBatchWriter(
+        catalog=attach_string(lake), data_path=lake.data_path, table=f"{schema}.{name}", query_id=query_id,
+        checkpoint_location=checkpoint_path(checkpoint_location) if checkpoint_location else None, mode=mode,
+        merge_schema=merge_schema, commit_message=commit_message, author=author or lake.author,
+        data_inlining_row_limit=lake.data_inlining_row_limit)
+
+
+def write_stream(lake, df, table: str, *, checkpoint_location: str, trigger=None, query_id: str | None = None,
+                 query_name: str | None = None, output_mode: str = "append", mode: str = "append",
+                 merge_schema: bool = False, commit_message: str | None = None, author: str | None = None):
+    """Start a streaming query writing `df` into `table` through `stream_writer`; returns the StreamingQuery.
+
+    `trigger`: None (Spark's default), a processing-time string ('10 seconds'), or DataStreamWriter.trigger
+    keyword arguments as a dict ({'availableNow': True}, {'once': True}, {'processingTime': '1 minute'}).
+    """
+    location = checkpoint_path(checkpoint_location)
+    writer = stream_writer(lake, table, query_id=query_id, checkpoint_location=location, mode=mode,
+                           merge_schema=merge_schema, commit_message=commit_message, author=author)
+    stream = df.writeStream.foreachBatch(writer).outputMode(output_mode).option("checkpointLocation", location)
+    if query_name:
+        stream = stream.queryName(query_name)
+    if isinstance(trigger, str):
+        stream = stream.trigger(processingTime=trigger)
+    elif trigger:
+        stream = stream.trigger(**trigger)
+    return stream.start()

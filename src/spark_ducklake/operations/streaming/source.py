@@ -1,0 +1,280 @@
+"""`spark.readStream.format("ducklake")`: a table's new snapshots as micro-batches (Python Data Source API).
+
+Offsets are snapshot ids: a batch covers snapshots (a, b], so a query restarted from its checkpoint neither loses
+nor repeats a row. The catalog is read where Spark plans the stream (the driver's Python worker: offsets and one
+partition per data file); executors read the files with pyarrow (`arrow_rows.py`). By default a batch holds the
+rows its snapshots inserted (what the reference's `table_insertions` returns, updates' new row versions
+included); with `include_changes` it holds `table_changes` rows (snapshot_id, rowid, change_type, columns).
+
+Options: `catalog` (attach string; file paths absolute, as the planner may run elsewhere), `table` (or the load
+path), `data_path`, `starting_snapshot` (`earliest`: every insertion since the table was created, the default;
+`latest`: only snapshots committed from now on; or a snapshot id, inclusive), `max_snapshots_per_trigger`
+(snapshots that changed the table, per batch), `include_changes`. The stream keeps the columns the table had
+when the query started (read by column id, so renames keep the old name until a restart); a later schema change
+stops the query with an error telling to restart it.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any
+
+import pyarrow as pa
+from pyspark.sql.datasource import DataSource, DataSourceStreamReader, InputPartition
+
+from ...catalog.inlined.tables import BEGIN_COL
+from ...catalog.planners import stream as stream_plan
+from ...catalog.planners.stream import FileTask
+from ...catalog.reads import reader
+from ...spec.model import TableInfo
+
+try:  # Spark 4.2+: read limits and Trigger.AvailableNow for Python sources
+    from pyspark.sql.streaming.datasource import ReadAllAvailable, ReadMaxFiles, SupportsTriggerAvailableNow
+except ImportError:  # pragma: no cover - older pyspark: every batch reads all available snapshots
+    ReadAllAvailable = ReadMaxFiles = None
+    SupportsTriggerAvailableNow = object
+
+FORMAT = "ducklake"
+# Spark redacts the values of options whose key matches spark.sql.redaction.options.regex ("(?i)url" by default)
+# in plans and the UI: the attach string may hold a catalog password. The option "catalog" is accepted too.
+CATALOG_OPTION = "catalog_url"
+OFFSET_KEY = "snapshot_id"
+
+
+@dataclass(frozen=True)
+class StreamOptions:
+    """The source's options, parsed."""
+
+    catalog: str = field(repr=False)  # may hold a catalog password
+    table: str
+    data_path: str | None = None
+    starting_snapshot: str | int = "earliest"
+    max_snapshots_per_trigger: int | None = None
+    include_changes: bool = False
+
+    @classmethod
+    def parse(cls, options: Any) -> StreamOptions:
+        """From the data source's (case-insensitive, string-valued) options."""
+        catalog = options.get(CATALOG_OPTION) or options.get("catalog")
+        table = options.get("table") or options.get("path")
+        if not catalog or not table:
+            raise ValueError("the ducklake source needs options 'catalog' (attach string) and 'table' (or a path)")
+        start = str(options.get("starting_snapshot", "earliest")).strip().lower()
+        if start not in ("earliest", "latest"):
+            if not start.isdigit():
+                raise ValueError(f"starting_snapshot must be 'earliest', 'latest' or a snapshot id, got {start!r}")
+            start = int(start)
+        limit = options.get("max_snapshots_per_trigger")
+        if limit is not None and (not str(limit).isdigit() or int(limit) < 1):
+            raise ValueError(f"max_snapshots_per_trigger must be a positive integer, got {limit!r}")
+        changes = str(options.get("include_changes", "false")).strip().lower()
+        if changes not in ("true", "false"):
+            raise ValueError(f"include_changes must be true or false, got {changes!r}")
+        return cls(catalog=catalog, table=table, data_path=options.get("data_path"), starting_snapshot=start,
+                   max_snapshots_per_trigger=int(limit) if limit is not None else None,
+                   include_changes=changes == "true")
+
+    def attach(self):
+        """The lake, read-only, catalog only."""
+        from ...lake import DuckLake
+
+        return DuckLake.attach(self.catalog, self.data_path, create_if_missing=False, read_only=True,
+                               override_data_path=True)  # the data path the reading lake was attached with
+
+
+def stream_schema(table: TableInfo, include_changes: bool):
+    """The stream's Spark schema: the table's columns (nullable), after the change columns if asked."""
+    from pyspark.sql import types as T
+
+    from ...spec import types
+
+    fields = [T.StructField(c.name, types.to_spark_type(c), True) for c in table.columns]
+    if include_changes:
+        fields = [T.StructField("snapshot_id", T.LongType(), True), T.StructField("rowid", T.LongType(), True),
+                  T.StructField("change_type", T.StringType(), True)] + fields
+    return T.StructType(fields)
+
+
+class DuckLakeDataSource(DataSource):
+    """The `ducklake` streaming source; resolves the table (and its columns) when the query is defined."""
+
+    @classmethod
+    def name(cls) -> str:
+        """The format name."""
+        return FORMAT
+
+    def __init__(self, options: dict[str, str]):
+        super().__init__(options)
+        self.settings = StreamOptions.parse(options)
+        self.table: TableInfo | None = None
+        self.schema_snapshot: int | None = None
+
+    def schema(self):
+        """The table's columns as of the newest snapshot (plus the change columns)."""
+        from ...lake import split_name
+
+        schema, name = split_name(self.settings.table)
+        lake = self.settings.attach()
+        try:
+            with lake.engine.connect() as conn:
+                self.schema_snapshot = stream_plan.latest_snapshot(conn)
+                self.table = reader.find_table(conn, self.schema_snapshot, lake.data_path, schema, name)
+        finally:
+            lake.close()
+        return stream_schema(self.table, self.settings.include_changes)
+
+    def streamReader(self, schema) -> DuckLakeStreamReader:  # noqa: N802 - Spark's name
+        """The reader planning and reading the batches."""
+        ours = self.schema() if self.table is None else stream_schema(self.table, self.settings.include_changes)
+        if schema.fieldNames() != ours.fieldNames():
+            raise ValueError(f"the ducklake source's schema is the table's: {ours.simpleString()}, not "
+                             f"{schema.simpleString()}")
+        return DuckLakeStreamReader(self.settings, self.table, self.schema_snapshot, schema)
+
+
+class BatchPartition(InputPartition):
+    """One task of a batch: data files read together (several only to pair updates) and maybe inlined rows."""
+
+    def __init__(self, start: int, end: int, files: list[FileTask], inlined: pa.Table | None = None):
+        super().__init__(None)
+        self.start, self.end, self.files, self.inlined = start, end, files, inlined
+
+
+class DuckLakeStreamReader(DataSourceStreamReader, SupportsTriggerAvailableNow):
+    """Offsets and partitions from the catalog (planner side), rows from the files (executors)."""
+
+    def __init__(self, settings: StreamOptions, table: TableInfo, schema_snapshot: int, schema):
+        self.settings, self.table, self.schema_snapshot, self.schema = settings, table, schema_snapshot, schema
+        self._lake = None
+        self._spans: dict = {}  # delete file -> snapshots its footer holds (files never change)
+        self._until: int | None = None  # Trigger.AvailableNow: the newest snapshot when the query began
+        self._last: int | None = None  # the newest offset handed out (for Spark without admission control)
+
+    def __getstate__(self) -> dict:
+        state = dict(self.__dict__)
+        state["_lake"], state["_spans"] = None, {}  # executors never talk to the catalog
+        return state
+
+    def _conn(self):
+        if self._lake is None:
+            self._lake = self.settings.attach()
+        return self._lake.engine.connect()
+
+    def initialOffset(self) -> dict:  # noqa: N802 - Spark's name
+        """Where a new query starts: before the table's first snapshot, at the newest, or before the given one."""
+        start = self.settings.starting_snapshot
+        with self._conn() as conn:
+            if start == "latest":
+                offset = stream_plan.latest_snapshot(conn)
+            elif start == "earliest":
+                offset = self.table.begin_snapshot - 1
+            else:
+                offset = reader.get_snapshot(conn, start).snapshot_id - 1
+        self._last = offset
+        return {OFFSET_KEY: offset}
+
+    def getDefaultReadLimit(self):  # noqa: N802 - Spark's name
+        """max_snapshots_per_trigger, carried as Spark's ReadMaxFiles (counting snapshots)."""
+        if self.settings.max_snapshots_per_trigger and ReadMaxFiles is not None:
+            return ReadMaxFiles(self.settings.max_snapshots_per_trigger)
+        return ReadAllAvailable()
+
+    def prepareForTriggerAvailableNow(self) -> None:  # noqa: N802 - Spark's name
+        """Trigger.AvailableNow: read up to the newest snapshot as of now, in batches as the limit allows."""
+        with self._conn() as conn:
+            self._until = stream_plan.latest_snapshot(conn)
+
+    def latestOffset(self, start: dict | None = None, limit=None) -> dict:  # noqa: N802 - Spark's name
+        """The end of the next batch: the newest snapshot, or fewer snapshots as the read limit says."""
+        begin = start[OFFSET_KEY] if start else self._last
+        if ReadMaxFiles is not None and isinstance(limit, ReadMaxFiles):
+            cap = limit.max_files
+        elif limit is None:
+            cap = self.settings.max_snapshots_per_trigger
+        else:
+            cap = None
+        with self._conn() as conn:
+            latest = stream_plan.latest_snapshot(conn)
+            if self._until is not None:
+                latest = min(latest, self._until)
+            if begin is None:
+                end = latest
+            else:
+                end = stream_plan.batch_end(conn, self.table.table_id, begin, latest, cap)
+        self._last = end
+        return {OFFSET_KEY: end}
+
+    def partitions(self, start: dict, end: dict) -> list[BatchPartition]:
+        """One partition per data file holding rows of snapshots (start, end], one for inlined rows; in change
+        mode files sharing a snapshot with deletions go together (an update's halves meet in one task)."""
+        first, last = start[OFFSET_KEY] + 1, end[OFFSET_KEY]
+        if last < first:
+            return []
+        changes = self.settings.include_changes
+        with self._conn() as conn:
+            stream_plan.check_columns(conn, self.table, last, self.schema_snapshot)
+            plan = stream_plan.plan_batch(conn, self.table, first, last, deletes=changes, delete_spans=self._spans)
+        if changes:
+            return [BatchPartition(first, last, files, plan.inlined if inlined else None)
+                    for files, inlined in stream_plan.change_groups(plan)]
+        parts = [BatchPartition(first, last, [f]) for f in plan.files]
+        if plan.inlined is not None:
+            import pyarrow.compute as pc
+
+            begins = plan.inlined.column(BEGIN_COL)
+            new = plan.inlined.filter(pc.and_(pc.greater_equal(begins, first), pc.less_equal(begins, last)))
+            if new.num_rows:
+                parts.append(BatchPartition(first, last, [], new))
+        return parts
+
+    def read(self, partition: BatchPartition):
+        """The partition's rows as Arrow record batches in the stream's schema."""
+        from pyspark.sql.pandas.types import to_arrow_schema
+
+        from . import arrow_rows
+
+        full = to_arrow_schema(self.schema, timezone="UTC")
+        changes = self.settings.include_changes
+        columns = pa.schema(list(full)[3:]) if changes else full
+        parts = [arrow_rows.file_versions(f, self.table.columns, columns, partition.start, partition.end,
+                                          deletes=changes) for f in partition.files]
+        if partition.inlined is not None:
+            parts.append(arrow_rows.inlined_versions(partition.inlined, self.table.columns, columns))
+        if not parts:
+            return
+        versions = pa.concat_tables(parts)
+        out = (arrow_rows.changes(versions, columns, partition.start, partition.end) if changes
+               else arrow_rows.insertions(versions, columns, partition.start, partition.end))
+        yield from out.to_batches(max_chunksize=65536)
+
+    def commit(self, end: dict) -> None:
+        """Nothing to release: offsets live in Spark's checkpoint."""
+
+    def stop(self) -> None:
+        """Release the catalog connections."""
+        if self._lake is not None:
+            self._lake.close()
+            self._lake = None
+
+
+def register(spark) -> None:
+    """Make `spark.readStream.format("ducklake")` available in this session (local or Spark Connect)."""
+    from ...datasource import DuckLakeBatchSource  # one class per format name: it reads batches too
+
+    spark.dataSource.register(DuckLakeBatchSource)
+
+
+def read_stream(lake, table: str, *, starting_snapshot: str | int = "earliest",
+                max_snapshots_per_trigger: int | None = None, include_changes: bool = False):
+    """A streaming DataFrame of the table's new snapshots (see the module docstring for the options)."""
+    from ...lake import split_name
+    from .sink import attach_string
+
+    schema, name = split_name(table)
+    lake.table_info(f"{schema}.{name}")  # fail now, naming what is missing
+    options = {CATALOG_OPTION: attach_string(lake), "table": f"{schema}.{name}", "data_path": lake.data_path,
+               "starting_snapshot": str(starting_snapshot), "include_changes": str(bool(include_changes)).lower()}
+    if max_snapshots_per_trigger is not None:
+        options["max_snapshots_per_trigger"] = str(max_snapshots_per_trigger)
+    register(lake.spark)
+    return lake.spark.readStream.format(FORMAT).options(**options).load()

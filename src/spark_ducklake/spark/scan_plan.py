@@ -1,0 +1,30 @@
+"""A planned scan: what the catalog says to read at one snapshot, turned into a DataFrame on demand."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import pyarrow as pa
+
+from ..spec.model import DataFile, TableInfo
+
+
+@dataclass
+class ScanPlan:
+    """Files (after pruning), inlined rows and deletes of one table at one snapshot."""
+
+    table: TableInfo
+    snapshot_id: int
+    files: list[DataFile]
+    total_files: int
+    inlined: pa.Table | None
+    inlined_deletes: dict[int, list[int]]
+    names_stable: bool
+
+    def to_dataframe(self, spark, *, row_ids: bool = False, positions: bool = False):
+        """The Spark DataFrame for this plan (Spark's native Parquet scan underneath)."""
+        from .scan import scan_table
+
+        return scan_table(spark, self.table, self.files, snapshot_id=self.snapshot_id, inlined=self.inlined,
+                          inlined_deletes=self.inlined_deletes, names_stable=self.names_stable, row_ids=row_ids,
+                          positions=positions)

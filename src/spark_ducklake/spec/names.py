@@ -1,0 +1,96 @@
+"""Names of schemas, tables and columns: the reference's rules, parsing table names, quoting them for Spark."""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+
+from ..errors import AlreadyExistsError, InvalidNameError
+
+# PostgreSQL truncates identifiers to NAMEDATALEN - 1 bytes.
+POSTGRES_MAX_IDENTIFIER_BYTES = 63
+
+
+def check_name(name: object, kind: str) -> str:
+    """`name` if DuckDB can use it as a `kind` (schema, table, column) name: non-empty, without NUL."""
+    if not isinstance(name, str) or not name:
+        raise InvalidNameError(f"{kind} name must be a non-empty string, got {name!r}")
+    if "\0" in name:
+        raise InvalidNameError(f"{kind} name {name!r} contains a NUL character")
+    return name
+
+
+def check_unique(names: Iterable[str], kind: str, where: str) -> None:
+    """AlreadyExistsError if two names differ only in case (DuckDB's names are case-insensitive)."""
+    seen: dict[str, str] = {}
+    for name in names:
+        if name.lower() in seen:
+            raise AlreadyExistsError(f"{kind} {name!r} of {where} already exists as {seen[name.lower()]!r} "
+                                     "(names are case-insensitive)")
+        seen[name.lower()] = name
+
+
+def parse_table_name(name: object, default_schema: str = "main") -> tuple[str, str]:
+    """'table', 'schema.table', '"my.schema"."t"' (double quotes, "" inside) or a (schema, table) pair."""
+    if isinstance(name, tuple | list):
+        if len(name) != 2:
+            raise InvalidNameError(f"a table name pair must be (schema, table), got {name!r}")
+        return check_name(name[0], "schema"), check_name(name[1], "table")
+    if not isinstance(name, str) or not name.strip():
+        raise InvalidNameError(f"table name must be a non-empty string, got {name!r}")
+    parts = _split_identifiers(name)
+    if len(parts) == 1:
+        return default_schema, check_name(parts[0], "table")
+    if len(parts) == 2:
+        return check_name(parts[0], "schema"), check_name(parts[1], "table")
+    raise InvalidNameError(f"table name {name!r} has {len(parts)} dot-separated parts; quote names holding dots "
+                           "('\"my.schema\".\"t\"') or pass a (schema, table) pair")
+
+
+def _split_identifiers(text: str) -> list[str]:
+    """Dot-separated parts; a part starting with a double quote runs to its closing quote ("" is a quote)."""
+    parts: list[str] = []
+    i = 0
+    while True:
+        if text.startswith('"', i):
+            out, i = [], i + 1
+            while True:
+                end = text.find('"', i)
+                if end < 0:
+                    raise InvalidNameError(f"unterminated quoted identifier in table name {text!r}")
+                out.append(text[i:end])
+                if text.startswith('"', end + 1):  # "" stands for one quote
+                    out.append('"')
+                    i = end + 2
+                    continue
+                i = end + 1
+                break
+            parts.append("".join(out))
+            if i < len(text) and text[i] != ".":
+                raise InvalidNameError(f"unexpected text after a quoted identifier in table name {text!r}")
+        else:
+            end = text.find(".", i)
+            end = len(text) if end < 0 else end
+            parts.append(text[i:end])
+            i = end
+        if i >= len(text):
+            return parts
+        i += 1  # the dot
+        if i == len(text):
+            return [*parts, ""]  # 'main.': an empty table name, refused by check_name
+
+
+def spark_name(name: str) -> str:
+    """`name` as one Spark identifier: backquoted, backquotes doubled (dots and spaces stay part of it)."""
+    return "`" + name.replace("`", "``") + "`"
+
+
+def spark_col(name: str, qualifier: str | None = None):
+    """A Spark Column referring to the column named exactly `name` (optionally of a DataFrame alias)."""
+    from pyspark.sql import functions as F
+
+    return F.col(f"{qualifier}.{spark_name(name)}" if qualifier else spark_name(name))
+
+
+def fits_postgres(name: str) -> bool:
+    """Whether PostgreSQL keeps the identifier whole (it truncates longer ones silently)."""
+    return len(name.encode()) <= POSTGRES_MAX_IDENTIFIER_BYTES
