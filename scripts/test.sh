@@ -1,20 +1,23 @@
 #!/usr/bin/env bash
 # The test command: set up from a clean machine, lint, then run every lane CI runs. Each lane runs even when an
 # earlier one failed; the script fails if any lane failed. Extra arguments go to every pytest call.
-#   1 local     the whole suite on a local Spark session we start
-#   2 connect   the whole suite again, every test moving its data through a Spark Connect server
-#   3 user      interop and row-level tests on a session built like a user's (hostile confs, Spark's defaults,
+#   1 catalog   the tests that need no Spark (not marked `spark`), with Spark forbidden: a test that starts a
+#               session there fails (tests/conftest.py)
+#   2 local     the tests marked `spark` (those asking for the `spark` fixture) on a local Spark session we start
+#   3 connect   the whole suite again, every test moving its data through a Spark Connect server
+#   4 user      interop and row-level tests on a session built like a user's (hostile confs, Spark's defaults,
 #               no PYSPARK_PYTHON, Python workers without this package)
-#   4 cluster   the README tour and more on a standalone cluster behind Spark Connect (scripts/cluster.sh)
-#   5 s3        storage tests with data on a local S3 server (scripts/s3.sh)
-#   6 wheel     the wheel, installed with no extras into a fresh venv, runs scripts/smoke_tour.py
-# SPARK_DUCKLAKE_LANES="local connect" runs a subset.
+#   5 cluster   the README tour and more on a standalone cluster behind Spark Connect (scripts/cluster.sh)
+#   6 s3        storage tests with data on a local S3 server (scripts/s3.sh)
+#   7 wheel     the wheel, installed with no extras into a fresh venv, runs scripts/smoke_tour.py
+# SPARK_DUCKLAKE_LANES="catalog local" runs a subset.
 set -uo pipefail
 cd "$(dirname "$0")/.."
 bash scripts/setup.sh test || exit 1
 .venv/bin/ruff check src tests bench scripts || exit 1
+.venv/bin/lint-imports || exit 1
 
-lanes="${SPARK_DUCKLAKE_LANES:-local connect user cluster s3 wheel}"
+lanes="${SPARK_DUCKLAKE_LANES:-catalog local connect user cluster s3 wheel}"
 pytest=(.venv/bin/python -m pytest -q --durations=25)
 state="$(mktemp -d "${TMPDIR:-/tmp}/ducklake-lanes-XXXXXX")"
 failed=()
@@ -35,9 +38,10 @@ run_lane() {  # run_lane NAME COMMAND...: time one lane, remember a failure, go 
     echo "=== lane $name: exit $rc in $((SECONDS - start)) s"
 }
 
-lane_local() { "${pytest[@]}" -m "not cluster and not s3" "$@"; }
+lane_catalog() { SPARK_DUCKLAKE_TEST_NO_SPARK=1 "${pytest[@]}" -m "not spark and not cluster and not s3" "$@"; }
+lane_local() { "${pytest[@]}" -m "spark and not cluster and not s3" "$@"; }
 lane_connect() {
-    SPARK_DUCKLAKE_TEST_CONNECT=1 "${pytest[@]}" -m "not cluster and not s3" --deselect tests/test_concurrency.py "$@"
+    SPARK_DUCKLAKE_TEST_CONNECT=1 "${pytest[@]}" -m "spark and not cluster and not s3" --deselect tests/test_concurrency.py "$@"
 }
 lane_user() {
     bash scripts/cluster.sh worker-venv "$state/cluster" >/dev/null || return 1

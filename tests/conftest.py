@@ -99,9 +99,20 @@ def mysql_catalog(new_mysql_catalog):
     return new_mysql_catalog()
 
 
+# Fixtures that start Spark (a session, a Connect server): a test whose fixture closure holds one is marked `spark`.
+SPARK_FIXTURES = frozenset({"spark", "connect_url", "cluster"})
+# Set by scripts/test.sh's `catalog` lane; `-m "not spark ..."` alone does it too (see _spark_free).
+NO_SPARK_ENV = "SPARK_DUCKLAKE_TEST_NO_SPARK"
+
+
+@pytest.hookimpl(tryfirst=True)  # before pytest's own `-m` selection, which must see the `spark` marks
 def pytest_collection_modifyitems(config, items):
-    """Tests marked `not_on_mysql(reason)` drop their `catalog[mysql]` case: the reference extension cannot do
-    what they ask of DuckDB in a MySQL catalog (see the reasons); tests/test_mysql_catalog.py covers MySQL."""
+    """Mark `spark` every test that asks for a Spark-starting fixture. Tests marked `not_on_mysql(reason)` drop
+    their `catalog[mysql]` case: the reference extension cannot do what they ask of DuckDB in a MySQL catalog
+    (see the reasons); tests/test_mysql_catalog.py covers MySQL."""
+    for item in items:
+        if SPARK_FIXTURES.intersection(getattr(item, "fixturenames", ())):
+            item.add_marker(pytest.mark.spark)
     dropped = [item for item in items if item.get_closest_marker("not_on_mysql")
                and getattr(item, "callspec", None) is not None and item.callspec.params.get("catalog") == "mysql"]
     if dropped:
@@ -120,6 +131,76 @@ def catalog(request, tmp_path):
     if request.param == "mysql":
         return request.getfixturevalue("mysql_catalog")
     return request.getfixturevalue("pg_catalog")
+
+
+def _spark_free(config) -> bool:
+    """Whether this run selects no Spark test: SPARK_DUCKLAKE_TEST_NO_SPARK=1, or a `-m` expression that a test
+    marked `spark` never passes, whatever its other marks (e.g. "not spark and not s3")."""
+    if os.environ.get(NO_SPARK_ENV) == "1":
+        return True
+    expression = config.getoption("markexpr", "") or ""
+    if not expression:
+        return False
+    try:
+        from _pytest.mark.expression import Expression  # pytest's own parser: private, hence the env var too
+    except ImportError:
+        return False
+    compiled = Expression.compile(expression)
+    return not any(compiled.evaluate(lambda name, others=others, **_: name == "spark" or others)
+                   for others in (False, True))
+
+
+def _no_spark(*_args, **_kwargs):
+    raise RuntimeError(f"this run is Spark-free ({NO_SPARK_ENV}=1 or -m 'not spark'), yet a test started Spark: "
+                       "have it request the `spark` fixture, or mark it @pytest.mark.spark")
+
+
+@pytest.fixture(scope="session", autouse=True)
+def forbid_spark_when_spark_free(request):
+    """In a Spark-free run, starting a Spark session fails loudly: a test that needs Spark without saying so
+    (no `spark` fixture, no `spark` mark) would otherwise slow the catalog lane down unnoticed."""
+    if not _spark_free(request.config):
+        yield
+        return
+    patch = pytest.MonkeyPatch()
+    patch.setattr("spark_ducklake.spark.session.get_or_create_spark", _no_spark)
+    try:
+        from pyspark.sql import SparkSession
+    except ImportError:
+        SparkSession = None
+    if SparkSession is not None:
+        patch.setattr(SparkSession.Builder, "getOrCreate", _no_spark)
+        patch.setattr(SparkSession.Builder, "create", _no_spark)
+    # A child process (tests that run a script) finds no spark-submit here, so its Spark cannot start either.
+    patch.setenv("SPARK_HOME", "/nonexistent/spark-free-run--mark-the-test-spark")
+    yield
+    patch.undo()
+
+
+@pytest.fixture
+def lake_catalog(request, tmp_path) -> str:
+    """The catalog string of the `lake` fixture: the catalog fixture the test asks for (`catalog`, one case per
+    backend; `pg_catalog`; `mysql_catalog`), else an embedded SQLite file in tmp_path."""
+    for name in ("catalog", "pg_catalog", "mysql_catalog"):
+        if name in request.fixturenames:
+            return request.getfixturevalue(name)
+    return f"sqlite:{tmp_path / 'meta.sqlite'}"
+
+
+@pytest.fixture
+def lake(request, lake_catalog, tmp_path):
+    """A fresh lake on `lake_catalog` with its data in tmp_path/data, closed afterwards; it moves data on the
+    `spark` session when the test asks for that. `@pytest.mark.lake(**options)` adds DuckLake.attach keywords,
+    e.g. `@pytest.mark.lake(data_inlining_row_limit=0)` for a lake that writes Parquet however small."""
+    from spark_ducklake import DuckLake
+
+    marker = request.node.get_closest_marker("lake")
+    options = dict(marker.kwargs) if marker else {}
+    if "spark" in request.fixturenames:
+        options.setdefault("spark", request.getfixturevalue("spark"))
+    handle = DuckLake.attach(lake_catalog, str(tmp_path / "data"), **options)
+    yield handle
+    handle.close()
 
 
 @pytest.fixture(scope="session")

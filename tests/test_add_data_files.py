@@ -74,7 +74,7 @@ def test_add_data_files_writes_the_reference_rows(catalog, tmp_path):
         assert ours[table] == reference[table], table
 
 
-def test_duckdb_and_we_read_added_files_alike(tmp_path, spark, reference, monkeypatch):
+def test_duckdb_and_we_read_added_files_alike(lake, lake_catalog, tmp_path, spark, reference):
     inputs = _write_inputs(tmp_path / "incoming")
     ids = tmp_path / "with_ids.parquet"  # field ids of the table (as a file of another DuckLake writer has them)
     table = pa.table({"a": pa.array([1000, 1001], pa.int32()), "b": ["x", "y"], "k": pa.array([1, 2], pa.int64())})
@@ -89,9 +89,6 @@ def test_duckdb_and_we_read_added_files_alike(tmp_path, spark, reference, monkey
     for i in range(add_files.DRIVER_FILES + 4):  # more than the driver reads itself: footers read by Spark
         pq.write_table(pa.table({"a": pa.array([i], pa.int32()), "k": pa.array([i], pa.int64())}),
                        many / f"{i}.parquet")
-
-    catalog = f"sqlite:{tmp_path / 'meta.sqlite'}"
-    lake = DuckLake.attach(catalog, str(tmp_path / "data"))
     lake.create_table("t", SPARK_TABLE)
     lake.add_data_files("t", inputs)
     lake.add_data_files("t", str(ids), allow_missing=True)
@@ -102,14 +99,12 @@ def test_duckdb_and_we_read_added_files_alike(tmp_path, spark, reference, monkey
     ours = spark_rows(lake.read("t"))
     assert len(ours) == 7 + 4 + 4 + 2 + 3 + len(added) + 1
     assert spark_rows(lake.read("t", where="k = 5")) == [r for r in ours if r[6] == 5]  # hive values prune/filter
-    attach(reference, catalog)
+    attach(reference, lake_catalog)
     reference.execute("SET TimeZone = 'UTC'")
     assert duckdb_rows(reference, "SELECT * FROM lake.t") == ours
 
 
-def test_errors_name_the_file_and_column(tmp_path):
-    catalog = f"sqlite:{tmp_path / 'meta.sqlite'}"
-    lake = DuckLake.attach(catalog, str(tmp_path / "data"))
+def test_errors_name_the_file_and_column(lake, tmp_path):
     lake.create_table("t", "a INT, d DECIMAL(6,2), s STRUCT<x: INT>")
     good = {"a": pa.array([1], pa.int32()), "d": pa.array([1], pa.decimal128(5, 2)),
             "s": pa.array([{"x": 1}], pa.struct([("x", pa.int32())]))}
@@ -151,9 +146,7 @@ def test_errors_name_the_file_and_column(tmp_path):
     assert lake.add_data_files("t", str(tmp_path / "extra.parquet"), ignore_extra_columns=True)
 
 
-def test_partitioned_table_takes_files_from_hive_folders(tmp_path, spark, reference):
-    catalog = f"sqlite:{tmp_path / 'meta.sqlite'}"
-    lake = DuckLake.attach(catalog, str(tmp_path / "data"))
+def test_partitioned_table_takes_files_from_hive_folders(lake, lake_catalog, tmp_path, spark, reference):
     lake.create_table("t", "region STRING, y INT, v BIGINT")
     lake.set_partitioning("t", ["region"])
     for region in ("eu", "us"):
@@ -167,16 +160,14 @@ def test_partitioned_table_takes_files_from_hive_folders(tmp_path, spark, refere
     assert len(lake.plan_scan("t", where="region = 'us'").files) == 1  # pruned by the partition value
     ours = spark_rows(lake.read("t"))
     assert ours == sorted([(r, y, v) for r in ("eu", "us") for y, v in ((1, 10), (2, 20))], key=repr)
-    attach(reference, catalog)
+    attach(reference, lake_catalog)
     assert duckdb_rows(reference, "SELECT * FROM lake.t") == ours
     assert duckdb_rows(reference, "SELECT partition_value FROM __ducklake_metadata_lake."
                                   "ducklake_file_partition_value") == [("eu",), ("us",)]
 
 
-def test_the_lake_owns_added_files(tmp_path):
+def test_the_lake_owns_added_files(lake, tmp_path):
     """As the reference documents: once no snapshot needs an added file, cleanup deletes it."""
-    catalog = f"sqlite:{tmp_path / 'meta.sqlite'}"
-    lake = DuckLake.attach(catalog, str(tmp_path / "data"))
     lake.create_table("t", "a BIGINT")
     outside = tmp_path / "mine.parquet"
     pq.write_table(pa.table({"a": [1, 2, 3]}), outside)
@@ -189,8 +180,7 @@ def test_the_lake_owns_added_files(tmp_path):
     assert lake.plan_scan("t").inlined.column("a").to_pylist() == [4]
 
 
-def test_schema_argument_names_the_tables_schema(tmp_path):
-    lake = DuckLake.attach(f"sqlite:{tmp_path / 'meta.sqlite'}", str(tmp_path / "data"))
+def test_schema_argument_names_the_tables_schema(lake, tmp_path):
     lake.create_schema("s")
     lake.create_table("s.t", "a INT")
     lake.create_table("t", "a INT")
@@ -199,4 +189,3 @@ def test_schema_argument_names_the_tables_schema(tmp_path):
     assert lake.add_data_files("t", path, schema="s") == [path]
     assert [f.record_count for f in lake.plan_scan("s.t").files] == [2]
     assert lake.plan_scan("t").files == []
-    lake.close()

@@ -21,10 +21,6 @@ from spark_ducklake.errors import (
 from tests.support.reference import attach
 
 
-def _lake(tmp_path: Path, **kw) -> DuckLake:
-    return DuckLake.attach(f"sqlite:{tmp_path / 'meta.sqlite'}", str(tmp_path / "data"), **kw)
-
-
 def _state(lake: DuckLake, tmp_path: Path) -> tuple:
     """What 'changed nothing' compares: the snapshots and every file under the data path."""
     files = sorted(str(p) for p in (tmp_path / "data").rglob("*") if p.is_file())
@@ -48,8 +44,7 @@ def _state(lake: DuckLake, tmp_path: Path) -> tuple:
     ("", "at least one column"),
     ("x INT, X BIGINT", "'X'"),
 ])
-def test_malformed_column_lists_are_refused_naming_the_bad_part(tmp_path, ddl, named):
-    lake = _lake(tmp_path)
+def test_malformed_column_lists_are_refused_naming_the_bad_part(lake, tmp_path, ddl, named):
     before = _state(lake, tmp_path)
     with pytest.raises(DuckLakeError, match="^[^\n]*$") as info:
         lake.create_table("t", ddl)
@@ -57,15 +52,13 @@ def test_malformed_column_lists_are_refused_naming_the_bad_part(tmp_path, ddl, n
     assert _state(lake, tmp_path) == before and lake.tables() == []
 
 
-def test_null_keyword_is_not_not_null(tmp_path):
-    lake = _lake(tmp_path)
+def test_null_keyword_is_not_not_null(lake):
     lake.create_table("t", "a INT NULL, b INT NOT NULL")
     assert [c.nullable for c in lake.table_info("t").columns] == [True, False]
 
 
 @pytest.mark.parametrize("type_", ["INT, evil STRING", "INT NOT NULL", "INT) AS SELECT 1 --", "FOO", ""])
-def test_type_strings_hold_one_type(tmp_path, type_):
-    lake = _lake(tmp_path)
+def test_type_strings_hold_one_type(lake, tmp_path, type_):
     lake.create_table("t", "a INT")
     before = _state(lake, tmp_path)
     with pytest.raises(SchemaMismatchError):
@@ -75,8 +68,7 @@ def test_type_strings_hold_one_type(tmp_path, type_):
 
 
 # ----------------------------------------------------------------------------------------- NOT NULL
-def test_not_null_refused_on_every_write_path_like_the_reference(tmp_path, spark, reference):
-    lake = _lake(tmp_path)
+def test_not_null_refused_on_every_write_path_like_the_reference(lake, tmp_path, spark, reference):
     lake.create_table("t", "k BIGINT NOT NULL, s VARCHAR")
     attach(reference, f"sqlite:{tmp_path / 'meta.sqlite'}")
     with pytest.raises(Exception, match="NOT NULL constraint failed") as ref:
@@ -115,8 +107,7 @@ def test_not_null_refused_on_every_write_path_like_the_reference(tmp_path, spark
 
 
 # ----------------------------------------------------------------------------------------- names
-def test_names_follow_the_reference_rules(tmp_path, reference):
-    lake = _lake(tmp_path)
+def test_names_follow_the_reference_rules(lake, tmp_path, reference):
     lake.create_schema("s")
     lake.create_table("t", "a INT")
     before = _state(lake, tmp_path)
@@ -161,8 +152,7 @@ def test_table_names_take_quotes_and_pairs(name, parts):
     assert split_name(name) == parts
 
 
-def test_dotted_and_backquoted_names_are_readable(tmp_path, spark, reference):
-    lake = _lake(tmp_path)
+def test_dotted_and_backquoted_names_are_readable(lake, tmp_path, spark, reference):
     lake.create_schema("x.y")
     lake.create_table('"x.y"."t.u"', pa.schema([("a.b", pa.int64()), ("c`d", pa.int64()), ("e", pa.int64())]))
     assert lake.table_info(("x.y", "t.u")).columns[0].name == "a.b"
@@ -194,8 +184,7 @@ def test_dotted_and_backquoted_names_are_readable(tmp_path, spark, reference):
     pa.array([True] * 50),
     pa.array(["1"] * 50),
 ])
-def test_small_and_large_writes_share_one_cast_rule(tmp_path, spark, array):
-    lake = _lake(tmp_path)
+def test_small_and_large_writes_share_one_cast_rule(lake, tmp_path, spark, array):
     lake.create_table("t", "k BIGINT")
     before = _state(lake, tmp_path)
     for n in (1, 50):  # 1 row: inlined path; 50: Spark path
@@ -208,8 +197,7 @@ def test_small_and_large_writes_share_one_cast_rule(tmp_path, spark, array):
 
 
 # ----------------------------------------------------------------------------------------- SQL strings
-def test_bad_conditions_and_values_are_refused_and_change_nothing(tmp_path, spark):
-    lake = _lake(tmp_path)
+def test_bad_conditions_and_values_are_refused_and_change_nothing(lake, tmp_path, spark):
     lake.create_table("t", "k BIGINT, s VARCHAR")
     lake.write(spark.range(30).selectExpr("id AS k", "'f' AS s"), "t")
     lake.write(pa.table({"k": pa.array([100], pa.int64()), "s": ["i"]}), "t")
@@ -236,9 +224,8 @@ def test_bad_conditions_and_values_are_refused_and_change_nothing(tmp_path, spar
 
 
 # ----------------------------------------------------------------------------------------- PostgreSQL names
-def test_postgres_long_column_names_write_parquet_like_the_reference(pg_catalog, tmp_path, spark, reference):
+def test_postgres_long_column_names_write_parquet_like_the_reference(pg_catalog, lake, spark, reference):
     long_a, long_b = "c" * 70, "c" * 63 + "x" * 5  # the same first 63 bytes: PostgreSQL would merge them
-    lake = DuckLake.attach(pg_catalog, str(tmp_path / "data"))
     lake.create_table("t", pa.schema([(long_a, pa.int64()), (long_b, pa.int64()), ("s", pa.string())]))
     lake.write(pa.table({long_a: [1, 2], long_b: [3, 4], "s": ["a", "b"]}), "t")
     assert lake.snapshots()[-1].changes == {"tables_inserted_into": ["1"]}

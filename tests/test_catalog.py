@@ -24,8 +24,7 @@ def _catalog_rows(lake: DuckLake, table: str) -> list[tuple]:
         return [tuple(r) for r in conn.execute(sa.text(f"SELECT * FROM {table}"))]
 
 
-def test_new_lake_has_spec_metadata_and_snapshot_zero(catalog, tmp_path):
-    lake = DuckLake.attach(catalog, str(tmp_path / "data"))
+def test_new_lake_has_spec_metadata_and_snapshot_zero(catalog, lake, tmp_path):
     meta = {row[0]: row[1] for row in _catalog_rows(lake, "ducklake_metadata")}
     assert meta["version"] == "1.0"
     assert meta["data_path"] == str(tmp_path / "data") + "/"
@@ -35,11 +34,9 @@ def test_new_lake_has_spec_metadata_and_snapshot_zero(catalog, tmp_path):
     assert [s.snapshot_id for s in snaps] == [0]
     assert snaps[0].changes == {"schemas_created": ["main"]}
     assert lake.schemas() == ["main"]
-    lake.close()
 
 
-def test_ddl_round_trip_and_duckdb_sees_it(catalog, tmp_path, reference):
-    lake = DuckLake.attach(catalog, str(tmp_path / "data"))
+def test_ddl_round_trip_and_duckdb_sees_it(catalog, lake, reference):
     lake.create_schema("sales")
     lake.create_table("sales.orders", "id BIGINT NOT NULL, customer STRING, tags ARRAY<STRING>, "
                                       "address STRUCT<city: STRING, zip: INT>, attrs MAP<STRING, DOUBLE>")
@@ -114,8 +111,7 @@ def test_missing_catalog_without_create(tmp_path):
     assert not (tmp_path / "nope.sqlite").exists()
 
 
-def test_unknown_names_are_clear(tmp_path):
-    lake = DuckLake.attach(str(tmp_path / "meta.sqlite"), str(tmp_path / "data"))
+def test_unknown_names_are_clear(lake):
     with pytest.raises(NotFoundError, match="schema 'nope'"):
         lake.table_info("nope.t")
     with pytest.raises(NotFoundError, match="main.missing"):
@@ -126,8 +122,7 @@ def test_unknown_names_are_clear(tmp_path):
     assert len(lake.snapshots()) == 2
 
 
-def test_stale_writer_retries_or_conflicts(catalog, tmp_path):
-    lake = DuckLake.attach(catalog, str(tmp_path / "data"))
+def test_stale_writer_retries_or_conflicts(catalog, lake):
     stale = lake.current_snapshot()
     lake.create_schema("a")  # another writer got in first
     snapshot = commit(lake.engine, [CreateSchema("b")], read_snapshot=stale, data_path=lake.data_path)
@@ -137,18 +132,16 @@ def test_stale_writer_retries_or_conflicts(catalog, tmp_path):
         commit(lake.engine, [CreateSchema("a")], read_snapshot=stale, data_path=lake.data_path)
     assert lake.snapshots() == before
     assert sorted(lake.schemas()) == ["a", "b", "main"]
-    lake.close()
 
 
-def test_commit_metadata_is_stored(tmp_path):
-    lake = DuckLake.attach(str(tmp_path / "meta.sqlite"), str(tmp_path / "data"), author="alice")
+@pytest.mark.lake(author="alice")
+def test_commit_metadata_is_stored(lake):
     lake.create_schema("s", commit_message="made s", extra_info='{"ticket": 7}')
     last = lake.snapshots()[-1]
     assert (last.author, last.commit_message, last.commit_extra_info) == ("alice", "made s", '{"ticket": 7}')
 
 
-def test_options_scopes_match_the_reference(catalog, tmp_path, reference):
-    lake = DuckLake.attach(catalog, str(tmp_path / "data"))
+def test_options_scopes_match_the_reference(catalog, lake, reference):
     lake.create_schema("s")
     lake.create_table("s.t", "a INT")
     lake.set_option("data_inlining_row_limit", 50, table_name="t", schema="s")

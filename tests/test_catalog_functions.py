@@ -73,29 +73,26 @@ def test_catalog_functions_match_the_reference_on_a_duckdb_lake(catalog, tmp_pat
     assert lake.last_committed_snapshot() == made == lake.current_snapshot()
     wrote = lake.write(pa.table({"x": pa.array([2], pa.int32())}), "u")  # the writer's commit path
     assert lake.last_committed_snapshot() == wrote == made + 1
-    assert lake._spark is None  # catalog functions never start Spark
+    assert not lake.context.spark_started  # catalog functions never start Spark
     lake.close()
 
 
-def test_catalog_functions_match_the_reference_on_our_lake(tmp_path, spark, reference):
-    catalog = f"sqlite:{tmp_path / 'meta.sqlite'}"
-    lake = DuckLake.attach(catalog, str(tmp_path / "data"), spark=spark)
+def test_catalog_functions_match_the_reference_on_our_lake(lake, lake_catalog, spark, reference):
     lake.create_table("t", "id BIGINT, s STRING")
     lake.write(spark.range(0, 200, numPartitions=2).selectExpr("id", "cast(id as string) s"), "t")
     lake.delete("t", "id < 40")
     lake.write(pa.table({"id": pa.array([1000], pa.int64()), "s": ["x"]}), "t")
     ours = (_ours(lake.table_info()), _ours(lake.list_files("t")), _ours(lake.list_files("t", snapshot_version=2)))
     lake.close()
-    attach(reference, catalog)
+    attach(reference, lake_catalog)
     assert ours[0] == _rows(reference, "FROM ducklake_table_info('lake')")
     assert ours[1] == _rows(reference, "FROM ducklake_list_files('lake', 't')")
     assert ours[2] == _rows(reference, "FROM ducklake_list_files('lake', 't', snapshot_version => 2)")
     assert ours[0][0][4:] == (2, sum(r[1] for r in ours[1]), 1, sum(r[5] or 0 for r in ours[1]))
 
 
-def test_a_lake_attached_at_a_snapshot_shows_everything_as_of_then(tmp_path):
-    catalog = f"sqlite:{tmp_path / 'meta.sqlite'}"
-    lake = DuckLake.attach(catalog, str(tmp_path / "data"))
+def test_a_lake_attached_at_a_snapshot_shows_everything_as_of_then(lake, lake_catalog):
+    catalog = lake_catalog
     lake.create_schema("s")
     lake.create_table("s.a", "x INT")
     then = lake.write(pa.table({"x": pa.array([1, 2], pa.int32())}), "s.a")
@@ -131,5 +128,4 @@ def test_a_lake_attached_at_a_snapshot_shows_everything_as_of_then(tmp_path):
         lake.list_files("s.b", snapshot_version=99)
     with pytest.raises(NotFoundError, match="no snapshot exists at or before 2000-01-01"):
         lake.plan_scan("s.b", timestamp=dt.datetime(2000, 1, 1))
-    assert lake._spark is None
-    lake.close()
+    assert not lake.context.spark_started

@@ -101,9 +101,8 @@ def _snapshot_diffs(con, first: int, last: int) -> list[tuple]:
     return sorted(out, key=repr)
 
 
-def test_change_feed_on_our_lake_equals_duckdb_and_time_travel(tmp_path, spark, reference):
-    catalog = f"duckdb:{tmp_path / 'meta.ducklake'}"
-    lake = DuckLake.attach(catalog, str(tmp_path / "data"), spark=spark)
+@pytest.mark.parametrize("catalog", ["duckdb"], indirect=True)
+def test_change_feed_on_our_lake_equals_duckdb_and_time_travel(catalog, lake, spark, reference):
     created = lake.create_table("t", "id BIGINT, s STRING, d DOUBLE")
     frame = spark.range(0, 60, numPartitions=2).selectExpr("id", "concat('r', id) s", "id / 2 d")
     lake.write(frame, "t")                                                   # two files
@@ -150,11 +149,10 @@ def test_change_feed_on_our_lake_equals_duckdb_and_time_travel(tmp_path, spark, 
     assert {"update_preimage", "update_postimage"} <= kinds[created + 5]  # updates keep their row ids
 
 
-def test_change_feed_after_our_maintenance_equals_duckdb(tmp_path, spark, reference):
+def test_change_feed_after_our_maintenance_equals_duckdb(lake, lake_catalog, spark, reference):
     """Our flush, merge and rewrite keep the feed: every range of it equals DuckDB's on the maintained lake, and
     a second delete on a data file is a partial delete file, which DuckDB's feed reads right."""
-    catalog = f"sqlite:{tmp_path / 'meta.sqlite'}"
-    lake = DuckLake.attach(catalog, str(tmp_path / "data"), spark=spark)
+    catalog = lake_catalog
     files = DuckLake.attach(catalog, spark=spark, data_inlining_row_limit=0)  # writes Parquet, however small
     created = lake.create_table("t", "id BIGINT, s STRING")
     lake.write(spark.range(0, 40, numPartitions=2).selectExpr("id", "concat('r', id) s"), "t")

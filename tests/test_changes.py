@@ -1,9 +1,9 @@
 """The changes_made vocabulary and the spec's conflict rules, without a database."""
 
+from spark_ducklake.catalog.conflicts import find_conflict
 from spark_ducklake.spec.snapshot_changes import (
     Change,
     display_changes,
-    find_conflict,
     parse_changes,
     quote_name,
     render_changes,

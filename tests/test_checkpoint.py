@@ -9,17 +9,14 @@ import time
 import pyarrow as pa
 import pyarrow.parquet as pq
 
-from spark_ducklake import DuckLake
 from spark_ducklake.operations.maintenance.checkpoint import STEPS
 from tests.support.compare import duckdb_rows, spark_rows
 from tests.support.reference import attach
 from tests.support.snapshots import referenced_files
 
 
-def test_checkpoint_runs_every_step_in_the_reference_order(tmp_path, spark, reference):
-    catalog = f"sqlite:{tmp_path / 'meta.sqlite'}"
-    data = tmp_path / "data"
-    lake = DuckLake.attach(catalog, str(data))
+def test_checkpoint_runs_every_step_in_the_reference_order(lake, lake_catalog, tmp_path, spark, reference):
+    catalog, data = lake_catalog, tmp_path / "data"
     lake.create_table("t", "id BIGINT, v STRING")
     for start in (0, 100):  # small files to merge; the first one nearly all deleted below, to rewrite
         lake.write(spark.range(start, start + 100).selectExpr("id", "CAST(id AS STRING) AS v"), "t")

@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import pyarrow as pa
 
-from spark_ducklake import DuckLake
 from spark_ducklake.cli import main
 
 
@@ -15,9 +14,8 @@ def test_demo_runs_and_duckdb_agrees(tmp_path, spark, capsys):
     assert "250,003" in out
 
 
-def test_info_tables_snapshots(tmp_path, capsys):
-    catalog = f"sqlite:{tmp_path / 'meta.sqlite'}"
-    lake = DuckLake.attach(catalog, str(tmp_path / "data"))
+def test_info_tables_snapshots(lake, lake_catalog, tmp_path, capsys):
+    catalog = lake_catalog
     lake.write(pa.table({"id": pa.array([1], pa.int64()), "name": ["x"]}), "people", mode="error",
                commit_message="first person")
     lake.close()

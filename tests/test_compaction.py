@@ -29,9 +29,9 @@ def _scheduled(lake: DuckLake) -> int:
         return conn.execute(sa.text("SELECT count(*) FROM ducklake_files_scheduled_for_deletion")).scalar()
 
 
-def test_merge_keeps_every_snapshot_for_us_and_duckdb(tmp_path, spark):
-    catalog = f"sqlite:{tmp_path / 'meta.sqlite'}"
-    lake = DuckLake.attach(catalog, str(tmp_path / "data"), spark=spark, data_inlining_row_limit=0)
+@pytest.mark.lake(data_inlining_row_limit=0)
+def test_merge_keeps_every_snapshot_for_us_and_duckdb(lake, lake_catalog, spark):
+    catalog = lake_catalog
     lake.create_table("t", "a INT, p STRING, b STRING")
     for i in range(3):
         lake.write(_pair(i, b=["x", "y"]), "t")
@@ -77,9 +77,8 @@ def test_merge_keeps_every_snapshot_for_us_and_duckdb(tmp_path, spark):
     assert duckdb_history(catalog, "t", first, merged) == {**duck_before, merged: duck_before[last]}
 
 
-def test_rewrite_drops_deleted_rows_and_keeps_row_ids(tmp_path, spark, reference):
-    catalog = f"sqlite:{tmp_path / 'meta.sqlite'}"
-    lake = DuckLake.attach(catalog, str(tmp_path / "data"), spark=spark)
+def test_rewrite_drops_deleted_rows_and_keeps_row_ids(lake, lake_catalog, spark, reference):
+    catalog = lake_catalog
     lake.create_table("t", "id BIGINT, s STRING")
     for lo in (0, 20):
         lake.write(spark.range(lo, lo + 20).selectExpr("id", "concat('v', id) AS s").coalesce(1), "t")
@@ -152,9 +151,8 @@ def test_hundreds_of_one_row_files(tmp_path, spark):
     assert after == {**before, merged: before[last], merged + 1: before[last]}
 
 
-def test_compaction_arguments_options_and_conflicts(tmp_path, spark, monkeypatch):
-    catalog = f"sqlite:{tmp_path / 'meta.sqlite'}"
-    lake = DuckLake.attach(catalog, str(tmp_path / "data"), spark=spark, data_inlining_row_limit=0)
+@pytest.mark.lake(data_inlining_row_limit=0)
+def test_compaction_arguments_options_and_conflicts(lake, lake_catalog, tmp_path, spark, monkeypatch):
     with pytest.raises(DuckLakeError, match="max_compacted_files"):
         lake.merge_adjacent_files(max_compacted_files=0)
     with pytest.raises(DuckLakeError, match="min_file_size must be less"):
@@ -168,7 +166,7 @@ def test_compaction_arguments_options_and_conflicts(tmp_path, spark, monkeypatch
     assert lake.merge_adjacent_files() == []                     # opted out, nothing started
     assert lake.merge_adjacent_files(min_file_size="1MB") == []  # no file that large
     # A concurrent delete while the files are being written: the merge fails and leaves no trace.
-    other = DuckLake.attach(catalog, spark=spark)
+    other = DuckLake.attach(lake_catalog, spark=spark)
     original = commit_meanwhile(monkeypatch, units_module, "write_units", lambda: other.delete("t", "a = 0"))
     files = {f.path for f in lake.plan_scan("t").files}
     with pytest.raises(ConflictError, match="compact"):

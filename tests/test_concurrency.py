@@ -111,14 +111,13 @@ def test_mixed_writers_keep_every_commit_exactly_once(backend, tmp_path, request
         assert sorted(duckdb_rows(reference, f"SELECT writer, seq, k FROM lake.{table}")) == rows, table
 
 
-def test_a_lost_race_with_a_writer_that_does_not_queue_retries_with_fresh_ids(pg_catalog, tmp_path, reference,
+def test_a_lost_race_with_a_writer_that_does_not_queue_retries_with_fresh_ids(pg_catalog, lake, reference,
                                                                                monkeypatch):
     """DuckDB's extension does not take our commit lock: when it commits the snapshot id we are about to use, our
     insert of that id fails, and the whole attempt retries with new ids on top of DuckDB's snapshot."""
     from spark_ducklake.catalog.database.spec_tables import T
     from spark_ducklake.catalog.operations import data as data_ops
 
-    lake = DuckLake.attach(pg_catalog, str(tmp_path / "data"))
     lake.create_table("t", "a BIGINT")
     lake.create_table("u", "a BIGINT")
     attach(reference, pg_catalog)
@@ -153,4 +152,3 @@ def test_a_lost_race_with_a_writer_that_does_not_queue_retries_with_fresh_ids(pg
     with pytest.raises(Exception, match="(?i)duplicate|unique"):
         lake.write(pa.table({"a": pa.array([3], pa.int64())}), "t")
     assert len(calls) == 1 and lake.current_snapshot() == committed
-    lake.close()

@@ -10,18 +10,16 @@ import re
 import pyarrow as pa
 import pytest
 
-from spark_ducklake import DuckLake
 from tests.support.reference import attach
 
 EXTREME = [1.7976931348623157e308, -1.7976931348623157e308, 1.5e308, math.inf, -math.inf, math.nan, -0.0, 0.0,
            1e301, 5e-324, 3.4028234663852886e38, 1.401298464324817e-45, 0.1]
 
 
-def test_pruning_keeps_every_file_holding_a_match_at_extreme_floats(tmp_path, spark):
+@pytest.mark.lake(data_inlining_row_limit=0)
+def test_pruning_keeps_every_file_holding_a_match_at_extreme_floats(lake, spark):
     """One Spark-written file per value (and one mixing NaN with numbers): read(where=...) returns exactly the
     rows a plain filter returns, for every comparison form pruning understands."""
-    lake = DuckLake.attach(f"sqlite:{tmp_path / 'meta.sqlite'}", str(tmp_path / "data"), spark=spark,
-                           data_inlining_row_limit=0)
     schema = "id INT, f64 DOUBLE, f32 FLOAT"
     lake.create_table("t", schema)
     rows = [(i, v, v) for i, v in enumerate(EXTREME)]
@@ -38,20 +36,17 @@ def test_pruning_keeps_every_file_holding_a_match_at_extreme_floats(tmp_path, sp
         want = sorted(r.id for r in lake.read("t").where(where).select("id").collect())
         got = sorted(r.id for r in lake.read("t", where=where).select("id").collect())
         assert got == want, where
-    lake.close()
 
 
-def test_added_column_default_is_not_ruled_out_by_table_stats(tmp_path, spark, reference):
+def test_added_column_default_is_not_ruled_out_by_table_stats(lake, lake_catalog, spark, reference):
     """After add_column(default=...), DuckDB's filter on the default finds the old rows on our lake."""
-    catalog = f"sqlite:{tmp_path / 'meta.sqlite'}"
-    lake = DuckLake.attach(catalog, str(tmp_path / "data"), spark=spark)
     lake.create_table("t", "id BIGINT")
     lake.write(spark.range(0, 392), "t")
     lake.add_column("t", "a", "string", default="fresh")
     lake.write(spark.range(1000, 1020).selectExpr("id", "'new' a"), "t")
     assert lake.read("t", where="a = 'fresh'").count() == 392
     lake.close()
-    attach(reference, catalog)
+    attach(reference, lake_catalog)
     assert reference.execute("SELECT count(*) FROM lake.t WHERE a = 'fresh'").fetchone()[0] == 392
     assert reference.execute("SELECT count(*) FROM lake.t WHERE a = 'new'").fetchone()[0] == 20
 
@@ -60,13 +55,10 @@ def _feed(rows) -> list[tuple]:
     return sorted((r[0], r[1], r[2], r[3]) for r in rows)
 
 
-@pytest.mark.parametrize("catalog_kind", ["sqlite", "duckdb"])
-def test_change_feed_after_flush_equals_duckdb_per_snapshot(tmp_path, spark, reference, catalog_kind):
+@pytest.mark.parametrize("catalog", ["sqlite", "duckdb"], indirect=True)
+def test_change_feed_after_flush_equals_duckdb_per_snapshot(catalog, lake, spark, reference):
     """Insert rows to a file and inlined, delete one of each (inlined deletes), update one, flush: the feed of
     every single snapshot still equals DuckDB's (deletes as deletes, updates as pre/post pairs)."""
-    catalog = (f"sqlite:{tmp_path / 'meta.sqlite'}" if catalog_kind == "sqlite"
-               else f"duckdb:{tmp_path / 'meta.ducklake'}")
-    lake = DuckLake.attach(catalog, str(tmp_path / "data"), spark=spark)
     lake.create_table("t", "id BIGINT, v STRING")
     lake.write(spark.range(0, 30, numPartitions=1).selectExpr("id", "concat('v', id) v"), "t")
     lake.write(pa.table({"id": pa.array([100, 101], pa.int64()), "v": ["x", "y"]}), "t")
@@ -86,15 +78,12 @@ def test_change_feed_after_flush_equals_duckdb_per_snapshot(tmp_path, spark, ref
     assert [r[1] for r in ours[last]].count("update_preimage") == 2
 
 
-@pytest.mark.parametrize("catalog_kind", ["sqlite", "postgres"])
-def test_year_one_timestamps_inlined_round_trip(tmp_path, spark, reference, catalog_kind, request):
+@pytest.mark.parametrize("catalog", ["sqlite", "postgres"], indirect=True)
+def test_year_one_timestamps_inlined_round_trip(catalog, lake, spark, reference):
     """Year-1 (and year-9999) timestamps inlined by us are stored with 4-digit years and read back by us and
     DuckDB; what older versions stored ('1-01-01 ...') still reads."""
     import sqlalchemy as sa
 
-    catalog = (f"sqlite:{tmp_path / 'meta.sqlite'}" if catalog_kind == "sqlite"
-               else request.getfixturevalue("pg_catalog"))
-    lake = DuckLake.attach(catalog, str(tmp_path / "data"), spark=spark)
     lake.create_table("y", "id INT, ts TIMESTAMP_NTZ, tstz TIMESTAMP, d DATE")
     utc = dt.timezone.utc
     values = [(1, dt.datetime(1, 1, 1, 0, 0, 0, 500000), dt.datetime(1, 1, 1, tzinfo=utc), dt.date(1, 1, 1)),

@@ -16,8 +16,7 @@ from tests.support.compare import duckdb_rows, spark_rows
 from tests.support.reference import attach
 
 
-def test_delete_matches_duckdb_at_every_snapshot(catalog, tmp_path, spark, reference):
-    lake = DuckLake.attach(catalog, str(tmp_path / "data"))
+def test_delete_matches_duckdb_at_every_snapshot(catalog, lake, spark, reference):
     lake.write(spark.range(0, 200).selectExpr("id", "concat('v', id) AS v").repartition(2), "t", mode="error")
     lake.write(pa.table({"id": pa.array([1000, 1001, 1002], pa.int64()), "v": ["a", "b", "c"]}), "t")  # inlined
     table = lake.table("t")
@@ -49,8 +48,8 @@ def test_delete_matches_duckdb_at_every_snapshot(catalog, tmp_path, spark, refer
     assert duckdb_rows(reference, "SELECT id, v FROM lake.t") == final
 
 
-def test_deleting_every_row_of_a_file_ends_it(tmp_path, spark):
-    lake = DuckLake.attach(str(tmp_path / "meta.sqlite"), str(tmp_path / "data"), data_inlining_row_limit=0)
+@pytest.mark.lake(data_inlining_row_limit=0)
+def test_deleting_every_row_of_a_file_ends_it(lake, spark):
     lake.write(spark.range(100).coalesce(1), "t", mode="error")
     assert lake.delete("t") == 100
     assert lake.read("t").count() == 0
@@ -74,14 +73,12 @@ def test_delete_from_duckdb_written_lake(tmp_path, spark, reference):
     assert len(rows) == 480 - 68
 
 
-def test_delete_errors(tmp_path):
-    lake = DuckLake.attach(str(tmp_path / "meta.sqlite"), str(tmp_path / "data"))
+def test_delete_errors(lake):
     with pytest.raises(NotFoundError, match="main.nope"):
         lake.table("nope")
 
 
-def test_update_matches_duckdb_and_keeps_row_ids(catalog, tmp_path, spark, reference):
-    lake = DuckLake.attach(catalog, str(tmp_path / "data"))
+def test_update_matches_duckdb_and_keeps_row_ids(catalog, lake, spark, reference):
     lake.write(spark.range(0, 300).selectExpr("id", "concat('v', id) AS v", "id * 1.5 AS x"), "t", mode="error")
     lake.write(pa.table({"id": pa.array([900, 901], pa.int64()), "v": ["p", "q"], "x": [1.0, 2.0]}), "t")
     table = lake.table("t")
@@ -103,9 +100,7 @@ def test_update_matches_duckdb_and_keeps_row_ids(catalog, tmp_path, spark, refer
     assert ("V3",) in duckdb_rows(reference, "SELECT v FROM lake.t WHERE id = 3")
 
 
-def test_overwrite_where_replaces_only_matching_rows(tmp_path, spark, reference):
-    catalog = f"sqlite:{tmp_path / 'meta.sqlite'}"
-    lake = DuckLake.attach(catalog, str(tmp_path / "data"))
+def test_overwrite_where_replaces_only_matching_rows(lake, lake_catalog, spark, reference):
     lake.write(spark.range(100).selectExpr("id", "id % 4 AS day", "'old' AS src"), "t", mode="error")
     fresh = spark.range(1000, 1030).selectExpr("id", "2 AS day", "'new' AS src")
     with pytest.raises(ValueError, match="where="):
@@ -115,7 +110,7 @@ def test_overwrite_where_replaces_only_matching_rows(tmp_path, spark, reference)
     assert rows == [(0, "old", 25), (1, "old", 25), (2, "new", 30), (3, "old", 25)]
     assert len(lake.snapshots()) == 3  # one snapshot for delete + insert
     lake.close()
-    attach(reference, catalog)
+    attach(reference, lake_catalog)
     assert duckdb_rows(reference, "SELECT day, src, count(*) FROM lake.t GROUP BY ALL") == rows
 
 
@@ -192,12 +187,12 @@ def test_same_statements_same_results_and_each_side_changes_the_others_lake(cata
     lake_a.close()
 
 
-def test_a_second_delete_of_a_file_writes_a_partial_delete_file_stamped_with_its_snapshot(tmp_path, spark,
+@pytest.mark.lake(data_inlining_row_limit=0)
+def test_a_second_delete_of_a_file_writes_a_partial_delete_file_stamped_with_its_snapshot(lake, lake_catalog, spark,
                                                                                           reference):
     """The new positions carry the snapshot the commit expects; when another commit takes that id first, the file
     is restamped, so time travel to the other commit's snapshot still sees the rows."""
-    catalog = f"sqlite:{tmp_path / 'meta.sqlite'}"
-    lake = DuckLake.attach(catalog, str(tmp_path / "data"), data_inlining_row_limit=0)
+    catalog = lake_catalog
     lake.write(spark.range(0, 100).coalesce(1), "t", mode="error")
     lake.delete("t", "id < 10")                                         # a plain delete file
     first = lake.plan_scan("t").files[0].delete_file

@@ -56,8 +56,7 @@ def test_files_that_are_not_catalogs(tmp_path):
         assert path.read_bytes() == before
 
 
-def test_snapshot_arguments_are_checked(tmp_path):
-    lake = DuckLake.attach(f"sqlite:{tmp_path / 'meta.sqlite'}", str(tmp_path / "data"))
+def test_snapshot_arguments_are_checked(lake, lake_catalog):
     lake.write(pa.table({"id": pa.array([1, 2], pa.int64())}), "t", mode="error")
     first = lake.current_snapshot()
     first_time = lake.snapshots()[-1].snapshot_time
@@ -71,7 +70,7 @@ def test_snapshot_arguments_are_checked(tmp_path):
         with pytest.raises(NotFoundError):
             lake.list_files("t", snapshot_version=version)
         with pytest.raises(NotFoundError):
-            DuckLake.attach(f"sqlite:{tmp_path / 'meta.sqlite'}", snapshot_version=version)
+            DuckLake.attach(lake_catalog, snapshot_version=version)
     for bad in ("1", 1.0, True):
         with pytest.raises(InvalidArgumentError, match="must be an integer snapshot id"):
             lake.tables(version=bad)
@@ -79,7 +78,7 @@ def test_snapshot_arguments_are_checked(tmp_path):
     iso = (first_time + dt.timedelta(microseconds=1)).isoformat()
     assert lake.plan_scan("t", timestamp=iso).snapshot_id == first
     assert lake.plan_scan("t", timestamp=first_time + dt.timedelta(microseconds=1)).snapshot_id == first
-    pinned = DuckLake.attach(f"sqlite:{tmp_path / 'meta.sqlite'}", snapshot_time=iso)
+    pinned = DuckLake.attach(lake_catalog, snapshot_time=iso)
     assert pinned.current_snapshot() == first
     pinned.close()
     for bad in (12345, dt.date(2026, 1, 1), b"2026-01-01"):
@@ -88,12 +87,10 @@ def test_snapshot_arguments_are_checked(tmp_path):
     with pytest.raises(InvalidArgumentError, match="'yesterday' is not an ISO 8601"):
         lake.plan_scan("t", timestamp="yesterday")
     assert _dump(lake) == before
-    lake.close()
 
 
-def test_full_sqlite_catalog(tmp_path):
-    path = tmp_path / "meta.sqlite"
-    lake = DuckLake.attach(f"sqlite:{path}", str(tmp_path / "data"))
+def test_full_sqlite_catalog(lake, tmp_path):
+    path = tmp_path / "meta.sqlite"  # the `lake` fixture's catalog file
     lake.create_table("t", "id BIGINT, s STRING")
     before = _dump(lake)
     pages = sqlite3.connect(path).execute("PRAGMA page_count").fetchone()[0]
@@ -108,18 +105,15 @@ def test_full_sqlite_catalog(tmp_path):
     assert info.value.__context__ is None and info.value.__cause__ is None
     sa.event.remove(lake.engine, "connect", _cap)
     assert _dump(lake) == before
-    lake.close()
 
 
-def test_nul_byte_on_postgres(pg_catalog, tmp_path):
-    lake = DuckLake.attach(pg_catalog, str(tmp_path / "data"))
+def test_nul_byte_on_postgres(pg_catalog, lake):
     lake.create_table("t", "id BIGINT")
     before = _dump(lake)
     with pytest.raises(CatalogDatabaseError, match="NUL") as info:
         lake.write(pa.table({"id": pa.array([1], pa.int64())}), "t", commit_message="bad\x00message")
     _one_line(info.value)
     assert _dump(lake) == before
-    lake.close()
 
 
 def test_data_paths_spark_cannot_write(tmp_path, spark):

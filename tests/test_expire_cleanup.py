@@ -78,11 +78,10 @@ def test_expire_changes_the_catalog_exactly_as_the_reference(catalog, tmp_path, 
         assert describe_differences(comparable_dump(theirs_catalog), comparable_dump(catalog)) == []
 
 
-def test_expire_on_every_catalog(catalog, tmp_path):
+def test_expire_on_every_catalog(catalog, lake):
     """Our own history (catalog only): what expire removes, on every catalog database including MySQL."""
     import pyarrow as pa
 
-    lake = DuckLake.attach(catalog, str(tmp_path / "data"))
     lake.create_table("t", "id BIGINT, s STRING")
     lake.write(pa.table({"id": [1, 2], "s": ["a", "b"]}), "t")
     lake.create_table("gone", "x BIGINT")
@@ -118,9 +117,8 @@ def test_expire_on_every_catalog(catalog, tmp_path):
     assert lake.cleanup_old_files(cleanup_all=True) == []  # inlined rows only: no files to delete
 
 
-def test_expire_choice_and_options(tmp_path):
-    catalog = f"sqlite:{tmp_path / 'meta.sqlite'}"
-    lake = DuckLake.attach(catalog, str(tmp_path / "data"))
+def test_expire_choice_and_options(lake, lake_catalog):
+    catalog = lake_catalog
     for i in range(4):
         lake.create_table(f"t{i}", "x INT")
     latest = lake.current_snapshot()
@@ -156,9 +154,9 @@ def _files_on_disk(root: Path) -> set[str]:
     return {str(p) for p in root.rglob("*.parquet")}
 
 
-def test_expire_and_cleanup_keep_every_surviving_snapshot_readable(tmp_path, spark, reference):
-    catalog = f"sqlite:{tmp_path / 'meta.sqlite'}"
-    lake = DuckLake.attach(catalog, str(tmp_path / "data"), data_inlining_row_limit=0)
+@pytest.mark.lake(data_inlining_row_limit=0)
+def test_expire_and_cleanup_keep_every_surviving_snapshot_readable(lake, lake_catalog, tmp_path, spark, reference):
+    catalog = lake_catalog
     lake.write(spark.range(0, 300).selectExpr("id", "id * 2 AS v"), "t", mode="error")
     lake.write(spark.range(300, 400).selectExpr("id", "id * 2 AS v"), "t")
     lake.delete("t", "id % 10 = 0")
@@ -284,9 +282,8 @@ def test_orphans_and_old_files_as_the_reference_lists_them(catalog, tmp_path, re
     assert duckdb_rows(reference, "SELECT * FROM lake.t") == [(i,) for i in (0, 1, 2, 7, 7, 8, 8, 9, 9)]
 
 
-def test_dry_runs_change_nothing(tmp_path):
-    catalog = f"sqlite:{tmp_path / 'meta.sqlite'}"
-    lake = DuckLake.attach(catalog, str(tmp_path / "data"))
+def test_dry_runs_change_nothing(lake, lake_catalog, tmp_path):
+    catalog = lake_catalog
     lake.create_table("t", "x INT")
     lake.drop_table("t")
     lake.create_table("t", "x INT")

@@ -31,9 +31,8 @@ def _dump(lake: DuckLake) -> dict[str, list[tuple]]:
         return {n: sorted(map(tuple, conn.execute(sa.text(f'SELECT * FROM "{n}"'))), key=repr) for n in names}
 
 
-def test_writer_killed_before_commit(tmp_path, spark):
-    catalog = f"sqlite:{tmp_path / 'meta.sqlite'}"
-    lake = DuckLake.attach(catalog, str(tmp_path / "data"))
+def test_writer_killed_before_commit(lake, lake_catalog, tmp_path, spark):
+    catalog = lake_catalog
     lake.write(spark.range(100).selectExpr("id", "id * 2 AS x"), "t", mode="error")
     before, rows_before = _dump(lake), lake.read("t").count()
     proc = subprocess.run([sys.executable, "-c", KILLED_WRITER, catalog], capture_output=True, text=True,
@@ -47,4 +46,3 @@ def test_writer_killed_before_commit(tmp_path, spark):
     with lake.engine.connect() as conn:
         known = {p for (p,) in conn.execute(sa.text("SELECT path FROM ducklake_data_file"))}
     assert known < on_disk
-    lake.close()

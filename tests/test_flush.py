@@ -40,8 +40,7 @@ def _history(lake: DuckLake) -> None:
     lake.set_sorted_by("t", ["a DESC"])
 
 
-def test_flush_keeps_every_snapshot_for_us_and_duckdb(catalog, tmp_path, spark):
-    lake = DuckLake.attach(catalog, str(tmp_path / "data"), spark=spark)
+def test_flush_keeps_every_snapshot_for_us_and_duckdb(catalog, lake, spark):
     _history(lake)
     first, last = first_snapshot_of(lake, "t"), lake.current_snapshot()
     ours_before = our_history(lake, "t", first, last)
@@ -91,9 +90,7 @@ def test_we_read_duckdb_flushes_at_every_snapshot(tmp_path, spark, reference):
     assert "flushed_inlined" in lake.snapshots()[-1].changes
 
 
-def test_flush_scope_auto_compact_and_conflicts(tmp_path, spark, monkeypatch):
-    catalog = f"sqlite:{tmp_path / 'meta.sqlite'}"
-    lake = DuckLake.attach(catalog, str(tmp_path / "data"), spark=spark)
+def test_flush_scope_auto_compact_and_conflicts(lake, lake_catalog, tmp_path, spark, monkeypatch):
     lake.create_schema("s")
     for name in ("t", "s.u", "s.v"):
         lake.create_table(name, "a INT, b STRING")
@@ -102,7 +99,7 @@ def test_flush_scope_auto_compact_and_conflicts(tmp_path, spark, monkeypatch):
     assert lake.flush_inlined_data(schema_name="s") == [("s", "u", 2)]          # v opted out
     assert lake.flush_inlined_data("s", "v") == [("s", "v", 2)]                 # unless named
     # A concurrent inlined delete of rows being flushed: the flush fails and leaves no trace.
-    other = DuckLake.attach(catalog, spark=spark)
+    other = DuckLake.attach(lake_catalog, spark=spark)
     original = commit_meanwhile(monkeypatch, flush_module, "_write_batches", lambda: other.delete("t", "a = 1"))
     with pytest.raises(ConflictError, match="flush"):
         lake.flush_inlined_data(table_name="t")

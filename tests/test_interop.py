@@ -39,8 +39,7 @@ def _spark_frame(spark, n: int):
 COLUMNS = "id, i, s, d, ts, tstz, f, r, dec, b, bin, small, short, l, st, m, maybe"
 
 
-def test_duckdb_reads_what_we_write(catalog, tmp_path, spark, reference):
-    lake = DuckLake.attach(catalog, str(tmp_path / "data"))
+def test_duckdb_reads_what_we_write(catalog, lake, spark, reference):
     frame = _spark_frame(spark, 500)
     first = lake.write(frame, "t", mode="error")
     lake.write(frame.where("id < 100"), "t")
@@ -116,8 +115,7 @@ def _duck_insert_with_extra(con) -> None:
 
 
 @pytest.mark.not_on_mysql("the reference fails a second INSERT into a table in a MySQL catalog (UPDATE with a join)")
-def test_alternating_writers(catalog, tmp_path, spark, reference):
-    lake = DuckLake.attach(catalog, str(tmp_path / "data"))
+def test_alternating_writers(catalog, lake, spark, reference):
     lake.write(pa.table({"k": pa.array([1, 2, 3], pa.int64()), "v": ["a", "b", "c"]}), "t", mode="error")
     lake.write(spark.range(10, 60).selectExpr("id AS k", "concat('s', id) AS v"), "t")
     lake.close()
@@ -135,8 +133,7 @@ def test_alternating_writers(catalog, tmp_path, spark, reference):
     assert len(ours) == 3 + 50 + 50 - 10 + 1 + 30
 
 
-def test_mismatched_append_names_columns_and_commits_nothing(tmp_path, spark):
-    lake = DuckLake.attach(str(tmp_path / "meta.sqlite"), str(tmp_path / "data"))
+def test_mismatched_append_names_columns_and_commits_nothing(lake, tmp_path, spark):
     lake.write(spark.range(20).selectExpr("id", "cast(id AS string) AS s"), "t", mode="error")
     before = lake.snapshots()
     from spark_ducklake.errors import SchemaMismatchError
@@ -149,19 +146,18 @@ def test_mismatched_append_names_columns_and_commits_nothing(tmp_path, spark):
     assert not list((tmp_path / "data" / "main" / "t").glob("_staging*"))
 
 
-def test_decimal_and_dates_exact(tmp_path, spark, reference):
-    lake = DuckLake.attach(str(tmp_path / "meta.sqlite"), str(tmp_path / "data"), data_inlining_row_limit=0)
+@pytest.mark.lake(data_inlining_row_limit=0)
+def test_decimal_and_dates_exact(lake, lake_catalog, spark, reference):
     data = pa.table({"amount": pa.array([Decimal("1.10"), Decimal("-99999.99")], pa.decimal128(7, 2)),
                      "day": pa.array([dt.date(1970, 1, 1), dt.date(2999, 12, 31)])})
     lake.write(spark.createDataFrame(data), "t", mode="error")
     lake.close()
-    attach(reference, f"sqlite:{tmp_path / 'meta.sqlite'}")
+    attach(reference, lake_catalog)
     assert duckdb_rows(reference, "SELECT amount, day FROM lake.t") == sorted(
         [(Decimal("1.1"), dt.date(1970, 1, 1)), (Decimal("-99999.99"), dt.date(2999, 12, 31))], key=repr)
 
 
-def test_overwrite_and_drop_schema(catalog, tmp_path, spark, reference):
-    lake = DuckLake.attach(catalog, str(tmp_path / "data"))
+def test_overwrite_and_drop_schema(catalog, lake, spark, reference):
     lake.create_schema("s")
     lake.write(spark.range(50).selectExpr("id", "id * 2 AS twice"), "s.t", mode="error")
     lake.write(pa.table({"id": pa.array([7], pa.int64()), "twice": pa.array([14], pa.int64())}), "s.t")

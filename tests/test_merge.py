@@ -48,8 +48,7 @@ def test_merge_matches_duckdb_merge_into(tmp_path, spark, reference, inline_limi
     assert duckdb_rows(reference, "SELECT id, v, n FROM ours.t") == expected
 
 
-def test_merge_all_columns_and_duplicate_matches(tmp_path, spark):
-    lake = DuckLake.attach(str(tmp_path / "meta.sqlite"), str(tmp_path / "data"))
+def test_merge_all_columns_and_duplicate_matches(lake, spark):
     lake.write(spark.range(20).selectExpr("id", "id * 2 AS x"), "t", mode="error")
     upsert = spark.range(15, 25).selectExpr("id", "id * 100 AS x")
     result = (lake.table("t").merge(upsert, "target.id = source.id")

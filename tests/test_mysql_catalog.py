@@ -155,8 +155,7 @@ def test_inlined_values_both_ways(mysql_catalog, tmp_path, reference):
     assert duckdb_rows(reference, duckdb_select(reference, "lake.mine")) == sorted(theirs + theirs[:1], key=repr)
 
 
-def test_values_mysql_cannot_hold_go_to_parquet(mysql_catalog, tmp_path, spark, reference):
-    lake = DuckLake.attach(mysql_catalog, str(tmp_path / "data"))
+def test_values_mysql_cannot_hold_go_to_parquet(mysql_catalog, lake, spark, reference):
     lake.create_table("exact", "id INT, ts TIMESTAMP_NTZ, tz TIMESTAMP, f DOUBLE, s STRING")
     lake.create_table("nested", "id INT, l ARRAY<INT>, st STRUCT<a: INT, b: STRING>")
     whole = dt.datetime(2024, 1, 1, 10)
@@ -213,8 +212,7 @@ def _lock_is_free(engine: sa.Engine) -> bool:
         return conn.exec_driver_sql("SELECT IS_FREE_LOCK(CONCAT('ducklake_commit_', MD5(DATABASE())))").scalar() == 1
 
 
-def test_failed_commit_with_ddl_leaves_the_catalog_and_the_lock_untouched(mysql_catalog, tmp_path, reference):
-    lake = DuckLake.attach(mysql_catalog, str(tmp_path / "data"))
+def test_failed_commit_with_ddl_leaves_the_catalog_and_the_lock_untouched(mysql_catalog, lake, reference):
     lake.create_table("a", "i INT")
     before = lake.snapshots()
     with pytest.raises(RuntimeError, match="injected"):
@@ -253,8 +251,7 @@ def _append(catalog: str, writer: int, queue) -> None:
         queue.put((writer, f"{type(exc).__name__}: {exc}"))
 
 
-def test_concurrent_writers_commit_every_snapshot_once(mysql_catalog, tmp_path, reference):
-    lake = DuckLake.attach(mysql_catalog, str(tmp_path / "data"))
+def test_concurrent_writers_commit_every_snapshot_once(mysql_catalog, lake, reference):
     lake.create_table("events", "writer BIGINT, seq BIGINT, k BIGINT")
     ctx = mp.get_context("spawn")
     queue = ctx.Queue()

@@ -23,8 +23,7 @@ WRITER_OPTIONS = {  # option: (global, schema, table) values and the WriteOption
 }
 
 
-def test_the_most_specific_scope_wins_for_every_writer_option(tmp_path):
-    lake = DuckLake.attach(f"sqlite:{tmp_path / 'meta.sqlite'}", str(tmp_path / "data"))
+def test_the_most_specific_scope_wins_for_every_writer_option(lake):
     lake.create_schema("s")
     for name in ("s.t", "s.other", "main.plain"):
         lake.create_table(name, "a INT")
@@ -44,8 +43,7 @@ def test_the_most_specific_scope_wins_for_every_writer_option(tmp_path):
     assert lake.snapshots()[-1].snapshot_id == 4  # options are not snapshots
 
 
-def test_values_are_checked_like_the_reference(tmp_path):
-    lake = DuckLake.attach(f"sqlite:{tmp_path / 'meta.sqlite'}", str(tmp_path / "data"))
+def test_values_are_checked_like_the_reference(lake):
     lake.create_table("t", "a INT")
     bad = [("auto_compact", "maybe", "takes true or false"), ("parquet_version", 3, "must be 1 or 2"),
            ("parquet_compression", "foo", "unsupported parquet_compression"),
@@ -64,8 +62,7 @@ def test_values_are_checked_like_the_reference(tmp_path):
         ("auto_compact", "false", "TABLE"), ("delete_older_than", "1h30m", "GLOBAL")}
 
 
-def test_require_commit_message(catalog, tmp_path):
-    lake = DuckLake.attach(catalog, str(tmp_path / "data"))
+def test_require_commit_message(catalog, lake):
     lake.create_table("t", "a BIGINT")
     lake.set_option("require_commit_message", True)
     before = lake.snapshots()

@@ -10,9 +10,9 @@ import sys
 from datetime import timedelta
 
 import pyarrow as pa
+import pytest
 import sqlalchemy as sa
 
-from spark_ducklake import DuckLake
 from spark_ducklake.operations.maintenance.catalog_files import known_files
 
 # The whole writer (driver, JVM, Python workers) dies at once, like a lost machine, while a task is mid-file:
@@ -46,10 +46,9 @@ def _tree(root: str) -> tuple[set[str], set[str]]:
     return files, dirs
 
 
-def test_cleanup_reclaims_what_a_killed_writer_left(tmp_path, spark):
-    catalog = f"sqlite:{tmp_path / 'meta.sqlite'}"
-    data = str(tmp_path / "data")
-    lake = DuckLake.attach(catalog, data, spark=spark, data_inlining_row_limit=0)
+@pytest.mark.lake(data_inlining_row_limit=0)
+def test_cleanup_reclaims_what_a_killed_writer_left(lake, lake_catalog, tmp_path, spark):
+    catalog, data = lake_catalog, str(tmp_path / "data")
     lake.write(pa.table({"id": pa.array(range(100), pa.int64()), "x": pa.array(range(100), pa.int64())}), "t",
                mode="error")
     rows_before, snapshot_before = lake.read("t").count(), lake.current_snapshot()
@@ -82,4 +81,3 @@ def test_cleanup_reclaims_what_a_killed_writer_left(tmp_path, spark):
     assert lake.read("t").count() == rows_before and lake.current_snapshot() == snapshot_before
     with lake.engine.connect() as conn:
         assert conn.execute(sa.text("SELECT count(*) FROM ducklake_data_file")).scalar() == len(files_before)
-    lake.close()

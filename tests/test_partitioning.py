@@ -27,9 +27,8 @@ def _directories(root: str, table: str) -> set[str]:
 
 
 @pytest.mark.not_on_mysql("the reference fails a second INSERT into a table in a MySQL catalog (UPDATE with a join)")
-def test_partitioned_writes_lay_out_files_like_duckdb(catalog, tmp_path, spark, reference):
+def test_partitioned_writes_lay_out_files_like_duckdb(catalog, lake, tmp_path, spark, reference):
     data = str(tmp_path / "data")
-    lake = DuckLake.attach(catalog, data)
     df = spark.sql(ROWS)
     lake.create_table("t", df.schema)
     for keys in SPECS:
@@ -87,8 +86,7 @@ def test_bucket_hash_is_icebergs():
     assert list(bucket_int64(np.array(values, dtype=np.int64), 97)) == [bucket_of(v, "int64", 97) for v in values]
 
 
-def test_filters_prune_files_by_partition(tmp_path, spark):
-    lake = DuckLake.attach(str(tmp_path / "meta.sqlite"), str(tmp_path / "data"))
+def test_filters_prune_files_by_partition(lake, spark):
     df = spark.sql("SELECT id, timestamp_ntz'2020-01-01 00:00:00' + make_interval(cast(id % 5 AS INT)) AS ts "
                    "FROM range(2000)")
     lake.create_table("e", df.schema)
@@ -107,8 +105,7 @@ def test_filters_prune_files_by_partition(tmp_path, spark):
     assert lake.read("e", where="ts >= '2024-01-01'").count() == 400
 
 
-def test_bad_partition_keys_change_nothing(tmp_path, spark):
-    lake = DuckLake.attach(str(tmp_path / "meta.sqlite"), str(tmp_path / "data"))
+def test_bad_partition_keys_change_nothing(lake):
     lake.create_table("t", "id BIGINT, x DOUBLE, d DATE, s STRUCT<a: INT>")
     before = lake.snapshots()
     for keys, error, text in [
@@ -125,10 +122,8 @@ def test_bad_partition_keys_change_nothing(tmp_path, spark):
     assert lake.snapshots() == before
 
 
-def test_every_write_path_follows_the_partitioning_and_sort_order(tmp_path, spark, reference):
+def test_every_write_path_follows_the_partitioning_and_sort_order(lake, lake_catalog, spark, reference):
     """Files written by update, merge, a transaction and a schema-merging write are laid out like plain writes."""
-    catalog = f"sqlite:{tmp_path / 'meta.sqlite'}"
-    lake = DuckLake.attach(catalog, str(tmp_path / "data"))
     lake.set_option("data_inlining_row_limit", 0)  # every write below makes Parquet files
     df = spark.sql("SELECT id, CAST((id * 7919) % 1000 AS INT) AS k, CASE WHEN id % 2 = 0 THEN 'eu' ELSE 'us' END "
                    "AS r FROM range(200)").repartition(2)
@@ -155,5 +150,5 @@ def test_every_write_path_follows_the_partitioning_and_sort_order(tmp_path, spar
     expected = spark_rows(lake.read("t"))
     assert len(expected) == 200 + 30 + 200 + 200
     lake.close()
-    attach(reference, catalog)
+    attach(reference, lake_catalog)
     assert duckdb_rows(reference, "SELECT * FROM lake.t") == expected

@@ -17,9 +17,9 @@ from tests.support.compare import duckdb_rows, duckdb_select, spark_rows
 from tests.support.reference import attach
 
 
-def test_swapped_column_names_filter_by_field_id(tmp_path, spark, reference):
-    catalog = f"sqlite:{tmp_path / 'meta.sqlite'}"
-    lake = DuckLake.attach(catalog, str(tmp_path / "data"), data_inlining_row_limit=0)
+@pytest.mark.lake(data_inlining_row_limit=0)
+def test_swapped_column_names_filter_by_field_id(lake, lake_catalog, spark, reference):
+    catalog = lake_catalog
     lake.write(spark.range(100).selectExpr("id AS a", "id + 1000 AS b"), "t", mode="error")
     lake.close()
     attach(reference, catalog)
@@ -61,9 +61,8 @@ def test_duckdb_compaction_keeps_every_snapshot(catalog, tmp_path, spark, refere
     lake.close()
 
 
-def test_time_travel_by_timestamp_and_pinned_attach(tmp_path):
-    catalog = f"sqlite:{tmp_path / 'meta.sqlite'}"
-    lake = DuckLake.attach(catalog, str(tmp_path / "data"))
+def test_time_travel_by_timestamp_and_pinned_attach(lake, lake_catalog):
+    catalog = lake_catalog
     lake.write(pa.table({"x": pa.array([1, 2], pa.int64())}), "t", mode="error")
     between = dt.datetime.now(dt.timezone.utc)
     time.sleep(0.05)

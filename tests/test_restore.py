@@ -16,9 +16,8 @@ def _state(con, snapshot: int | None = None) -> list[tuple]:
     return duckdb_rows(con, f"SELECT rowid, * FROM lake.t{at}")
 
 
-def test_restore_brings_back_rows_and_row_ids(tmp_path, spark, reference):
-    catalog = f"sqlite:{tmp_path / 'meta.sqlite'}"
-    lake = DuckLake.attach(catalog, str(tmp_path / "data"), spark=spark)
+def test_restore_brings_back_rows_and_row_ids(lake, lake_catalog, spark, reference):
+    catalog = lake_catalog
     lake.create_table("t", "id BIGINT, s STRING")
     first = lake.write(spark.range(0, 50, numPartitions=1).selectExpr("id", "concat('r', id) s"), "t")
     target = lake.write(pa.table({"id": pa.array([100, 101, 102], pa.int64()), "s": ["x", "y", "z"]}), "t")
@@ -56,9 +55,8 @@ def test_restore_brings_back_rows_and_row_ids(tmp_path, spark, reference):
     assert len(_state(reference, again)) == 50
 
 
-def test_restore_keeps_the_current_schema_and_checks_its_input(tmp_path, spark, reference):
-    catalog = f"sqlite:{tmp_path / 'meta.sqlite'}"
-    lake = DuckLake.attach(catalog, str(tmp_path / "data"), spark=spark)
+def test_restore_keeps_the_current_schema_and_checks_its_input(lake, lake_catalog, spark, reference):
+    catalog = lake_catalog
     lake.create_table("t", "a INT, b STRING")
     lake.write(spark.range(0, 20, numPartitions=1).selectExpr("cast(id AS INT) a", "concat('b', id) b"), "t")
     target = lake.write(pa.table({"a": pa.array([100], pa.int32()), "b": ["x"]}), "t")

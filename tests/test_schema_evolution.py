@@ -29,8 +29,8 @@ def _agree_at_every_snapshot(lake: DuckLake, reference, catalog: str, table: str
         assert names == [d[0] for d in reference.execute(query + " LIMIT 0").description], f"snapshot {version}"
 
 
-def test_every_alter_agrees_with_duckdb_at_every_snapshot(catalog, tmp_path, spark, reference):
-    lake = DuckLake.attach(catalog, str(tmp_path / "data"), data_inlining_row_limit=0)
+@pytest.mark.lake(data_inlining_row_limit=0)
+def test_every_alter_agrees_with_duckdb_at_every_snapshot(catalog, lake, spark, reference):
     lake.write(spark.createDataFrame([(1, (1, "a"), [1])], "a INT, s STRUCT<x: INT, y: STRING>, l ARRAY<INT>"),
                "t", mode="error")
     first = lake.current_snapshot()
@@ -57,9 +57,8 @@ def test_every_alter_agrees_with_duckdb_at_every_snapshot(catalog, tmp_path, spa
     _agree_at_every_snapshot(lake, reference, catalog, "t", first)
 
 
-def test_merge_schema_adds_and_widens_in_the_write_snapshot(tmp_path, spark, reference):
-    catalog = f"sqlite:{tmp_path / 'meta.sqlite'}"
-    lake = DuckLake.attach(catalog, str(tmp_path / "data"))
+def test_merge_schema_adds_and_widens_in_the_write_snapshot(lake, lake_catalog, spark, reference):
+    catalog = lake_catalog
     lake.write(spark.createDataFrame([(1,)], "a INT"), "t", mode="error")
     wider = spark.createDataFrame([(2**40, "x", 1.5)] * 20, "a BIGINT, b STRING, c DOUBLE")
     with pytest.raises(SchemaMismatchError, match="b"):
@@ -74,8 +73,7 @@ def test_merge_schema_adds_and_widens_in_the_write_snapshot(tmp_path, spark, ref
     assert duckdb_rows(reference, "SELECT count(*), max(a), count(b), count(d) FROM lake.t") == [(22, 2**40, 20, 1)]
 
 
-def test_bad_alters_name_the_problem_and_change_nothing(tmp_path, spark):
-    lake = DuckLake.attach(str(tmp_path / "meta.sqlite"), str(tmp_path / "data"))
+def test_bad_alters_name_the_problem_and_change_nothing(lake, spark):
     lake.write(spark.createDataFrame([(1, None, (1,), Decimal("1.50"))],
                                      "a BIGINT, n STRING, s STRUCT<x: INT>, c DECIMAL(10,2)"), "t", mode="error")
     before = lake.snapshots()
@@ -131,9 +129,9 @@ def test_we_alter_duckdb_tables_and_duckdb_alters_ours(tmp_path, spark, referenc
         (0.5, 1, 20), (1.0, 0, 1), (2.0, 1, 1), (3.0, 1, 1), (9.0, 1, 12)]
 
 
-def test_struct_fields_are_matched_by_name_and_merged(tmp_path, spark, reference):
-    catalog = f"sqlite:{tmp_path / 'meta.sqlite'}"
-    lake = DuckLake.attach(catalog, str(tmp_path / "data"), data_inlining_row_limit=0)
+@pytest.mark.lake(data_inlining_row_limit=0)
+def test_struct_fields_are_matched_by_name_and_merged(lake, lake_catalog, spark, reference):
+    catalog = lake_catalog
     lake.write(spark.createDataFrame([(1, (1, "a"), [(1, "p")])],
                                      "id INT, s STRUCT<x: INT, y: STRING>, l ARRAY<STRUCT<k: INT, v: STRING>>"),
                "t", mode="error")

@@ -15,9 +15,8 @@ def _file_rows(lake: DuckLake, table: str, column: str) -> list[list]:
             for f in lake.plan_scan(table).files]
 
 
-def test_sorted_writes_and_duckdb_agrees_on_the_order(tmp_path, spark, reference):
-    catalog = f"sqlite:{tmp_path / 'meta.sqlite'}"
-    lake = DuckLake.attach(catalog, str(tmp_path / "data"))
+def test_sorted_writes_and_duckdb_agrees_on_the_order(lake, lake_catalog, spark, reference):
+    catalog = lake_catalog
     df = spark.sql("SELECT id, CAST((id * 7919) % 1000 AS INT) AS k, CASE WHEN id % 9 = 0 THEN NULL "
                    "ELSE concat('v', id % 13) END AS s FROM range(3000)").repartition(2)
     lake.create_table("t", df.schema)

@@ -104,11 +104,10 @@ def test_stats_rows_equal_the_reference_for_the_same_rows(tmp_path, spark, refer
 
 
 @pytest.mark.parametrize("transform", ["year", "month", "day", "hour"])
-def test_duckdb_filters_our_temporally_partitioned_lakes(tmp_path, spark, reference, transform):
+def test_duckdb_filters_our_temporally_partitioned_lakes(lake, lake_catalog, spark, reference, transform):
     """Partitioned by transform(tstz) and transform(ts) under a non-UTC session: DuckDB's range filters find
     every matching row."""
-    catalog = f"sqlite:{tmp_path / 'meta.sqlite'}"
-    lake = DuckLake.attach(catalog, str(tmp_path / "data"), spark=spark)
+    catalog = lake_catalog
     lake.create_table("t", "id INT, tstz TIMESTAMP, ts TIMESTAMP_NTZ")
     lake.set_partitioning("t", [f"{transform}(tstz)", f"{transform}(ts)"])
     base = dt.datetime(2024, 6, 29, 20, tzinfo=UTC)

@@ -145,8 +145,7 @@ def test_source_reads_every_type_by_field_id(tmp_path, spark, reference):
     lake.close()
 
 
-def test_source_stops_when_the_schema_changes_after_the_query_started(tmp_path, spark):
-    lake = DuckLake.attach(f"sqlite:{tmp_path / 'meta.sqlite'}", str(tmp_path / "data"), spark=spark)
+def test_source_stops_when_the_schema_changes_after_the_query_started(lake, tmp_path, spark):
     lake.create_table("t", "id BIGINT")
     lake.write(pa.table({"id": pa.array([1, 2], pa.int64())}), "t")
     query = (lake.read_stream("t").writeStream.format("parquet").option("path", str(tmp_path / "out"))
@@ -160,7 +159,6 @@ def test_source_stops_when_the_schema_changes_after_the_query_started(tmp_path, 
     finally:
         query.stop()
     assert sorted(r[0] for r in _written(spark, tmp_path / "out").collect()) == [1, 2]
-    lake.close()
 
 
 def _drop_file(inbox, index: int, ids: range) -> None:
@@ -170,9 +168,8 @@ def _drop_file(inbox, index: int, ids: range) -> None:
     os.utime(path, (stamp, stamp))
 
 
-def test_sink_commits_every_batch_once_across_restarts_and_reruns(tmp_path, spark, reference):
-    catalog = f"sqlite:{tmp_path / 'meta.sqlite'}"
-    lake = DuckLake.attach(catalog, str(tmp_path / "data"), spark=spark)
+def test_sink_commits_every_batch_once_across_restarts_and_reruns(lake, lake_catalog, tmp_path, spark, reference):
+    catalog = lake_catalog
     inbox, checkpoint = tmp_path / "inbox", tmp_path / "checkpoint"
     inbox.mkdir()
     for index, ids in enumerate([range(0, 4), range(4, 30), range(30, 33)]):
@@ -204,8 +201,7 @@ def test_sink_commits_every_batch_once_across_restarts_and_reruns(tmp_path, spar
     assert sorted(reference.execute("SELECT id, name FROM lake.copy").fetchall()) == [(i, f"n{i}") for i in range(36)]
 
 
-def test_sink_skips_a_redelivered_batch_id(tmp_path, spark):
-    lake = DuckLake.attach(f"sqlite:{tmp_path / 'meta.sqlite'}", str(tmp_path / "data"), spark=spark)
+def test_sink_skips_a_redelivered_batch_id(lake, spark):
     lake.create_table("t", "id BIGINT")
     write = lake.stream_writer("t", query_id="orders-to-t")
     write(spark.range(0, 3), 0)
@@ -216,16 +212,14 @@ def test_sink_skips_a_redelivered_batch_id(tmp_path, spark):
     assert sorted(r[0] for r in lake.read("t").collect()) == [0, 1, 2, 3, 4, 5]
     with pytest.raises(ValueError, match="query_id"):
         lake.stream_writer("t")
-    lake.close()
 
 
-def test_a_batch_delivered_twice_at_once_lands_once(tmp_path, spark, monkeypatch):
+@pytest.mark.lake(data_inlining_row_limit=0)
+def test_a_batch_delivered_twice_at_once_lands_once(lake, tmp_path, spark, monkeypatch):
     """Both deliveries pass the early check (as when they run side by side); the check inside the commit, under the
     writers' lock, refuses the second, and its staged files are deleted."""
     from spark_ducklake.operations.streaming import sink
 
-    lake = DuckLake.attach(f"sqlite:{tmp_path / 'meta.sqlite'}", str(tmp_path / "data"), spark=spark,
-                           data_inlining_row_limit=0)
     lake.create_table("t", "id BIGINT")
     write = lake.stream_writer("t", query_id="q")
     monkeypatch.setattr(sink, "holds_batch", lambda *_args: False)
@@ -236,11 +230,9 @@ def test_a_batch_delivered_twice_at_once_lands_once(tmp_path, spark, monkeypatch
     assert lake.snapshots() == snapshots
     assert sorted((tmp_path / "data").rglob("*.parquet")) == files
     assert sorted(r[0] for r in lake.read("t").collect()) == [0, 1, 2]
-    lake.close()
 
 
-def test_last_committed_batch_per_query_and_table(catalog, tmp_path):
-    lake = DuckLake.attach(catalog, str(tmp_path / "data"))
+def test_last_committed_batch_per_query_and_table(catalog, lake):
     lake.create_table("t", "id BIGINT")
     lake.create_table("u", "id BIGINT")
     rows = pa.table({"id": pa.array([1], pa.int64())})
@@ -253,11 +245,9 @@ def test_last_committed_batch_per_query_and_table(catalog, tmp_path):
         assert last_committed_batch(conn, "q", "main.t") == 5
         assert last_committed_batch(conn, "q%_1", "main.u") == 9
         assert last_committed_batch(conn, "q_x", "main.t") is None
-    lake.close()
 
 
-def test_batches_are_planned_from_the_catalog_alone(catalog, tmp_path):
-    lake = DuckLake.attach(catalog, str(tmp_path / "data"))
+def test_batches_are_planned_from_the_catalog_alone(catalog, lake):
     lake.create_table("t", "id BIGINT")
     lake.create_table("u", "id BIGINT")
     ours = []
@@ -274,14 +264,12 @@ def test_batches_are_planned_from_the_catalog_alone(catalog, tmp_path):
         plan = stream_plan.plan_batch(conn, info, ours[1], ours[2], deletes=True)
         assert plan.files == [] and plan.inlined.column("id").to_pylist() == [1, 2]
         stream_plan.check_columns(conn, info, last, last)
-    lake.close()
 
 
-def test_a_lake_table_streams_into_another_exactly_once_across_restarts(tmp_path, spark, reference):
+def test_a_lake_table_streams_into_another_exactly_once_across_restarts(lake, lake_catalog, tmp_path, spark, reference):
     """read_stream -> write_stream: the copy holds each inserted row version once, through a restart, a crash
     between our commit and Spark's, updates (new versions) and deletes (nothing to insert)."""
-    catalog = f"sqlite:{tmp_path / 'meta.sqlite'}"
-    lake = DuckLake.attach(catalog, str(tmp_path / "data"), spark=spark)
+    catalog = lake_catalog
     lake.write(spark.range(0, 50).selectExpr("id", "'a' AS v"), "src", mode="error")     # a file
     lake.write(pa.table({"id": pa.array([100, 101], pa.int64()), "v": ["b", "b"]}), "src")  # inlined
     checkpoint = tmp_path / "checkpoint"

@@ -28,37 +28,34 @@ def _tag_rows(lake):
     return objects, columns
 
 
-def test_comments_as_the_reference_writes_them(where, spark, reference):
+def test_comments_as_the_reference_writes_them(where, lake, spark, reference):
     catalog, data = where
-    lake = DuckLake.attach(catalog, data, spark=spark)
-    try:
-        lake.sql("CREATE TABLE t (a INT, b STRING); CREATE VIEW v AS SELECT a FROM t")  # snapshots 1, 2
-        lake.sql("COMMENT ON TABLE lake.t IS 'my table'")                                # 3
-        lake.sql("COMMENT ON COLUMN lake.t.a IS 'col a'")                                 # 4
-        lake.sql("COMMENT ON VIEW v IS 'my view'")                                        # 5
-        lake.set_comment("t", "my table2")                                                # 6
-        lake.set_comment("t", None, column="b")                                           # 7
-        lake.set_tag("main.t", "owner", "ops")                                            # 8
-        with pytest.raises(InvalidArgumentError, match="only 'comment' tags on columns"):
-            lake.set_tag("t", "owner", "ops", column="a")
-        objects, columns = _tag_rows(lake)
-        assert objects == [(1, 3, 6, "comment", "my table"), (2, 5, None, "comment", "my view"),
-                           (1, 6, None, "comment", "my table2"), (1, 8, None, "owner", "ops")]
-        assert columns == [(1, 1, 4, None, "comment", "col a"), (1, 2, 7, None, "comment", None)]
-        assert [s.changes for s in lake.snapshots()[3:]] == [
-            {"tables_altered": ["1"]}, {"tables_altered": ["1"]}, {"views_altered": ["2"]},
-            {"tables_altered": ["1"]}, {"tables_altered": ["1"]}, {"tables_altered": ["1"]}]
-        assert [s.schema_version for s in lake.snapshots()[2:]] == list(range(2, 9))
-        assert lake.tags("t") == {"comment": "my table2", "owner": "ops"}
-        assert lake.tags("t", version=4) == {"comment": "my table"}
-        assert lake.tags("t", column="A") == {"comment": "col a"}
-        assert lake.views()[0].comment == "my view" and lake.tags("v") == {"comment": "my view"}
-        with pytest.raises(NotFoundError):
-            lake.set_comment("t", "x", column="nope")
-        with pytest.raises(NotFoundError):
-            lake.sql("COMMENT ON VIEW t IS 'x'")
-    finally:
-        lake.close()
+    lake.sql("CREATE TABLE t (a INT, b STRING); CREATE VIEW v AS SELECT a FROM t")  # snapshots 1, 2
+    lake.sql("COMMENT ON TABLE lake.t IS 'my table'")                                # 3
+    lake.sql("COMMENT ON COLUMN lake.t.a IS 'col a'")                                 # 4
+    lake.sql("COMMENT ON VIEW v IS 'my view'")                                        # 5
+    lake.set_comment("t", "my table2")                                                # 6
+    lake.set_comment("t", None, column="b")                                           # 7
+    lake.set_tag("main.t", "owner", "ops")                                            # 8
+    with pytest.raises(InvalidArgumentError, match="only 'comment' tags on columns"):
+        lake.set_tag("t", "owner", "ops", column="a")
+    objects, columns = _tag_rows(lake)
+    assert objects == [(1, 3, 6, "comment", "my table"), (2, 5, None, "comment", "my view"),
+                       (1, 6, None, "comment", "my table2"), (1, 8, None, "owner", "ops")]
+    assert columns == [(1, 1, 4, None, "comment", "col a"), (1, 2, 7, None, "comment", None)]
+    assert [s.changes for s in lake.snapshots()[3:]] == [
+        {"tables_altered": ["1"]}, {"tables_altered": ["1"]}, {"views_altered": ["2"]},
+        {"tables_altered": ["1"]}, {"tables_altered": ["1"]}, {"tables_altered": ["1"]}]
+    assert [s.schema_version for s in lake.snapshots()[2:]] == list(range(2, 9))
+    assert lake.tags("t") == {"comment": "my table2", "owner": "ops"}
+    assert lake.tags("t", version=4) == {"comment": "my table"}
+    assert lake.tags("t", column="A") == {"comment": "col a"}
+    assert lake.views()[0].comment == "my view" and lake.tags("v") == {"comment": "my view"}
+    with pytest.raises(NotFoundError):
+        lake.set_comment("t", "x", column="nope")
+    with pytest.raises(NotFoundError):
+        lake.sql("COMMENT ON VIEW t IS 'x'")
+    lake.close()
     attach(reference, catalog, data)
     assert reference.execute("SELECT table_name, comment, tags FROM duckdb_tables() WHERE database_name = 'lake'"
                              ).fetchall() == [("t", "my table2", {"owner": "ops"})]

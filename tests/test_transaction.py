@@ -5,14 +5,12 @@ from __future__ import annotations
 import pyarrow as pa
 import pytest
 
-from spark_ducklake import DuckLake
 from spark_ducklake.errors import DuckLakeError
 from tests.support.compare import duckdb_rows, spark_rows
 from tests.support.reference import attach
 
 
-def test_everything_in_one_snapshot(catalog, tmp_path, spark, reference):
-    lake = DuckLake.attach(catalog, str(tmp_path / "data"))
+def test_everything_in_one_snapshot(catalog, lake, spark, reference):
     lake.write(spark.range(50).selectExpr("id", "id % 5 AS k"), "old", mode="error")
     lake.write(pa.table({"x": pa.array([1], pa.int64())}), "doomed", mode="error")
     before = len(lake.snapshots())
@@ -41,8 +39,8 @@ def test_everything_in_one_snapshot(catalog, tmp_path, spark, reference):
     assert duckdb_rows(reference, "SELECT count(*) FROM lake.old WHERE k = 0") == [(0,)]
 
 
-def test_exception_rolls_everything_back(tmp_path, spark):
-    lake = DuckLake.attach(str(tmp_path / "meta.sqlite"), str(tmp_path / "data"), data_inlining_row_limit=0)
+@pytest.mark.lake(data_inlining_row_limit=0)
+def test_exception_rolls_everything_back(lake, tmp_path, spark):
     lake.write(spark.range(10), "t", mode="error")
     before = lake.snapshots()
     files_before = sorted((tmp_path / "data").rglob("*.parquet"))
@@ -68,9 +66,8 @@ def test_exception_rolls_everything_back(tmp_path, spark):
     assert sorted((tmp_path / "data").rglob("*.parquet")) == files_before
 
 
-def test_update_inside_a_transaction(tmp_path, spark, reference):
-    catalog = f"sqlite:{tmp_path / 'meta.sqlite'}"
-    lake = DuckLake.attach(catalog, str(tmp_path / "data"))
+def test_update_inside_a_transaction(lake, lake_catalog, spark, reference):
+    catalog = lake_catalog
     lake.write(spark.range(40).selectExpr("id", "'a' AS tag"), "t", mode="error")
     with lake.transaction() as tx:
         tx.update("t", {"tag": "'b'"}, "id >= 20")
@@ -81,9 +78,8 @@ def test_update_inside_a_transaction(tmp_path, spark, reference):
     assert duckdb_rows(reference, "SELECT tag, count(*) FROM lake.t GROUP BY tag") == [("a", 20), ("b", 20), ("c", 1)]
 
 
-def test_merge_inside_a_transaction_commits_with_the_rest(tmp_path, spark, reference):
-    catalog = f"sqlite:{tmp_path / 'meta.sqlite'}"
-    lake = DuckLake.attach(catalog, str(tmp_path / "data"))
+def test_merge_inside_a_transaction_commits_with_the_rest(lake, lake_catalog, spark, reference):
+    catalog = lake_catalog
     lake.write(spark.range(10).selectExpr("id", "'old' AS tag"), "t", mode="error")
     source = spark.createDataFrame([(1, "new"), (2, "gone"), (20, "added")], "id LONG, tag STRING")
     with lake.transaction(commit_message="upsert") as tx:
@@ -106,8 +102,8 @@ def test_merge_inside_a_transaction_commits_with_the_rest(tmp_path, spark, refer
     assert duckdb_rows(reference, "SELECT n FROM lake.audit") == [(3,)]
 
 
-def test_failed_merge_in_a_transaction_leaves_nothing(tmp_path, spark):
-    lake = DuckLake.attach(str(tmp_path / "meta.sqlite"), str(tmp_path / "data"), data_inlining_row_limit=0)
+@pytest.mark.lake(data_inlining_row_limit=0)
+def test_failed_merge_in_a_transaction_leaves_nothing(lake, tmp_path, spark):
     lake.write(spark.range(10).selectExpr("id", "'old' AS tag"), "t", mode="error")
     before = lake.snapshots()
     files_before = sorted((tmp_path / "data").rglob("*.parquet"))
@@ -120,10 +116,10 @@ def test_failed_merge_in_a_transaction_leaves_nothing(tmp_path, spark):
     assert sorted((tmp_path / "data").rglob("*.parquet")) == files_before
 
 
-def test_alters_in_a_transaction(tmp_path, spark, reference):
+@pytest.mark.lake(data_inlining_row_limit=0)
+def test_alters_in_a_transaction(lake, lake_catalog, spark, reference):
     """Column changes, partitioning and sort keys of several tables, and writes to others: one snapshot."""
-    catalog = f"sqlite:{tmp_path / 'meta.sqlite'}"
-    lake = DuckLake.attach(catalog, str(tmp_path / "data"), data_inlining_row_limit=0)
+    catalog = lake_catalog
     for name in ("t", "u", "v"):
         lake.write(spark.range(5).selectExpr("id", "cast(id AS STRING) AS s"), name, mode="error")
     before = lake.current_snapshot()

@@ -56,9 +56,8 @@ def test_renamed_column_with_reused_name_reads_right_on_a_hostile_session(tmp_pa
     assert len(expected) == 8
 
 
-def test_written_timestamps_are_micros_with_field_ids_on_a_hostile_session(tmp_path, spark, hostile):
-    lake = DuckLake.attach(str(tmp_path / "meta.sqlite"), str(tmp_path / "data"), spark=spark,
-                           data_inlining_row_limit=0)
+@pytest.mark.lake(data_inlining_row_limit=0)
+def test_written_timestamps_are_micros_with_field_ids_on_a_hostile_session(lake, tmp_path, spark, hostile):
     lake.create_table("t", "id BIGINT, ts TIMESTAMP_NTZ, tstz TIMESTAMPTZ")
     hostile()
     lake.write(spark.sql("SELECT id, TIMESTAMP_NTZ'2024-05-06 07:08:09.123456' AS ts, "
@@ -74,9 +73,9 @@ def test_written_timestamps_are_micros_with_field_ids_on_a_hostile_session(tmp_p
     assert lake.read("t").where("id = 0").count() == 1
 
 
-def test_confs_flipped_after_attach_are_set_again_and_the_lake_still_reads(tmp_path, spark, reference, hostile):
-    lake = DuckLake.attach(str(tmp_path / "meta.sqlite"), str(tmp_path / "data"), spark=spark,
-                           data_inlining_row_limit=0)
+@pytest.mark.lake(data_inlining_row_limit=0)
+def test_confs_flipped_after_attach_are_set_again_and_the_lake_still_reads(lake, lake_catalog, spark, reference,
+                                                                          hostile):
     lake.write(spark.sql("SELECT id, cast(id AS string) AS s FROM range(10)"), "t", mode="error")
     lake.rename_column("t", "s", "s_old")
     lake.add_column("t", "s", "VARCHAR")
@@ -88,7 +87,7 @@ def test_confs_flipped_after_attach_are_set_again_and_the_lake_still_reads(tmp_p
     assert lake.table("t").delete("id < 5") == 5
     hostile()
     assert lake.table("t").update("id = 11", {"s": "'z'"}) == 1
-    attach(reference, f"sqlite:{tmp_path / 'meta.sqlite'}")
+    attach(reference, lake_catalog)
     assert duckdb_rows(reference, "SELECT id, s_old, s FROM lake.t") == spark_rows(lake.read("t"))
 
 
@@ -128,6 +127,7 @@ def test_numpy_murmur3_equals_mmh3_on_random_inputs():
         (mmh3.hash(w.encode(), 0, signed=True) & 0x7FFFFFFF) % (2**31 - 1) for w in words]
 
 
+@pytest.mark.spark  # its child process starts a session
 def test_update_before_any_session_exists(tmp_path):
     # A fresh process: no Spark session yet when update() builds its Columns (pyspark's F.expr needs one).
     code = ("from spark_ducklake import DuckLake\n"

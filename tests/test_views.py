@@ -52,9 +52,8 @@ def test_duckdb_views_are_queryable_and_ours_readable_by_duckdb(where, spark, re
     assert changes == [('created_view:"main"."joined"',), ('created_view:"main"."sv"',)]
 
 
-def test_view_time_travel_drop_and_names(tmp_path, spark, reference):
-    catalog, data = f"sqlite:{tmp_path / 'meta.sqlite'}", str(tmp_path / "data") + "/"
-    lake = DuckLake.attach(catalog, data, spark=spark)
+def test_view_time_travel_drop_and_names(lake, lake_catalog, tmp_path, spark, reference):
+    catalog, data = lake_catalog, str(tmp_path / "data") + "/"
     lake.sql("CREATE TABLE t (id INT); INSERT INTO t VALUES (1), (2)")
     lake.sql("CREATE VIEW v AS SELECT id FROM t WHERE id > 1")
     first = lake.current_snapshot()

@@ -6,7 +6,6 @@ from __future__ import annotations
 
 import pytest
 
-from spark_ducklake import DuckLake
 from spark_ducklake.operations.maintenance import units
 from spark_ducklake.spark import write
 from tests import test_compaction, test_partitioning, test_write_path
@@ -25,21 +24,23 @@ def in_place(monkeypatch):
         monkeypatch.setattr(module, "configure_writer", no_native)
 
 
-def test_files_are_named_placed_and_described_like_the_reference(tmp_path, spark):
-    test_write_path.test_files_are_named_placed_and_described_like_the_reference(tmp_path, spark)
+@pytest.mark.lake(data_inlining_row_limit=0)
+def test_files_are_named_placed_and_described_like_the_reference(lake, tmp_path, spark):
+    test_write_path.test_files_are_named_placed_and_described_like_the_reference(lake, tmp_path, spark)
 
 
-def test_partitioned_writes_lay_out_files_like_duckdb(tmp_path, spark, reference):
-    test_partitioning.test_partitioned_writes_lay_out_files_like_duckdb(
-        f"sqlite:{tmp_path / 'meta.sqlite'}", tmp_path, spark, reference)
+def test_partitioned_writes_lay_out_files_like_duckdb(lake, lake_catalog, tmp_path, spark, reference):
+    test_partitioning.test_partitioned_writes_lay_out_files_like_duckdb(lake_catalog, lake, tmp_path, spark,
+                                                                        reference)
 
 
-def test_merge_keeps_every_snapshot_for_us_and_duckdb(tmp_path, spark):
-    test_compaction.test_merge_keeps_every_snapshot_for_us_and_duckdb(tmp_path, spark)
+@pytest.mark.lake(data_inlining_row_limit=0)
+def test_merge_keeps_every_snapshot_for_us_and_duckdb(lake, lake_catalog, spark):
+    test_compaction.test_merge_keeps_every_snapshot_for_us_and_duckdb(lake, lake_catalog, spark)
 
 
-def test_rewrite_drops_deleted_rows_and_keeps_row_ids(tmp_path, spark, reference):
-    test_compaction.test_rewrite_drops_deleted_rows_and_keeps_row_ids(tmp_path, spark, reference)
+def test_rewrite_drops_deleted_rows_and_keeps_row_ids(lake, lake_catalog, spark, reference):
+    test_compaction.test_rewrite_drops_deleted_rows_and_keeps_row_ids(lake, lake_catalog, spark, reference)
 
 
 NESTED = """SELECT id, CAST(id * 1.5 AS DECIMAL(9, 2)) AS dec, CAST(id % 100 AS TINYINT) AS tiny,
@@ -50,9 +51,9 @@ NESTED = """SELECT id, CAST(id * 1.5 AS DECIMAL(9, 2)) AS dec, CAST(id % 100 AS 
             FROM range(500)"""
 
 
-def test_every_type_reads_back_in_both_engines(tmp_path, spark, reference):
-    catalog = f"sqlite:{tmp_path / 'meta.sqlite'}"
-    lake = DuckLake.attach(catalog, str(tmp_path / "data"), data_inlining_row_limit=0)
+@pytest.mark.lake(data_inlining_row_limit=0)
+def test_every_type_reads_back_in_both_engines(lake, lake_catalog, spark, reference):
+    catalog = lake_catalog
     df = spark.sql(NESTED)
     lake.create_table("t", df.schema)
     lake.write(df.repartition(3), "t")

@@ -16,8 +16,7 @@ def _rows(lake: DuckLake, sql: str) -> list[tuple]:
         return [tuple(r) for r in conn.execute(sa.text(sql))]
 
 
-def test_inlining_threshold_matches_the_reference(tmp_path, spark):
-    lake = DuckLake.attach(str(tmp_path / "meta.sqlite"), str(tmp_path / "data"))
+def test_inlining_threshold_matches_the_reference(lake, spark):
     lake.create_table("t", "id BIGINT")
     lake.write(spark.range(10), "t")          # == limit (10): inlined
     lake.write(spark.range(11), "t")          # > limit: Parquet
@@ -29,8 +28,8 @@ def test_inlining_threshold_matches_the_reference(tmp_path, spark):
     assert lake.snapshots()[-1].changes == {"tables_inserted_into": ["1"]}
 
 
-def test_files_are_named_placed_and_described_like_the_reference(tmp_path, spark):
-    lake = DuckLake.attach(str(tmp_path / "meta.sqlite"), str(tmp_path / "data"), data_inlining_row_limit=0)
+@pytest.mark.lake(data_inlining_row_limit=0)
+def test_files_are_named_placed_and_described_like_the_reference(lake, tmp_path, spark):
     lake.create_schema("s")
     lake.create_table("s.t", "id BIGINT, name STRING, day DATE")
     lake.set_option("parquet_compression", "zstd", schema="s")
@@ -62,17 +61,17 @@ def test_files_are_named_placed_and_described_like_the_reference(tmp_path, spark
     assert tcs[0] == (1, "0", "59999")
 
 
-def test_failed_commit_removes_written_files(tmp_path, spark, monkeypatch):
-    lake = DuckLake.attach(str(tmp_path / "meta.sqlite"), str(tmp_path / "data"), data_inlining_row_limit=0)
+@pytest.mark.lake(data_inlining_row_limit=0)
+def test_failed_commit_removes_written_files(lake, tmp_path, spark, monkeypatch):
     lake.create_table("t", "id BIGINT")
     before = lake.snapshots()
 
     def conflict(*args, **kwargs):
         raise ConflictError("simulated: another writer dropped the table")
 
-    import spark_ducklake.operations.write as writer
+    import spark_ducklake.operations.context as context
 
-    monkeypatch.setattr(writer, "commit", conflict)
+    monkeypatch.setattr(context, "commit", conflict)
     with pytest.raises(ConflictError):
         lake.write(spark.range(100), "t", commit_message="never lands")
     assert lake.snapshots() == before
@@ -80,8 +79,8 @@ def test_failed_commit_removes_written_files(tmp_path, spark, monkeypatch):
     assert _rows(lake, "SELECT count(*) FROM ducklake_data_file") == [(0,)]
 
 
-def test_row_group_and_version_options(tmp_path, spark):
-    lake = DuckLake.attach(str(tmp_path / "meta.sqlite"), str(tmp_path / "data"), data_inlining_row_limit=0)
+@pytest.mark.lake(data_inlining_row_limit=0)
+def test_row_group_and_version_options(lake, tmp_path, spark):
     lake.create_table("t", "id BIGINT, x BIGINT")
     lake.set_option("parquet_row_group_size", 2048)
     lake.set_option("parquet_version", 2)

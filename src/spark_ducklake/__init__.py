@@ -1,7 +1,5 @@
 """spark-ducklake: the DuckLake 1.0 lakehouse format for Apache Spark."""
 
-__version__ = "0.1.0"
-
 from .errors import (
     AlreadyExistsError,
     CatalogError,
@@ -13,6 +11,7 @@ from .errors import (
     SparkUnavailableError,
     UnsupportedVersionError,
 )
+from .version import __version__
 
 
 def __getattr__(name: str):
@@ -21,11 +20,16 @@ def __getattr__(name: str):
         from .lake import DuckLake
 
         return DuckLake
+    if name == "CommitProperties":
+        from .spec.commit_properties import CommitProperties
+
+        return CommitProperties
     raise AttributeError(name)
 
 
 __all__ = [
     "AlreadyExistsError",
+    "CommitProperties",
     "CatalogError",
     "ConflictError",
     "DuckLake",

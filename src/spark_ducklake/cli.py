@@ -8,7 +8,9 @@ import sys
 from rich.console import Console
 from rich.table import Table
 
+from .catalog.database import bootstrap
 from .errors import DuckLakeError
+from .terminal import snapshots_table
 
 console = Console()
 
@@ -21,8 +23,6 @@ def _lake(args):
 
 def cmd_info(args) -> int:
     """Print what the lake is and where it lives."""
-    from .catalog.database import bootstrap
-
     lake = _lake(args)
     with lake.engine.connect() as conn:
         meta = bootstrap.read_global_metadata(conn)
@@ -66,22 +66,10 @@ def _type(col) -> str:
     return col.type
 
 
-def print_snapshots(snapshots) -> None:
-    """Render snapshots() rows as a table."""
-    out = Table(title="snapshots")
-    for col in ("id", "time", "schema", "changes", "author", "message"):
-        out.add_column(col)
-    for s in snapshots:
-        changes = "; ".join(f"{k}: {', '.join(v)}" for k, v in s.changes.items())
-        out.add_row(str(s.snapshot_id), s.snapshot_time.strftime("%Y-%m-%d %H:%M:%S"), str(s.schema_version),
-                    changes, s.author or "", s.commit_message or "")
-    console.print(out)
-
-
 def cmd_snapshots(args) -> int:
     """List snapshots."""
     lake = _lake(args)
-    print_snapshots(lake.snapshots())
+    console.print(snapshots_table(lake.snapshots()))
     lake.close()
     return 0
 

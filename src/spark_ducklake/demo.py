@@ -9,12 +9,13 @@ import pyarrow as pa
 from rich.console import Console
 from rich.table import Table
 
+from .terminal import snapshots_table
+
 
 def run_demo(path: str, console: Console) -> int:
     """Run the demo in `path` (recreated); returns a process exit code."""
     from pyspark.sql import functions as F
 
-    from .cli import print_snapshots
     from .lake import DuckLake
 
     path = os.path.abspath(path)
@@ -41,7 +42,7 @@ def run_demo(path: str, console: Console) -> int:
     few = pa.table({"id": [1_000_001, 1_000_002, 1_000_003], "region": ["north", "south", "east"],
                     "amount": [9.5, 19.5, 29.5]})
     lake.write(few, "sales", commit_message="a few late sales")
-    print_snapshots(lake.snapshots())
+    console.print(snapshots_table(lake.snapshots()))
 
     now = lake.read("sales")
     then = lake.read("sales", version=first)

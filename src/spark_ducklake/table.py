@@ -4,6 +4,8 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
+from .operations.merge import MergeBuilder
+
 if TYPE_CHECKING:
     from .lake import DuckLake
 
@@ -34,9 +36,11 @@ class DuckLakeTable:
         return self.lake.update_schema(self.name, **commit_args)
 
     def merge(self, source, condition, *, target_alias: str = "target", source_alias: str = "source",
-              **commit_args):
-        """Start a MERGE of `source` (DataFrame) on `condition`; add when_... clauses, then execute()."""
-        from .operations.merge import MergeBuilder
+              commit_properties=None, **commit_args):
+        """Start a MERGE of `source` (DataFrame) on `condition`; add when_... clauses, then execute() (one
+        snapshot, a one-operation transaction)."""
+        def run(builder: MergeBuilder):
+            with self.lake.transaction(commit_properties=commit_properties, **commit_args) as tx:
+                return tx.stage_merge(builder)
 
-        return MergeBuilder(self.lake, self.name, source, condition, target_alias, source_alias,
-                            commit_args=commit_args)
+        return MergeBuilder(self.lake.context, self.name, source, condition, target_alias, source_alias, run=run)

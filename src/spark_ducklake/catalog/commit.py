@@ -1,7 +1,7 @@
 """One snapshot per commit: a short catalog transaction with the spec's conflict rules and retries.
 
 A commit is a list of operations (`ddl_ops`, `data_ops`). Each attempt opens a transaction, queues behind our
-other writers (PostgreSQL advisory lock, SQLite's write lock), checks the snapshots committed since our read
+other writers (the catalog database's `Dialect` says how), checks the snapshots committed since our read
 snapshot against the spec's conflict rules, lets every operation write its rows with ids drawn from the *current*
 counters, and inserts the snapshot row last. A lost race with a writer that does not queue (primary-key violation,
 serialization failure) rolls the whole attempt back and retries with fresh ids; data files are never rewritten.
@@ -12,7 +12,6 @@ from __future__ import annotations
 import logging
 import random
 import time
-from contextlib import contextmanager
 from dataclasses import dataclass, field
 from datetime import datetime, timezone
 from typing import Protocol
@@ -20,22 +19,17 @@ from typing import Protocol
 import sqlalchemy as sa
 
 from ..errors import ConflictError, DuckLakeError
+from ..spec.commit_properties import CommitProperties
 from ..spec.model import Snapshot
-from ..spec.snapshot_changes import DELETE_KINDS, Change, find_conflict, parse_changes, render_changes
+from ..spec.snapshot_changes import DELETE_KINDS, Change, parse_changes, render_changes
+from .conflicts import find_conflict
+from .database.dialects import Dialect, dialect_for
 from .database.spec_tables import T
+from .database.transactions import queue_behind_other_writers, write_transaction
 from .inlined import tables as inlined_tables
 from .reads import reader
 
 log = logging.getLogger(__name__)
-
-
-@dataclass
-class CommitInfo:
-    """Who and why, stored in ducklake_snapshot_changes."""
-
-    author: str | None = None
-    message: str | None = None
-    extra_info: str | None = None
 
 
 @dataclass
@@ -56,7 +50,7 @@ class CommitContext:
     """What operations see while writing one snapshot's rows."""
 
     conn: sa.Connection
-    dialect: str
+    dialect: Dialect
     data_path: str
     base: Snapshot  # the newest snapshot when this attempt started
     snapshot_id: int
@@ -110,11 +104,11 @@ def commit(
     *,
     read_snapshot: int,
     data_path: str,
-    info: CommitInfo | None = None,
+    info: CommitProperties | None = None,
     retry: RetryPolicy | None = None,
 ) -> int:
     """Commit the operations as one new snapshot; returns its id. ConflictError leaves the catalog untouched."""
-    info = info or CommitInfo()
+    info = info or CommitProperties()
     retry = retry or RetryPolicy()
     attempt = 0
     while True:
@@ -153,17 +147,16 @@ def _is_race(exc: sa.exc.DBAPIError) -> bool:
     return any(marker in text for marker in markers)
 
 
-def _attempt(engine: sa.Engine, operations, read_snapshot: int, data_path: str, info: CommitInfo,
+def _attempt(engine: sa.Engine, operations, read_snapshot: int, data_path: str, info: CommitProperties,
              based_on: list[int]) -> int:
-    options = {"sqlite_begin": "IMMEDIATE"} if engine.dialect.name == "sqlite" else {}
-    with engine.connect().execution_options(**options) as conn, _releasing_commit_lock(conn), conn.begin():
+    with write_transaction(engine, queued=False) as conn:
         if not any(change.kind in _DDL_KINDS for op in operations for change in op.intents()):
             for op in operations:  # reads that stay valid while we queue (DDL in the commit would change them)
                 if hasattr(op, "prepare"):
                     op.prepare(conn)
-        if not info.message:
+        if not info.commit_message:
             _check_message_optional(conn)
-        _queue_behind_other_writers(conn)
+        queue_behind_other_writers(conn)
         # One query for the newest snapshot and everything committed since we read.
         recent = reader.list_snapshots(conn, since=read_snapshot - 1) or [reader.latest_snapshot(conn)]
         base = recent[-1]
@@ -173,7 +166,7 @@ def _attempt(engine: sa.Engine, operations, read_snapshot: int, data_path: str, 
         if newer:
             _check_conflicts(conn, operations, newer)
         ctx = CommitContext(
-            conn=conn, dialect=engine.dialect.name, data_path=data_path, base=base, snapshot_id=snapshot_id,
+            conn=conn, dialect=dialect_for(engine), data_path=data_path, base=base, snapshot_id=snapshot_id,
             next_catalog_id=base.next_catalog_id, next_file_id=base.next_file_id,
             newer=[change for snap in newer for change in parse_changes(snap.changes)],
         )
@@ -189,7 +182,7 @@ def _attempt(engine: sa.Engine, operations, read_snapshot: int, data_path: str, 
         ))
         conn.execute(T["ducklake_snapshot_changes"].insert().values(
             snapshot_id=snapshot_id, changes_made=render_changes(ctx.changes), author=info.author,
-            commit_message=info.message, commit_extra_info=info.extra_info,
+            commit_message=info.commit_message, commit_extra_info=info.extra_info,
         ))
         return snapshot_id
 
@@ -206,36 +199,6 @@ def _check_message_optional(conn: sa.Connection) -> None:
 
 _DDL_KINDS = {"created_schema", "dropped_schema", "created_table", "dropped_table", "altered_table",
               "created_view", "dropped_view", "altered_view"}
-
-# Any 64-bit constant works; this one spells "ducklake" so it is recognisable in pg_locks.
-_PG_COMMIT_LOCK = int.from_bytes(b"ducklake", "big") - (1 << 63)
-
-
-def _queue_behind_other_writers(conn: sa.Connection) -> None:
-    """Make our writers wait their turn instead of racing for the next snapshot id and retrying.
-
-    PostgreSQL: a transaction-scoped advisory lock (released at commit or rollback). MySQL: a named lock of the
-    session, released by `_releasing_commit_lock` after commit or rollback. SQLite: BEGIN IMMEDIATE already holds
-    the write lock. DuckDB files admit one writing process anyway.
-    """
-    if conn.engine.dialect.name == "postgresql":
-        conn.execute(sa.select(sa.func.pg_advisory_xact_lock(_PG_COMMIT_LOCK)))
-    elif conn.engine.dialect.name == "mysql":
-        from .database.mysql_transactions import acquire_commit_lock
-
-        acquire_commit_lock(conn)
-
-
-@contextmanager
-def _releasing_commit_lock(conn: sa.Connection):
-    """Release a session-scoped commit lock (MySQL) once the transaction inside has ended, however it ended."""
-    try:
-        yield
-    finally:
-        if conn.engine.dialect.name == "mysql":
-            from .database.mysql_transactions import release_commit_lock
-
-            release_commit_lock(conn)
 
 
 def _check_conflicts(conn: sa.Connection, operations, newer: list[Snapshot]) -> None:

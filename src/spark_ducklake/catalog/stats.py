@@ -128,17 +128,6 @@ def _decode(type_str: str, value):
     return value
 
 
-def arrow_nan_flags(data: pa.Table, columns: list[Column]) -> dict[int, bool]:
-    """Exact contains_nan for top-level float columns of in-memory rows."""
-    import pyarrow.compute as pc
-
-    flags = {}
-    for col in columns:
-        if col.type in _FLOATS and col.name in data.column_names:
-            flags[col.column_id] = bool(pc.any(pc.is_nan(data.column(col.name))).as_py() or False)
-    return flags
-
-
 def merge_table_column_stats(
     current: dict[int, TableColumnStats] | None,
     new_files: list[dict[int, ColumnStats]],

@@ -9,31 +9,30 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from ..catalog.commit import CommitInfo
 from ..catalog.inlined import codec as inlined
 from ..catalog.operations.data import AppendFiles, DeleteRows, InlineInsert
 from ..errors import SchemaMismatchError
 from ..spark.conform import conform_arrow
+from ..spark.delete_files import restamp
 from ..spec.names import spark_name
-from .write import commit_staged
 
 if TYPE_CHECKING:
-    from ..lake import DuckLake
+    from .context import LakeContext
 
 
 def _delete_op(plan, staged) -> DeleteRows:
     return DeleteRows(plan.table, staged.delete_files, staged.ended_files, staged.inlined_file_deletes,
-                      staged.inlined_row_ids)
+                      staged.inlined_row_ids, restamp=restamp)
 
 
-def stage_delete_op(lake: DuckLake, plan, condition) -> tuple[DeleteRows | None, list[str], int]:
+def stage_delete_op(ctx: LakeContext, plan, condition) -> tuple[DeleteRows | None, list[str], int]:
     """(DeleteRows operation or None, staged delete files, rows) for the rows `condition` matches in the plan."""
     from ..spark.deletes import plan_delete
     from ..spark.expressions import check_expression
 
-    spark = lake.spark  # checked once per operation (lake.spark re-verifies the session's confs on each use)
+    spark = ctx.spark  # checked once per operation (ctx.spark re-verifies the session's confs on each use)
     check_expression(spark, plan.table, condition, "condition")
-    staged = plan_delete(spark, plan, condition, lake.inlining_limit(plan.table))
+    staged = plan_delete(spark, plan, condition, ctx.inlining_limit(plan.table))
     if staged.empty:
         return None, [], 0
     return _delete_op(plan, staged), [d.path for d in staged.delete_files], staged.deleted_rows
@@ -44,35 +43,15 @@ def pruning_filter(condition) -> str | None:
     return condition if isinstance(condition, str) else None
 
 
-def delete_rows(lake: DuckLake, table: str, condition, info: CommitInfo) -> int:
-    """DELETE FROM table WHERE condition; returns the number of rows deleted (no snapshot when 0)."""
-    lake.check_writable()
-    plan = lake.plan_scan(table, where=pruning_filter(condition))
-    op, files, count = stage_delete_op(lake, plan, condition)
-    if op is not None:
-        commit_staged(lake, [op], plan.snapshot_id, info, files)
-    return count
-
-
-def update_rows(lake: DuckLake, table: str, assignments: dict, condition, info: CommitInfo) -> int:
-    """UPDATE table SET assignments WHERE condition; returns the number of rows updated."""
-    lake.check_writable()
-    plan = lake.plan_scan(table, where=pruning_filter(condition))
-    ops, written, count = stage_update(lake, plan, assignments, condition)
-    if count:
-        commit_staged(lake, ops, plan.snapshot_id, info, written)
-    return count
-
-
-def stage_update(lake: DuckLake, plan, assignments: dict, condition) -> tuple[list, list[str], int]:
+def stage_update(ctx: LakeContext, plan, assignments: dict, condition) -> tuple[list, list[str], int]:
     """(operations, staged files, rows) of an UPDATE against the plan's snapshot; nothing committed."""
     from pyspark.sql import functions as F
 
+    from ..spark import types
     from ..spark.deletes import stage_deletes
     from ..spark.expressions import check_expression
     from ..spark.scan import FILE, POS
     from ..spark.session import cached
-    from ..spec import types
 
     if not assignments:
         raise SchemaMismatchError("update needs at least one column to set")
@@ -80,7 +59,7 @@ def stage_update(lake: DuckLake, plan, assignments: dict, condition) -> tuple[li
     unknown = [name for name in assignments if name.lower() not in columns]
     if unknown:
         raise SchemaMismatchError(f"columns not in table {plan.table.qualified_name}: {', '.join(unknown)}")
-    spark = lake.spark  # checked once per operation (lake.spark re-verifies the session's confs on each use)
+    spark = ctx.spark  # checked once per operation (ctx.spark re-verifies the session's confs on each use)
     check_expression(spark, plan.table, condition, "condition")
     for name, value in assignments.items():
         check_expression(spark, plan.table, value, f"value of {name}", select=True)
@@ -93,13 +72,13 @@ def stage_update(lake: DuckLake, plan, assignments: dict, condition) -> tuple[li
         "rowid", FILE, POS,
     ))
     try:
-        limit = lake.inlining_limit(plan.table)
+        limit = ctx.inlining_limit(plan.table)
         staged = stage_deletes(spark, plan, new_rows.select(FILE, POS), limit)
         if staged.empty:
             return [], [], 0
         written = [d.path for d in staged.delete_files]
         try:
-            insert, files = stage_rows(lake, plan, new_rows.drop(FILE, POS), staged.deleted_rows, keep_ids=True)
+            insert, files = stage_rows(ctx, plan, new_rows.drop(FILE, POS), staged.deleted_rows, keep_ids=True)
         except BaseException:
             from ..spark.write import delete_paths
 
@@ -110,17 +89,17 @@ def stage_update(lake: DuckLake, plan, assignments: dict, condition) -> tuple[li
         new_rows.unpersist()
 
 
-def stage_rows(lake: DuckLake, plan, rows, count: int, *, keep_ids: bool) -> tuple[object, list[str]]:
+def stage_rows(ctx: LakeContext, plan, rows, count: int, *, keep_ids: bool) -> tuple[object, list[str]]:
     """Insert operation for `rows` (table columns + `rowid`): inlined when few, else files; ids kept if asked."""
     from .write import write_files
 
-    if count <= lake.inlining_limit(plan.table):
+    if count <= ctx.inlining_limit(plan.table):
         small = rows.toArrow()
         data = conform_arrow(small.drop_columns(["rowid"]), plan.table)
-        if inlined.inlinable(plan.table.columns, lake.engine.dialect.name, data):
+        if inlined.inlinable(plan.table.columns, ctx.engine, data):
             ids = small.column("rowid").to_pylist() if keep_ids else None
             return InlineInsert(plan.table, data, row_ids=ids), []
-    files = write_files(lake, rows if keep_ids else rows.drop("rowid"), plan.table, plan.snapshot_id,
+    files = write_files(ctx, rows if keep_ids else rows.drop("rowid"), plan.table, plan.snapshot_id,
                         options_table=plan.table, row_ids=keep_ids)
     return AppendFiles(plan.table, files), [f.path for f in files]
 

@@ -14,48 +14,48 @@ from typing import TYPE_CHECKING
 
 import sqlalchemy as sa
 
-from ..catalog.commit import CommitInfo
 from ..catalog.database.spec_tables import T
 from ..catalog.planners.change_feed import ChangePlan, lower_bound, plan_changes, upper_bound
 from ..catalog.reads import reader
 from ..errors import NotFoundError
+from ..spec.commit_properties import CommitProperties
 from ..spec.names import spark_name
 
 if TYPE_CHECKING:
-    from ..lake import DuckLake
+    from .context import LakeContext
 
 
-def change_plan(lake: DuckLake, table: str, start: int | datetime, end: int | datetime) -> ChangePlan:
+def change_plan(ctx: LakeContext, table: str, start: int | datetime, end: int | datetime) -> ChangePlan:
     """The catalog's part of a change feed: the table as of `end` and what holds its changes since `start`."""
-    from ..lake import split_name
+    from ..spec.names import parse_table_name as split_name
 
     schema, name = split_name(table)
-    with lake.engine.connect() as conn:
+    with ctx.engine.connect() as conn:
         first, last = lower_bound(conn, start), upper_bound(conn, end)
-        if lake.pinned_snapshot is not None and last > lake.pinned_snapshot:
-            raise NotFoundError(f"snapshot {last} is newer than the attached snapshot {lake.pinned_snapshot}")
-        info = reader.find_table(conn, last, lake.data_path, schema, name)
+        if ctx.pinned_snapshot is not None and last > ctx.pinned_snapshot:
+            raise NotFoundError(f"snapshot {last} is newer than the attached snapshot {ctx.pinned_snapshot}")
+        info = reader.find_table(conn, last, ctx.data_path, schema, name)
         return plan_changes(conn, info, first, last)
 
 
-def restore_table(lake: DuckLake, table: str, version: int | None, timestamp: datetime | None,
-                  info: CommitInfo) -> int:
+def restore_table(ctx: LakeContext, table: str, version: int | None, timestamp: datetime | None,
+                  properties: CommitProperties) -> int:
     """Commit a snapshot in which `table` holds the rows it held at `version` / `timestamp`; returns its id
     (the current snapshot when nothing differs)."""
     from ..catalog.operations.data import DeleteRows
     from ..spark.change_feed import INSERTED, ROWID, row_versions
+    from ..spark.delete_files import restamp
     from ..spark.deletes import stage_deletes
     from ..spark.scan import DELETED, FILE, POS
     from ..spark.write import delete_paths
     from .delete_update import stage_rows
-    from .write import commit_staged
 
-    lake.check_writable()
+    ctx.check_writable()
     if (version is None) == (timestamp is None):
         raise ValueError("restore needs exactly one of version= or timestamp=")
-    current = lake.plan_scan(table)
+    current = ctx.plan_scan(table)
     now = current.snapshot_id
-    with lake.engine.connect() as conn:
+    with ctx.engine.connect() as conn:
         target = (reader.get_snapshot(conn, version) if version is not None
                   else reader.snapshot_at(conn, timestamp)).snapshot_id
         if target > now:
@@ -67,19 +67,20 @@ def restore_table(lake: DuckLake, table: str, version: int | None, timestamp: da
 
     from pyspark.sql import functions as F
 
-    versions = row_versions(lake.spark, plan).cache()
+    versions = row_versions(ctx.spark, plan).cache()
     try:
         newer = versions.where((F.col(INSERTED) > target) & F.col(DELETED).isNull()).select(FILE, POS)
         older = versions.where((F.col(INSERTED) <= target) & (F.col(DELETED) > target)).select(
             *[F.col(spark_name(c.name)) for c in current.table.columns], ROWID)
-        staged = stage_deletes(lake.spark, current, newer, lake.inlining_limit(current.table))
+        staged = stage_deletes(ctx.spark, current, newer, ctx.inlining_limit(current.table))
         written = [d.path for d in staged.delete_files]
         ops = [] if staged.empty else [DeleteRows(current.table, staged.delete_files, staged.ended_files,
-                                                  staged.inlined_file_deletes, staged.inlined_row_ids)]
+                                                  staged.inlined_file_deletes, staged.inlined_row_ids,
+                                                  restamp=restamp)]
         try:
             count = older.count()
             if count:
-                insert, files = stage_rows(lake, current, older, count, keep_ids=True)
+                insert, files = stage_rows(ctx, current, older, count, keep_ids=True)
                 ops.append(insert)
                 written += files
         except BaseException:
@@ -89,7 +90,7 @@ def restore_table(lake: DuckLake, table: str, version: int | None, timestamp: da
         versions.unpersist()
     if not ops:
         return now
-    return commit_staged(lake, ops, now, info, written)
+    return ctx.commit(ops, read_snapshot=now, properties=properties, staged_files=written)
 
 
 def _check_existed(conn: sa.Connection, table_id: int, name: str, snapshot_id: int) -> None:

@@ -8,15 +8,15 @@ snapshot. A target row matched by several source rows, or a source row matching 
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
-from ..catalog.commit import CommitInfo
 from ..errors import DuckLakeError, SchemaMismatchError
 from ..spec.names import spark_name
 
 if TYPE_CHECKING:
-    from ..lake import DuckLake
+    from .context import LakeContext
 
 
 @dataclass
@@ -40,15 +40,14 @@ class MergeResult:
 class MergeBuilder:
     """Collects clauses; `execute()` runs the merge."""
 
-    lake: DuckLake
+    ctx: LakeContext
     table: str
     source: object
     condition: object
     target_alias: str = "target"
     source_alias: str = "source"
     clauses: list[_Clause] = field(default_factory=list)
-    commit_args: dict = field(default_factory=dict)
-    transaction: object = None  # a Transaction to stage into instead of committing
+    run: Callable[[MergeBuilder], MergeResult] | None = None  # stages it in a transaction (Transaction.stage_merge)
 
     def _add(self, kind: str, action: str, condition=None, values=None) -> MergeBuilder:
         self.clauses.append(_Clause(kind, action, condition, values))
@@ -86,18 +85,7 @@ class MergeBuilder:
         """Run the merge as one snapshot; returns the counts."""
         if not self.clauses:
             raise DuckLakeError("merge needs at least one when_... clause")
-        if self.transaction is not None:
-            return self.transaction._stage_merge(self)
-        from .write import commit_staged
-
-        self.lake.check_writable()
-        plan = self.lake.plan_scan(self.table)
-        info = CommitInfo(self.commit_args.get("author") or self.lake.author,
-                          self.commit_args.get("commit_message"), self.commit_args.get("extra_info"))
-        ops, files, outcome = stage_merge(self, plan)
-        if ops:
-            commit_staged(self.lake, ops, plan.snapshot_id, info, files)
-        return outcome
+        return self.run(self)
 
 
 def _expr(value):
@@ -110,11 +98,11 @@ def stage_merge(m: MergeBuilder, plan) -> tuple[list, list[str], MergeResult]:
     """Join and classify on Spark, stage files; returns (operations, staged files, counts), nothing committed."""
     from pyspark.sql import functions as F
 
+    from ..spark import types
     from ..spark.deletes import stage_deletes
     from ..spark.scan import FILE, POS
     from ..spark.session import cached
     from ..spark.write import delete_paths
-    from ..spec import types
     from .delete_update import _delete_op, stage_rows
 
     cols = plan.table.columns
@@ -124,7 +112,7 @@ def stage_merge(m: MergeBuilder, plan) -> tuple[list, list[str], MergeResult]:
         unknown = [k for k in (clause.values or {}) if k.lower() not in names]
         if unknown:
             raise SchemaMismatchError(f"columns not in table {plan.table.qualified_name}: {', '.join(unknown)}")
-    spark = m.lake.spark  # checked once per operation (lake.spark re-verifies the session's confs on each use)
+    spark = m.ctx.spark  # checked once per operation (lake.spark re-verifies the session's confs on each use)
     _check_strings(m, plan, spark)
     target = (plan.to_dataframe(spark, positions=True, row_ids=True)
               .withColumn("_dl_t", F.lit(True)).alias(t))
@@ -175,7 +163,7 @@ def stage_merge(m: MergeBuilder, plan) -> tuple[list, list[str], MergeResult]:
             return ops, written, outcome
         try:
             touched = result.where(F.col("_dl_kind") != "insert").select(FILE, POS)
-            staged = stage_deletes(spark, plan, touched, m.lake.inlining_limit(plan.table))
+            staged = stage_deletes(spark, plan, touched, m.ctx.inlining_limit(plan.table))
             if not staged.empty:
                 ops.append(_delete_op(plan, staged))
                 written += [d.path for d in staged.delete_files]
@@ -183,7 +171,7 @@ def stage_merge(m: MergeBuilder, plan) -> tuple[list, list[str], MergeResult]:
             for kind, keep_ids in (("update", True), ("insert", False)):
                 if counts.get(kind, 0):
                     rows = result.where(F.col("_dl_kind") == kind).select(*data_cols, "rowid")
-                    op, files = stage_rows(m.lake, plan, rows, counts[kind], keep_ids=keep_ids)
+                    op, files = stage_rows(m.ctx, plan, rows, counts[kind], keep_ids=keep_ids)
                     ops.append(op)
                     written += files
         except BaseException:

@@ -18,11 +18,14 @@ import sqlalchemy as sa
 
 from ..catalog.reads import reader
 from ..errors import AlreadyExistsError, NotFoundError, SchemaMismatchError
+from ..spark import types as spark_types
 from ..spec import types
 from ..spec.model import NESTED_TYPES, Column, TableInfo
+from ..spec.names import parse_table_name
 
 if TYPE_CHECKING:
-    from ..lake import DuckLake
+    from ..spec.commit_properties import CommitProperties
+    from .context import LakeContext
 
 _LITERALS = (bool, int, float, str, Decimal, dt.date, dt.datetime, bytes)
 
@@ -65,19 +68,19 @@ def default_text(type_str: str, value: Any) -> str | None:
 class SchemaUpdate:
     """Pending schema changes of one table; `commit()` writes them as one snapshot."""
 
-    def __init__(self, lake: DuckLake, table: str, *, read_snapshot: int | None = None, stage=None,
-                 **commit_args: Any):
+    def __init__(self, ctx: LakeContext, table: str | tuple[str, str], *, read_snapshot: int | None = None,
+                 stage=None, properties: CommitProperties | None = None):
         from ..catalog.database.spec_tables import T
-        from ..lake import split_name
 
-        lake.check_writable()
-        self.lake, self.commit_args = lake, commit_args
+        ctx.check_writable()
+        self.ctx, self.properties = ctx, properties
         self._stage = stage  # a transaction's: takes the ALTER operation instead of committing it
         c = T["ducklake_column"]
-        with lake.engine.connect() as conn:
+        with ctx.connect() as conn:
             self.read_snapshot = read_snapshot if read_snapshot is not None else \
                 reader.latest_snapshot(conn).snapshot_id
-            self.table: TableInfo = reader.find_table(conn, self.read_snapshot, lake.data_path, *split_name(table))
+            self.table: TableInfo = reader.find_table(conn, self.read_snapshot, ctx.data_path,
+                                                      *parse_table_name(table))
             top = conn.execute(sa.select(sa.func.max(c.c.column_id)).where(c.c.table_id == self.table.table_id))
             self._next_id = (top.scalar() or 0) + 1  # column ids are never reused, even after a drop
         self.columns: list[Column] = copy.deepcopy(self.table.columns)
@@ -181,16 +184,16 @@ class SchemaUpdate:
     def _check_no_nulls(self, path: str, column_id: int) -> None:
         """Refuse NOT NULL over NULLs. The catalog answers when no file's statistics count a NULL of the column
         and no row is inlined; only otherwise does Spark look at the rows (deletes may have removed them)."""
-        plan = self.lake.plan_scan((self.table.schema_name, self.table.name), version=self.read_snapshot)
+        plan = self.ctx.plan_scan((self.table.schema_name, self.table.name), version=self.read_snapshot)
         inlined_clean = _no_inlined_nulls(plan.inlined, split_path(path))
         if inlined_clean is False:
             raise SchemaMismatchError(f"cannot set NOT NULL on {path!r}: the table has NULLs in it")
-        if inlined_clean and _no_nulls_counted(self.lake, plan, column_id):
+        if inlined_clean and _no_nulls_counted(self.ctx, plan, column_id):
             return
         from pyspark.sql import functions as F
 
         column = F.col(".".join(f"`{p}`" for p in split_path(path)))
-        if plan.to_dataframe(self.lake.spark).where(column.isNull()).limit(1).count():
+        if plan.to_dataframe(self.ctx.spark).where(column.isNull()).limit(1).count():
             raise SchemaMismatchError(f"cannot set NOT NULL on {path!r}: the table has NULLs in it")
 
     def _touched(self) -> SchemaUpdate:
@@ -208,7 +211,7 @@ class SchemaUpdate:
         if self._stage is not None:
             self._stage(op)
             return None
-        return self.lake._commit([op], read_snapshot=self.read_snapshot, **self.commit_args)
+        return self.ctx.commit([op], read_snapshot=self.read_snapshot, properties=self.properties)
 
     def __enter__(self) -> SchemaUpdate:
         return self
@@ -252,7 +255,7 @@ def _no_inlined_nulls(rows, parts: list[str]) -> bool | None:
     return not pc.any(missing).as_py()
 
 
-def _no_nulls_counted(lake: DuckLake, plan, column_id: int) -> bool:
+def _no_nulls_counted(ctx: LakeContext, plan, column_id: int) -> bool:
     """Whether every file of the plan has statistics for the column saying it holds no NULL."""
     if not plan.files:
         return True
@@ -261,13 +264,14 @@ def _no_nulls_counted(lake: DuckLake, plan, column_id: int) -> bool:
     from ..catalog.database.spec_tables import T
 
     fcs = T["ducklake_file_column_stats"]
-    with lake.engine.connect() as conn:
+    with ctx.engine.connect() as conn:
         clean = set(conn.execute(sa.select(fcs.c.data_file_id).where(
             fcs.c.table_id == plan.table.table_id, fcs.c.column_id == column_id, fcs.c.null_count == 0)).scalars())
     return all(f.data_file_id in clean for f in plan.files)
 
 
-def evolve_for(lake: DuckLake, table: TableInfo, incoming_schema) -> tuple[object | None, TableInfo]:
+def evolve_for(ctx: LakeContext, table: TableInfo, incoming_schema, *,
+               read_snapshot: int | None = None) -> tuple[object | None, TableInfo]:
     """For `write(..., merge_schema=True)`: the ALTER adding the data's new top-level columns and widening
     promotable types (None if the table already fits), and the table as the write should see it."""
     import dataclasses
@@ -275,7 +279,7 @@ def evolve_for(lake: DuckLake, table: TableInfo, incoming_schema) -> tuple[objec
     from ..catalog.operations.ddl import AlterColumns
     from ..spark.conform import plan_columns
 
-    update = SchemaUpdate(lake, (table.schema_name, table.name))
+    update = SchemaUpdate(ctx, (table.schema_name, table.name), read_snapshot=read_snapshot)
     _evolve(update, update.columns, plan_columns(incoming_schema), "")
     if not update.changed:
         return None, table
@@ -289,9 +293,9 @@ def _evolve(update: SchemaUpdate, existing: list[Column], incoming: list[Column]
         path = f"{prefix}`{col.name}`"
         match = [c for c in existing if c.name.lower() == col.name.lower()]
         if not match:
-            update.add_column(path, types.to_spark_type(col))
+            update.add_column(path, spark_types.to_spark_type(col))
         elif col.type == "struct" and match[0].type == "struct":
             _evolve(update, match[0].children, col.children, f"{prefix}`{match[0].name}`.")
         elif (not col.is_nested and not match[0].is_nested and col.type != match[0].type
               and types.can_promote(match[0].type, col.type)):
-            update.update_column_type(f"{prefix}`{match[0].name}`", types.to_spark_type(col))
+            update.update_column_type(f"{prefix}`{match[0].name}`", spark_types.to_spark_type(col))

@@ -10,29 +10,52 @@ keys) take tables as they were at the start too, one per table, and such a table
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
+from collections.abc import Iterator
+from contextlib import contextmanager
+from dataclasses import replace
 
-from ..catalog.commit import CommitInfo
 from ..catalog.operations.ddl import CreateSchema, CreateTable, DropSchema, DropTable, RenameTable, TableRef
+from ..catalog.operations.sorting import SetSorting, parse_sort_keys
 from ..catalog.reads import reader
-from ..errors import AlreadyExistsError, DuckLakeError, NotFoundError
-from ..lake import WRITE_MODES, split_name
+from ..catalog.reads.reader import find_schema
+from ..errors import AlreadyExistsError, DuckLakeError, InvalidArgumentError, NotFoundError
 from ..spark.conform import plan_columns
+from ..spark.write import delete_paths
 from ..spec import paths as paths_for
+from ..spec.commit_properties import CommitProperties
 from ..spec.model import TableInfo
+from ..spec.names import parse_table_name as split_name
+from .context import LakeContext
+from .delete_update import pruning_filter, stage_delete_op, stage_update
+from .merge import MergeBuilder, stage_merge
+from .schema_change import SchemaUpdate
+from .write import new_table, schema_of, stage_write
 
-if TYPE_CHECKING:
-    from ..lake import DuckLake
+WRITE_MODES = ("append", "overwrite", "error", "errorifexists")
+
+
+@contextmanager
+def transaction(ctx: LakeContext, properties: CommitProperties | None = None) -> Iterator[Transaction]:
+    """Stage operations in the block; commit them as one snapshot when it ends, or delete their files on error."""
+    tx = Transaction(ctx, properties or CommitProperties())
+    try:
+        yield tx
+    except BaseException:
+        tx.abort()
+        raise
+    tx.commit()
 
 
 class Transaction:
     """Staged operations of one future snapshot."""
 
-    def __init__(self, lake: DuckLake, info: CommitInfo):
-        lake.check_writable()
-        self.lake, self.info = lake, info
-        with lake.engine.connect() as conn:
-            self.read_snapshot = reader.latest_snapshot(conn).snapshot_id
+    def __init__(self, ctx: LakeContext, properties: CommitProperties):
+        ctx.check_writable()
+        self.ctx, self.properties = ctx, properties
+        with ctx.connect() as conn:
+            self._read_row = reader.latest_snapshot(conn)
+        self.read_snapshot = self._read_row.snapshot_id
+        self.guards: list = []  # operations committed first that may refuse the commit (stream_guards)
         self.ops: list = []
         self.files: list[str] = []
         self.new_schemas: dict[str, CreateSchema] = {}
@@ -68,10 +91,8 @@ class Transaction:
         """Column changes of a table that existed when the transaction began: `with tx.update_schema(t) as u:`
         (the SchemaUpdate builder); staged when the block ends. Such a table is not written to in the same
         transaction (its rows would need the columns of both sides of the change)."""
-        from .schema_change import SchemaUpdate
-
         key = self._alter(table)
-        return SchemaUpdate(self.lake, key, read_snapshot=self.read_snapshot, stage=self.ops.append)
+        return SchemaUpdate(self.ctx, key, read_snapshot=self.read_snapshot, stage=self.ops.append)
 
     def set_partitioning(self, table: str, keys: list[str]) -> None:
         """SET PARTITIONED BY (see DuckLake.set_partitioning); an empty list resets it."""
@@ -82,8 +103,6 @@ class Transaction:
 
     def set_sorted_by(self, table: str, keys: list[str]) -> None:
         """SET SORTED BY (see DuckLake.set_sorted_by); an empty list resets it."""
-        from ..catalog.operations.sorting import SetSorting, parse_sort_keys
-
         info = self._existing(self._alter(table))
         self.ops.append(SetSorting(info.table_id, parse_sort_keys(info, list(keys)) if keys else []))
 
@@ -114,68 +133,91 @@ class Transaction:
         self.ops.append(RenameTable(info.table_id, info.schema_name, new_name))
 
     # ----------------------------------------------------------------------------------------- DML
-    def write(self, df, table: str, mode: str = "append", *, where=None) -> None:
+    def write(self, df, table: str, mode: str = "append", *, where=None, merge_schema: bool = False) -> None:
         """Stage a write (see DuckLake.write); a table created in this transaction can be written to."""
-        from .write import new_table, stage_write
-
         if mode not in WRITE_MODES:
-            raise ValueError(f"mode must be one of {', '.join(WRITE_MODES)}; got {mode!r}")
+            raise InvalidArgumentError(f"mode must be one of {', '.join(WRITE_MODES)}; got {mode!r}")
+        if where is not None and mode != "overwrite":
+            raise InvalidArgumentError("where= only applies to mode='overwrite'")
         self._touch(table)
-        schema, name = split_name(table)
-        pending = self.new_tables.get((schema, name))
-        existing = pending[0] if pending else self.lake._find(schema, name)
-        if existing is not None and mode in ("error", "errorifexists"):
-            raise AlreadyExistsError(f"table {schema}.{name} already exists (mode='error')")
-        if pending:
-            info, ref, replace = pending[0], pending[1], False
-        elif existing is not None:
-            if mode == "overwrite":  # it deletes rows: one row-level change per table, like delete/update/merge
-                self._row_change(table)
-            info, ref, replace = existing, None, True
-        else:
-            schema_id, schema_path = self._schema(schema)
-            create, info = new_table(schema, name, df.schema, schema_id, schema_path, self.read_snapshot)
+        schema, name = key = split_name(table)
+        pending = self.new_tables.get(key)
+        with self.ctx.connect() as conn:  # one round of catalog reads before the data moves
+            existing = None if pending else self.ctx.table_cache.find(conn, self._read_row, self.ctx.data_path,
+                                                                      schema, name)
+            if (pending or existing) and mode in ("error", "errorifexists"):
+                raise AlreadyExistsError(f"table {schema}.{name} already exists (mode='error')")
+            if pending:
+                info, ref, replace_existing = pending[0], pending[1], False
+            elif existing is not None:
+                # a copy: writing fills in the layout, the cached record stays as it is
+                info, ref, replace_existing = replace(existing), None, True
+            else:
+                if schema in self.new_schemas:
+                    schema_id, schema_path = self._schema(schema)
+                else:
+                    found = find_schema(conn, self.read_snapshot, self.ctx.data_path, schema)
+                    schema_id, schema_path = found.schema_id, found.path
+                create, info = new_table(schema, name, schema_of(df), schema_id, schema_path, self.read_snapshot)
+                ref, replace_existing = create.ref, False
+            limit = self.ctx.inlining_limit(existing, conn)
+        if existing is not None and mode == "overwrite":  # it deletes rows: one row-level change per table
+            self._row_change(table)
+        if not pending and existing is None:
             self.ops.append(create)
-            ref, replace = create.ref, False
-            self.new_tables[(schema, name)] = (info, ref)
-        staged = stage_write(self.lake, df, info, ref, mode, where=where, read_snapshot=self.read_snapshot,
-                             replace_existing=replace)
+            self.new_tables[key] = (info, ref)
+        if merge_schema and existing is not None:
+            from .schema_change import evolve_for
+
+            alter, info = evolve_for(self.ctx, info, schema_of(df), read_snapshot=self.read_snapshot)
+            if alter is not None:
+                self.ops.append(alter)
+        overwrite = replace_existing and mode == "overwrite"
+        if overwrite and where is not None:  # replace the matching rows only: stage their delete first
+            from .delete_update import pruning_filter, stage_delete_op
+
+            plan = self.ctx.plan_scan(key, version=self.read_snapshot, where=pruning_filter(where))
+            delete_op, delete_files, _count = stage_delete_op(self.ctx, plan, where)
+            if delete_op is not None:
+                self.ops.append(delete_op)
+                self.files += delete_files
+        staged = stage_write(self.ctx, df, info, ref, replace_all=overwrite and where is None,
+                             read_snapshot=self.read_snapshot, replace_existing=replace_existing, limit=limit)
         self.ops += staged.ops
         self.files += staged.files
 
-    def delete(self, table: str, condition=None) -> None:
-        """Stage a DELETE on a table as it was when the transaction began."""
-        from .delete_update import pruning_filter, stage_delete_op
+    def guard(self, op) -> None:
+        """An operation committed before the others that may refuse the whole commit."""
+        self.guards.append(op)
 
+    def delete(self, table: str, condition=None) -> int:
+        """Stage a DELETE on a table as it was when the transaction began; returns the rows it deletes."""
         self._row_change(table)
-        plan = self.lake.plan_scan(table, version=self.read_snapshot, where=pruning_filter(condition))
-        op, files, _count = stage_delete_op(self.lake, plan, condition)
+        plan = self.ctx.plan_scan(table, version=self.read_snapshot, where=pruning_filter(condition))
+        op, files, count = stage_delete_op(self.ctx, plan, condition)
         if op is not None:
             self.ops.append(op)
             self.files += files
+        return count
 
-    def update(self, table: str, set: dict, condition=None) -> None:  # noqa: A002 - delta's name
-        """Stage an UPDATE on a table as it was when the transaction began."""
-        from .delete_update import pruning_filter, stage_update
-
+    def update(self, table: str, set: dict, condition=None) -> int:  # noqa: A002 - delta's name
+        """Stage an UPDATE on a table as it was when the transaction began; returns the rows it updates."""
         self._row_change(table)
-        plan = self.lake.plan_scan(table, version=self.read_snapshot, where=pruning_filter(condition))
-        ops, files, _count = stage_update(self.lake, plan, set, condition)
+        plan = self.ctx.plan_scan(table, version=self.read_snapshot, where=pruning_filter(condition))
+        ops, files, count = stage_update(self.ctx, plan, set, condition)
         self.ops += ops
         self.files += files
+        return count
 
     def merge(self, source, table: str, condition, *, target_alias: str = "target",
               source_alias: str = "source"):
         """Start a MERGE into a table as it was when the transaction began; execute() stages it here."""
-        from .merge import MergeBuilder
+        return MergeBuilder(self.ctx, table, source, condition, target_alias, source_alias, run=self.stage_merge)
 
-        return MergeBuilder(self.lake, table, source, condition, target_alias, source_alias, transaction=self)
-
-    def _stage_merge(self, builder):
-        from .merge import stage_merge
-
+    def stage_merge(self, builder):
+        """Stage a MERGE built by MergeBuilder (its execute() calls this); returns its counts."""
         self._row_change(builder.table)
-        plan = self.lake.plan_scan(builder.table, version=self.read_snapshot)
+        plan = self.ctx.plan_scan(builder.table, version=self.read_snapshot)
         ops, files, outcome = stage_merge(builder, plan)
         self.ops += ops
         self.files += files
@@ -191,7 +233,7 @@ class Transaction:
     # ----------------------------------------------------------------------------------------- helpers
     def _existing(self, name: str) -> TableInfo:
         schema, table = split_name(name)
-        info = self.lake._find(schema, table)
+        info = self.ctx.find(schema, table)
         if info is None:
             raise NotFoundError(f"table {schema}.{table} does not exist (tables created in this transaction "
                                 "cannot be renamed or dropped in it)")
@@ -200,23 +242,22 @@ class Transaction:
     def _schema(self, name: str) -> tuple[int, str]:
         if name in self.new_schemas:
             op = self.new_schemas[name]
-            return -1, self.lake.data_path + paths_for.dir_name_for(name, op.schema_uuid)
-        with self.lake.engine.connect() as conn:
-            sch = reader.find_schema(conn, self.read_snapshot, self.lake.data_path, name)
+            return -1, self.ctx.data_path + paths_for.dir_name_for(name, op.schema_uuid)
+        with self.ctx.connect() as conn:
+            sch = reader.find_schema(conn, self.read_snapshot, self.ctx.data_path, name)
         return sch.schema_id, sch.path
 
     def commit(self) -> int | None:
-        """Commit every staged operation as one snapshot (None when nothing was staged)."""
-        from .write import commit_staged
-
+        """Commit every staged operation as one snapshot (None when nothing was staged); on failure the staged
+        files are deleted."""
         if not self.ops:
+            self.abort()  # guards alone change nothing
             return None
-        self.snapshot_id = commit_staged(self.lake, self.ops, self.read_snapshot, self.info, self.files)
+        self.snapshot_id = self.ctx.commit(self.guards + self.ops, read_snapshot=self.read_snapshot,
+                                           properties=self.properties, staged_files=self.files)
         return self.snapshot_id
 
     def abort(self) -> None:
         """Forget the staged operations and delete their files."""
-        from ..spark.write import delete_paths
-
         delete_paths(self.files)
-        self.ops, self.files = [], []
+        self.ops, self.files, self.guards = [], [], []

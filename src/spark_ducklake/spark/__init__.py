@@ -1,0 +1,25 @@
+"""The data plane: everything that moves table data, on Spark executors or with pyarrow. No commits.
+
+Imports `catalog`, `spec` and `errors` (never `operations` or the facade). pyspark is imported inside functions,
+so catalog-only callers and executors load these modules without a JVM; modules that run on executors need only
+pyarrow, pandas and numpy (tests/test_user_session.py checks this).
+
+- session.py         the Spark session data moves with (the caller's, the active one, or a local one)
+- shipping.py        the package zipped and shipped to executors once per session
+- scan_plan.py       a planned scan: the catalog's answer for one snapshot, turned into a DataFrame on demand
+- scan.py            a table's DataFrame at a snapshot on Spark's Parquet reader (field ids, deletes, inlined rows)
+- arrow_files.py     reading files with pyarrow on executors, for types Spark's reader cannot decode
+- mapped_files.py    reading files without field ids by name (add_data_files, name mappings)
+- change_feed.py     table_insertions / table_deletions / table_changes between two snapshots
+- write.py           writing a DataFrame as DuckLake data files (native Parquet writer, field ids)
+- write_in_place.py  writing files straight to their final names, for object stores
+- file_layout.py     what both writers estimate: a row's width on disk, whether files need a name mapping
+- partition.py       partition key columns and where each written file belongs
+- file_layout.py     estimates both writers share: a row's width on disk, whether files need a name mapping
+- conform.py         fitting incoming data to a table (new-table columns, checks before a write)
+- deletes.py         finding the positions a condition matches; delete_files.py writes them as the reference does
+- footers.py         describing an existing Parquet file from its footer (add_data_files)
+- types.py           DuckLake columns <-> Spark types; columns.py, sorting.py: Spark Columns for names, sort keys
+- expressions.py     checking user SQL strings before any data moves; ddl.py: DDL column lists to Spark types
+- paths.py           paths and filesystems as Spark and pyarrow want them
+"""

@@ -15,11 +15,10 @@ import pyarrow as pa
 import pyarrow.parquet as pq
 
 from ..spec import types
+from ..spec.internal_columns import ROW_ID_COLUMN, SNAPSHOT_ID_COLUMN
 from ..spec.model import Column, DataFile
+from . import types as spark_types
 from .paths import filesystem, spark_file_uri
-
-SNAPSHOT_COL = "_ducklake_internal_snapshot_id"
-ROW_ID_COL = "_ducklake_internal_row_id"
 
 
 def read_with_arrow(spark, files: list[DataFile], present: list[Column], internal: dict[int, str], need_pos: bool,
@@ -28,8 +27,9 @@ def read_with_arrow(spark, files: list[DataFile], present: list[Column], interna
     `name_map` (catalog.name_maps) are matched by top-level name, their hive-path columns from `hive_values`."""
     from pyspark.sql import types as T
 
-    out_fields = [T.StructField(internal[c.column_id], types.to_spark_type(c), True) for c in present]
-    out_fields += [T.StructField(SNAPSHOT_COL, T.LongType(), True), T.StructField(ROW_ID_COL, T.LongType(), True),
+    out_fields = [T.StructField(internal[c.column_id], spark_types.to_spark_type(c), True) for c in present]
+    out_fields += [T.StructField(SNAPSHOT_ID_COLUMN, T.LongType(), True),
+                   T.StructField(ROW_ID_COLUMN, T.LongType(), True),
                    T.StructField("_dl_path", T.StringType(), True), T.StructField("_dl_pos", T.LongType(), True)]
     schema = T.StructType(out_fields)
     jobs = spark.createDataFrame([(f.path,) for f in files], "path string").repartition(
@@ -83,7 +83,7 @@ def _read_file(path: str, wanted, arrow_schema: pa.Schema, names: dict[int, str]
             continue
         values = table.column(by_id[col.column_id]).to_pylist()
         arrays.append(pa.array([types.convert_nested(col, v, _spark_value) for v in values], type=target))
-    for extra in (SNAPSHOT_COL, ROW_ID_COL):
+    for extra in (SNAPSHOT_ID_COLUMN, ROW_ID_COLUMN):
         arrays.append(table.column(extra).cast(pa.int64()) if extra in table.column_names
                       else pa.nulls(n, pa.int64()))
     arrays.append(pa.array([spark_file_uri(path)] * n, pa.string()))

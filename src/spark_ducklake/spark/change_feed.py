@@ -13,16 +13,15 @@ from functools import reduce
 
 from ..catalog.inlined import tables as inlined_tables
 from ..catalog.planners.change_feed import ChangePlan
-from ..spec import types
+from ..spec.internal_columns import ROW_ID_COLUMN, SNAPSHOT_ID_COLUMN
 from ..spec.names import spark_name
+from . import types as spark_types
 from .scan import (
     BEGIN,
     DELETED,
     FILE,
     POS,
-    ROW_ID_COL,
     ROW_START,
-    SNAPSHOT_COL,
     broadcast_if_small,
     delete_file_positions,
     internal_names,
@@ -56,14 +55,14 @@ def row_versions(spark, plan: ChangePlan):
             deleted_at = F.least(deleted_at, F.col(FILE_END))  # least() skips NULLs
         parts.append(data.select(
             *[F.col(spark_name(internal[c.column_id])).alias(c.name) for c in table.columns],
-            F.coalesce(F.col(ROW_ID_COL), F.col(ROW_START) + F.col(POS)).alias(ROWID),
-            F.coalesce(F.col(SNAPSHOT_COL), F.col(BEGIN)).alias(INSERTED),
+            F.coalesce(F.col(ROW_ID_COLUMN), F.col(ROW_START) + F.col(POS)).alias(ROWID),
+            F.coalesce(F.col(SNAPSHOT_ID_COLUMN), F.col(BEGIN)).alias(INSERTED),
             deleted_at.alias(DELETED), F.col(FILE), F.col(POS),
         ))
     if plan.inlined is not None and plan.inlined.num_rows:
         small = spark.createDataFrame(spark_safe(plan.inlined))
         parts.append(small.select(
-            *[F.col(spark_name(c.name)).cast(types.to_spark_type(c)).alias(c.name) for c in table.columns],
+            *[F.col(spark_name(c.name)).cast(spark_types.to_spark_type(c)).alias(c.name) for c in table.columns],
             F.col("row_id").alias(ROWID), F.col(inlined_tables.BEGIN_COL).alias(INSERTED),
             F.col(inlined_tables.END_COL).alias(DELETED), F.lit(None).cast("long").alias(FILE),
             F.col("row_id").alias(POS),
@@ -93,7 +92,7 @@ def _first_deletions(spark, plan: ChangePlan):
 def _versions_schema(plan: ChangePlan):
     from pyspark.sql import types as T
 
-    fields = [T.StructField(c.name, types.to_spark_type(c), True) for c in plan.table.columns]
+    fields = [T.StructField(c.name, spark_types.to_spark_type(c), True) for c in plan.table.columns]
     fields += [T.StructField(name, T.LongType(), True) for name in (ROWID, INSERTED, DELETED, FILE, POS)]
     return T.StructType(fields)
 

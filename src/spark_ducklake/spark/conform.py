@@ -8,6 +8,7 @@ from ..errors import ConstraintError, SchemaMismatchError
 from ..spec import types
 from ..spec.model import Column, TableInfo
 from ..spec.names import check_name, check_unique, spark_name
+from . import types as spark_types
 
 
 def plan_columns(schema) -> list[Column]:
@@ -15,13 +16,13 @@ def plan_columns(schema) -> list[Column]:
     from pyspark.sql.types import StructType
 
     if isinstance(schema, StructType):
-        return check_column_names(types.columns_from_spark(schema))
+        return check_column_names(spark_types.columns_from_spark(schema))
     if isinstance(schema, pa.Schema):
         return check_column_names(types.columns_from_arrow(schema))
     if isinstance(schema, str):
         from .ddl import parse_columns_ddl
 
-        return check_column_names(types.columns_from_spark(parse_columns_ddl(schema)))
+        return check_column_names(spark_types.columns_from_spark(parse_columns_ddl(schema)))
     raise SchemaMismatchError(
         f"a table schema must be a Spark StructType, a pyarrow Schema or a DDL string, not {type(schema).__name__}"
     )
@@ -70,7 +71,7 @@ def conform_spark(df, table: TableInfo):
     matched = _match(list(fields), table)
     bad = []
     for name, col in matched.items():
-        wanted = types.to_spark_type(col)
+        wanted = spark_types.to_spark_type(col)
         got = fields[name].dataType
         if _strip(got) == _strip(wanted):
             continue
@@ -82,7 +83,7 @@ def conform_spark(df, table: TableInfo):
     by_col = {id(col): name for name, col in matched.items()}
     exprs = []
     for col in table.columns:
-        target = types.to_spark_type(col)
+        target = spark_types.to_spark_type(col)
         if id(col) in by_col:
             name = by_col[id(col)]
             exprs.append(_by_name(F.col(spark_name(name)), fields[name].dataType, col, name).alias(col.name))
@@ -97,7 +98,7 @@ def _by_name(expr, got, col: Column, path: str):
     from pyspark.sql import functions as F
     from pyspark.sql.types import ArrayType, MapType, StructType
 
-    target = types.to_spark_type(col)
+    target = spark_types.to_spark_type(col)
     if not col.is_nested or got == target:
         return expr.cast(target)
     if col.type == "struct" and isinstance(got, StructType):
@@ -108,7 +109,7 @@ def _by_name(expr, got, col: Column, path: str):
                                       "(write with merge_schema=True to add them)")
         parts = [(_by_name(expr.getField(fields[c.name.lower()].name), fields[c.name.lower()].dataType, c,
                            f"{path}.{c.name}") if c.name.lower() in fields
-                  else F.lit(None).cast(types.to_spark_type(c))).alias(c.name) for c in col.children]
+                  else F.lit(None).cast(spark_types.to_spark_type(c))).alias(c.name) for c in col.children]
         return F.when(expr.isNull(), F.lit(None).cast(target)).otherwise(F.struct(*parts))
     if col.type == "list" and isinstance(got, ArrayType):
         return F.transform(expr, lambda e: _by_name(e, got.elementType, col.children[0], f"{path}.element"))
@@ -171,7 +172,7 @@ def _arrow_fits(name: str, got: pa.DataType, col: Column) -> bool:
 
     try:
         spark_type = from_arrow_type(got, prefer_timestamp_ntz=True)
-        if _strip(spark_type) == _strip(types.to_spark_type(col)):
+        if _strip(spark_type) == _strip(spark_types.to_spark_type(col)):
             return True
         incoming = _ducklake_type_of_spark(name, spark_type)
     except (TypeError, NotImplementedError):  # no Spark type (uint64, ...): the Arrow type's own DuckLake type
@@ -192,7 +193,7 @@ def _ducklake_type_of_spark(name: str, data_type) -> str | None:
     from pyspark.sql.types import StructField, StructType
 
     try:
-        return types.columns_from_spark(StructType([StructField(name, data_type)]))[0].type
+        return spark_types.columns_from_spark(StructType([StructField(name, data_type)]))[0].type
     except SchemaMismatchError:
         return None
 

@@ -148,6 +148,25 @@ def restamp(path: str, before: int, after: int) -> WrittenDeleteFile:
     return written
 
 
+def snapshot_range(path: str) -> tuple[int, int] | None:
+    """(min, max) of a delete file's per-position snapshots from its footer; None without that column."""
+    fs, inner = filesystem(path)
+    with fs.open_input_file(inner) as fh:
+        meta = pq.ParquetFile(fh).metadata
+    names = [meta.schema.column(i).name for i in range(meta.num_columns)]
+    if SNAPSHOT_ID_COLUMN not in names:
+        return None
+    index = names.index(SNAPSHOT_ID_COLUMN)
+    lows, highs = [], []
+    for g in range(meta.num_row_groups):
+        stats = meta.row_group(g).column(index).statistics
+        if stats is None or not stats.has_min_max:
+            return (0, 2**62)  # no statistics: any snapshot
+        lows.append(stats.min)
+        highs.append(stats.max)
+    return (min(lows), max(highs)) if lows else None
+
+
 def _write(path: str, table: pa.Table) -> WrittenDeleteFile:
     fs, inner = filesystem(path)
     with fs.open_output_stream(inner) as out:

@@ -28,11 +28,6 @@ class DeletePlan:
     inlined_row_ids: list[int] = field(default_factory=list)  # inlined rows to end
 
     @property
-    def touched_files(self) -> set[int]:
-        """Data files this delete changes (conflict detection)."""
-        return {d.data_file_id for d in self.delete_files} | set(self.ended_files) | set(self.inlined_file_deletes)
-
-    @property
     def empty(self) -> bool:
         """True when the condition matched nothing."""
         return self.deleted_rows == 0

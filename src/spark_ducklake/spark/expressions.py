@@ -63,6 +63,6 @@ def check_expression(spark, table, text, what: str, *, select: bool = False) -> 
 
 def empty_frame(spark, table):
     """No rows, the table's columns: for Spark to analyze user expressions against without reading files."""
-    from ..spec import types
+    from . import types as spark_types
 
-    return spark.createDataFrame([], types.to_spark_schema(table.columns))
+    return spark.createDataFrame([], spark_types.to_spark_schema(table.columns))

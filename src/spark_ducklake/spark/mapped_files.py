@@ -9,9 +9,10 @@ name the file's own columns. Columns whose values live in the file's hive path a
 from __future__ import annotations
 
 from ..catalog.reads.name_maps import MappedField, NameMap
-from ..spec import types
+from ..spec.internal_columns import ROW_ID_COLUMN, SNAPSHOT_ID_COLUMN
 from ..spec.model import Column, DataFile
 from ..spec.names import spark_name
+from . import types as spark_types
 from .paths import read_parquet, spark_file_uri
 
 HIVE_PATH = "_dl_hive_path"
@@ -34,7 +35,7 @@ def by_name_type(col: Column, mapped: MappedField | None):
         key, value = col.children
         return T.MapType(by_name_type(key, mapped.child(key.column_id) if mapped else None),
                          by_name_type(value, mapped.child(value.column_id) if mapped else None), True)
-    return types.native_read_type(col)
+    return spark_types.native_read_type(col)
 
 
 def read_mapped(spark, files: list[DataFile], present: list[Column], internal: dict[int, str], name_map: NameMap,
@@ -47,11 +48,11 @@ def read_mapped(spark, files: list[DataFile], present: list[Column], internal: d
     in_file = [c for c in present if not by_id[c.column_id].hive]
     from_path = [c for c in present if by_id[c.column_id].hive]
     fields = [T.StructField(by_id[c.column_id].source, by_name_type(c, by_id[c.column_id]), True) for c in in_file]
-    extras = [name for name, wanted in (("_ducklake_internal_snapshot_id", snapshots),
-                                        ("_ducklake_internal_row_id", lineage)) if wanted]
+    extras = [name for name, wanted in ((SNAPSHOT_ID_COLUMN, snapshots),
+                                        (ROW_ID_COLUMN, lineage)) if wanted]
     fields += [T.StructField(name, T.LongType(), True) for name in extras]
     frame = read_parquet(spark, T.StructType(fields), [f.path for f in files], [f.file_size_bytes for f in files])
-    cols = [F.col(spark_name(by_id[c.column_id].source)).cast(types.to_spark_type(c)).alias(internal[c.column_id])
+    cols = [F.col(spark_name(by_id[c.column_id].source)).cast(spark_types.to_spark_type(c)).alias(internal[c.column_id])
             for c in in_file]
     cols += [F.col(name) for name in extras]
     if need_pos:
@@ -68,6 +69,6 @@ def _hive_lookup(spark, files: list[DataFile], columns: list[Column], internal: 
     from pyspark.sql import types as T
 
     schema = T.StructType([T.StructField(HIVE_PATH, T.StringType(), False)] +
-                          [T.StructField(internal[c.column_id], types.to_spark_type(c), True) for c in columns])
+                          [T.StructField(internal[c.column_id], spark_types.to_spark_type(c), True) for c in columns])
     rows = [(spark_file_uri(f.path), *[(f.hive_values or {}).get(c.column_id) for c in columns]) for f in files]
     return spark.createDataFrame(rows, schema)

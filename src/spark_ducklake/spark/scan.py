@@ -15,8 +15,10 @@ from functools import reduce
 import pyarrow as pa
 
 from ..spec import types
+from ..spec.internal_columns import ROW_ID_COLUMN, SNAPSHOT_ID_COLUMN
 from ..spec.model import Column, DataFile, TableInfo
 from ..spec.names import spark_name
+from . import types as spark_types
 from .arrow_files import read_with_arrow
 from .mapped_files import read_mapped
 from .paths import read_parquet, spark_file_uri
@@ -24,8 +26,6 @@ from .paths import read_parquet, spark_file_uri
 PATH, POS, FILE, ROW_START, BEGIN = "_dl_path", "_dl_pos", "_dl_file", "_dl_row_start", "_dl_begin"
 DELETED = "_dl_deleted"
 BROADCAST_POSITIONS = 1_000_000  # about 16 MB of (file, position) pairs
-SNAPSHOT_COL = "_ducklake_internal_snapshot_id"
-ROW_ID_COL = "_ducklake_internal_row_id"
 
 
 def scan_table(spark, table: TableInfo, files: list[DataFile], *, snapshot_id: int,
@@ -45,21 +45,21 @@ def scan_table(spark, table: TableInfo, files: list[DataFile], *, snapshot_id: i
     partial = any(f.partial_max is not None and f.partial_max > snapshot_id for f in files)
     need_pos = has_deletes or row_ids or partial or positions
     lineage = row_ids or partial  # rows rewritten by updates/compaction carry their own row id
-    native = all(types.is_native(c) for c in table.columns)
+    native = all(spark_types.is_native(c) for c in table.columns)
 
     data = read_files(spark, table, files, internal, positions=need_pos, snapshots=partial, lineage=lineage)
     if data is not None:
         if need_pos:
             if partial:
-                data = data.where(F.col(SNAPSHOT_COL).isNull() | (F.col(SNAPSHOT_COL) <= snapshot_id))
+                data = data.where(F.col(SNAPSHOT_ID_COLUMN).isNull() | (F.col(SNAPSHOT_ID_COLUMN) <= snapshot_id))
             if has_deletes:
-                deleted = _deletes(spark, files, inlined_deletes, snapshot_id)
+                deleted = deleted_positions(spark, files, inlined_deletes, snapshot_id)
                 known = sum(f.delete_file.delete_count or 0 for f in files if f.delete_file)
                 data = data.join(broadcast_if_small(deleted, known + sum(map(len, inlined_deletes.values()))),
                                  [FILE, POS], "left_anti")
             rowid = F.col(ROW_START) + F.col(POS)
             if lineage or not native:
-                rowid = F.coalesce(F.col(ROW_ID_COL), rowid)
+                rowid = F.coalesce(F.col(ROW_ID_COLUMN), rowid)
             data = data.withColumn("rowid", rowid)
     result_cols = [F.col(spark_name(internal[c.column_id])).alias(c.name) for c in table.columns]
     if row_ids:
@@ -98,7 +98,7 @@ def read_files(spark, table: TableInfo, files: list[DataFile], internal: dict[in
     and `lineage` add the files' `_ducklake_internal_snapshot_id` / `_ducklake_internal_row_id` (NULL where a
     file lacks them). None when there are no files.
     """
-    native = all(types.is_native(c) for c in table.columns)
+    native = all(spark_types.is_native(c) for c in table.columns)
     frames = []
     for (missing, name_map), group in _group_by_missing(files, table.columns).items():
         present = [c for c in table.columns if c.column_id not in missing]
@@ -121,7 +121,7 @@ def read_files(spark, table: TableInfo, files: list[DataFile], internal: dict[in
 def _result_schema(table: TableInfo, row_ids: bool, positions: bool):
     from pyspark.sql import types as T
 
-    fields = [T.StructField(c.name, types.to_spark_type(c), True) for c in table.columns]
+    fields = [T.StructField(c.name, spark_types.to_spark_type(c), True) for c in table.columns]
     if row_ids:
         fields.append(T.StructField("rowid", T.LongType(), True))
     if positions:
@@ -149,7 +149,7 @@ def _default(col: Column):
     from pyspark.sql import functions as F
 
     value = None if col.is_nested else types.parse_literal(col.type, col.initial_default)
-    return F.lit(value).cast(types.to_spark_type(col))
+    return F.lit(value).cast(spark_types.to_spark_type(col))
 
 
 def _native(spark, files: list[DataFile], present: list[Column], internal: dict[int, str], need_pos: bool,
@@ -157,23 +157,23 @@ def _native(spark, files: list[DataFile], present: list[Column], internal: dict[
     from pyspark.sql import functions as F
     from pyspark.sql import types as T
 
-    fields = [T.StructField(internal[c.column_id], types.native_read_type(c), True,
+    fields = [T.StructField(internal[c.column_id], spark_types.native_read_type(c), True,
                             {types.FIELD_ID_KEY: c.column_id}) for c in present]
     if partial:
-        fields.append(T.StructField(SNAPSHOT_COL, T.LongType(), True))
+        fields.append(T.StructField(SNAPSHOT_ID_COLUMN, T.LongType(), True))
     if lineage:
-        fields.append(T.StructField(ROW_ID_COL, T.LongType(), True))
+        fields.append(T.StructField(ROW_ID_COLUMN, T.LongType(), True))
     frame = read_parquet(spark, T.StructType(fields), [f.path for f in files], [f.file_size_bytes for f in files])
     cols = []
     for c in present:
-        name, wanted = internal[c.column_id], types.to_spark_type(c)
-        read_type = types.native_read_type(c)
+        name, wanted = internal[c.column_id], spark_types.to_spark_type(c)
+        read_type = spark_types.native_read_type(c)
         ref = F.col(spark_name(name))
         cols.append(ref if _same(read_type, wanted) else ref.cast(wanted).alias(name))
     if partial:
-        cols.append(F.col(SNAPSHOT_COL))
+        cols.append(F.col(SNAPSHOT_ID_COLUMN))
     if lineage:
-        cols.append(F.col(ROW_ID_COL))
+        cols.append(F.col(ROW_ID_COLUMN))
     if need_pos:
         cols += [F.col("_metadata.file_path").alias(PATH), F.col("_metadata.row_index").alias(POS)]
     return frame.select(*cols)
@@ -194,7 +194,7 @@ def _attach_file_ids(spark, data, files: list[DataFile]):
     return data.join(F.broadcast(lookup), PATH)
 
 
-def _deletes(spark, files: list[DataFile], inlined_deletes: dict[int, list[int]], snapshot_id: int):
+def deleted_positions(spark, files: list[DataFile], inlined_deletes: dict[int, list[int]], snapshot_id: int):
     """(file id, position) of every row deleted as of the snapshot, from delete files and inlined deletes."""
     from pyspark.sql import functions as F
 
@@ -224,18 +224,18 @@ def delete_file_positions(spark, delete_files: list[tuple[str, int, int]]):
 
     lookup = spark.createDataFrame([(spark_file_uri(path), fid, begin) for path, fid, begin in delete_files],
                                    f"_dl_del_path string, {FILE} long, _dl_del_begin long")
-    raw = (read_parquet(spark, f"pos long, {SNAPSHOT_COL} long", [path for path, _fid, _begin in delete_files])
+    raw = (read_parquet(spark, f"pos long, {SNAPSHOT_ID_COLUMN} long", [path for path, _fid, _begin in delete_files])
            .select(F.col("_metadata.file_path").alias("_dl_del_path"), F.col("pos").alias(POS),
-                   F.col(SNAPSHOT_COL)))
+                   F.col(SNAPSHOT_ID_COLUMN)))
     return raw.join(F.broadcast(lookup), "_dl_del_path").select(
-        FILE, POS, F.coalesce(F.col(SNAPSHOT_COL), F.col("_dl_del_begin")).alias(DELETED))
+        FILE, POS, F.coalesce(F.col(SNAPSHOT_ID_COLUMN), F.col("_dl_del_begin")).alias(DELETED))
 
 
 def _inlined_frame(spark, inlined: pa.Table, table: TableInfo, row_ids: bool, positions: bool):
     from pyspark.sql import functions as F
 
     frame = spark.createDataFrame(spark_safe(inlined))
-    cols = [F.col(spark_name(c.name)).cast(types.to_spark_type(c)).alias(c.name) for c in table.columns]
+    cols = [F.col(spark_name(c.name)).cast(spark_types.to_spark_type(c)).alias(c.name) for c in table.columns]
     if row_ids:
         cols.append(F.col("row_id").alias("rowid"))
     if positions:

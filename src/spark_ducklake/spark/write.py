@@ -17,7 +17,10 @@ from ..spec.internal_columns import ROW_ID_COLUMN, ROW_ID_FIELD_ID, SNAPSHOT_ID_
 from ..spec.model import Column, NewDataFile, TableInfo
 from ..spec.names import spark_name
 from ..spec.uuid7 import new_uuid
+from . import types as spark_types
+from .file_layout import estimated_row_width, needs_name_mapping
 from .paths import filesystem, spark_path, writes_in_place
+from .sorting import sort_column
 
 _CODECS = {"uncompressed": "none", "snappy": "snappy", "gzip": "gzip", "zstd": "zstd", "brotli": "brotli",
            "lz4": "lz4", "lz4_raw": "lz4raw"}
@@ -59,20 +62,9 @@ class WriteOptions:
         return opts
 
 
-def _row_width(col: Column) -> int:
-    """A rough on-disk width of one value, to turn target_file_size into rows per file."""
-    if col.is_nested:
-        return sum(_row_width(c) for c in col.children) * (3 if col.type != "struct" else 1)
-    return {"boolean": 1, "int8": 1, "int16": 2, "int32": 4, "float32": 4, "date": 4}.get(col.type,
-                                                                                           16 if col.type in (
-                                                                                               "varchar", "blob",
-                                                                                               "json") else 8)
-
-
 def rows_per_file(table: TableInfo, options: WriteOptions) -> int:
     """maxRecordsPerFile for the target file size (compression makes files smaller, never bigger)."""
-    width = max(1, sum(_row_width(c) for c in table.columns))
-    return max(1000, options.target_file_size // width)
+    return max(1000, options.target_file_size // estimated_row_width(table.columns))
 
 
 def row_group_bytes(table: TableInfo, options: WriteOptions) -> int | None:
@@ -80,7 +72,7 @@ def row_group_bytes(table: TableInfo, options: WriteOptions) -> int | None:
     if options.row_group_size_bytes:
         return options.row_group_size_bytes
     if options.row_group_size:
-        return options.row_group_size * max(1, sum(_row_width(c) for c in table.columns))
+        return options.row_group_size * estimated_row_width(table.columns)
     return None
 
 
@@ -96,7 +88,7 @@ def with_field_ids(df, table: TableInfo, *, row_ids: bool = False, snapshot_ids:
     """
     from pyspark.sql import functions as F
 
-    cols = [F.col(spark_name(col.name)).cast(types.to_spark_type(col)).alias(
+    cols = [F.col(spark_name(col.name)).cast(spark_types.to_spark_type(col)).alias(
         col.name, metadata={types.FIELD_ID_KEY: col.column_id}) for col in table.columns]
     if row_ids:
         cols.append(F.col("rowid").cast("long").alias(ROW_ID_COLUMN, metadata={types.FIELD_ID_KEY: ROW_ID_FIELD_ID}))
@@ -134,7 +126,7 @@ def write_data_files(spark, df, table: TableInfo, *, options: WriteOptions | Non
         from pyspark.sql import functions as F
 
         order = [F.col(f"{KEY_PREFIX}{i}") for i in range(len(spec.keys))] if spec is not None else []
-        frame = frame.sortWithinPartitions(*order, *[k.spark_column() for k in table.sort_keys])
+        frame = frame.sortWithinPartitions(*order, *[sort_column(k) for k in table.sort_keys])
     if writes_in_place(table.path):  # object stores: final names straight away, no staging rename
         return _write_in_place(frame, table, spec, options)
     writer = frame.write.mode("error")
@@ -177,7 +169,7 @@ def _write_in_place(frame, table: TableInfo, spec, options: WriteOptions) -> lis
     if keys and not (table.sort_keys and options.sort_on_insert):  # rows of one partition value adjacent
         frame = frame.sortWithinPartitions(*keys)
     return write_files_in_place(frame, table, spec, keys, options=options, rows_per_file=rows_per_file(table, options),
-                                row_width=max(1, sum(_row_width(c) for c in table.columns)),
+                                row_width=estimated_row_width(table.columns),
                                 hive=options.hive_file_pattern, needs_name_mapping=needs_name_mapping(table.columns))
 
 
@@ -190,11 +182,6 @@ def describe_file(path: str, columns: list[Column]) -> NewDataFile:
     return NewDataFile(path=path, record_count=meta.num_rows, file_size_bytes=size,
                        footer_size=meta.serialized_size, column_stats=stats.file_column_stats(meta, columns),
                        needs_name_mapping=needs_name_mapping(columns))
-
-
-def needs_name_mapping(columns: list[Column]) -> bool:
-    """Spark leaves list elements and map keys/values without field ids; readers then need names."""
-    return any(c.type in ("list", "map") for top in columns for c in top.walk())
 
 
 def delete_paths(paths: list[str], *, directories: bool = False) -> None:

@@ -22,6 +22,7 @@ from ..catalog import stats
 from ..spec import types
 from ..spec.model import NewDataFile, PartitionSpec, TableInfo
 from ..spec.uuid7 import new_uuid
+from .file_layout import estimated_row_width, needs_name_mapping
 from .paths import filesystem
 
 _RESULT = "path string, info binary"
@@ -212,8 +213,6 @@ class _TaskWriter:
 def write_units_in_place(frame, plan, options, unit_column: str) -> list[list[NewDataFile]]:
     """Compaction's writer (maintenance/units.py) on object stores: one file per unit of `plan` (rows of a unit
     adjacent, `unit_column` its index), in the unit's folder with its partition values; files by unit."""
-    from .write import _row_width, needs_name_mapping
-
     units, table = plan.units, plan.table
 
     def place(values: tuple) -> tuple[str, dict]:
@@ -221,7 +220,7 @@ def write_units_in_place(frame, plan, options, unit_column: str) -> list[list[Ne
         return unit.directory, dict(unit.partition_values)
 
     written = write_groups_in_place(frame, table, [unit_column], place, options=options, rows_per_file=2**62,
-                                    row_width=max(1, sum(_row_width(c) for c in table.columns)),
+                                    row_width=estimated_row_width(table.columns),
                                     needs_name_mapping=needs_name_mapping(table.columns))
     out: list[list[NewDataFile]] = [[] for _ in units]
     for key, f in written:

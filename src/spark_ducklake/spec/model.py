@@ -101,17 +101,12 @@ class TableInfo:
     columns: list[Column]
     begin_snapshot: int
     partition: PartitionSpec | None = None  # loaded by writers; None = not looked up
-    sort_keys: list | None = None  # catalog.sorting.SortKey list, loaded by writers
+    sort_keys: list | None = None  # catalog.operations.sorting.SortKey list, loaded by writers
 
     @property
     def qualified_name(self) -> str:
         """schema.table"""
         return f"{self.schema_name}.{self.name}"
-
-    def all_columns(self):
-        """Every column including nested children."""
-        for col in self.columns:
-            yield from col.walk()
 
 
 @dataclass

@@ -1,4 +1,4 @@
-"""Names of schemas, tables and columns: the reference's rules, parsing table names, quoting them for Spark."""
+"""Names of schemas, tables and columns: the reference's rules, parsing table names, quoting them for Spark SQL."""
 
 from __future__ import annotations
 
@@ -82,13 +82,6 @@ def _split_identifiers(text: str) -> list[str]:
 def spark_name(name: str) -> str:
     """`name` as one Spark identifier: backquoted, backquotes doubled (dots and spaces stay part of it)."""
     return "`" + name.replace("`", "``") + "`"
-
-
-def spark_col(name: str, qualifier: str | None = None):
-    """A Spark Column referring to the column named exactly `name` (optionally of a DataFrame alias)."""
-    from pyspark.sql import functions as F
-
-    return F.col(f"{qualifier}.{spark_name(name)}" if qualifier else spark_name(name))
 
 
 def fits_postgres(name: str) -> bool:

@@ -1,8 +1,7 @@
-"""DuckLake type strings <-> Spark and Arrow types, literals in the spec's string encodings.
+"""DuckLake type strings <-> Arrow types, type promotions, literals in the spec's string encodings.
 
-The mapping (DuckLake -> Spark type users see; Arrow type used for inlined rows and small files) is documented in
-the README's type table. Types Spark's Parquet reader cannot read natively are flagged by `native_read_type`
-returning None; the scan then reads those files on executors with pyarrow and converts (see spark/arrow_files.py).
+The mapping (DuckLake -> Arrow type used for inlined rows and small files) is documented in the README's type
+table, with the Spark types users see; those, needing pyspark, are in spark/types.py. No I/O, no Spark here.
 """
 
 from __future__ import annotations
@@ -20,36 +19,32 @@ from .model import Column
 FIELD_ID_KEY = "parquet.field.id"
 _DECIMAL = re.compile(r"decimal\((\d+),\s*(\d+)\)")
 
-# DuckLake type -> (Spark type name, Arrow type); nested types are handled separately.
-_PRIMITIVES: dict[str, tuple[str, pa.DataType]] = {
-    "boolean": ("BooleanType", pa.bool_()),
-    "int8": ("ByteType", pa.int8()),
-    "int16": ("ShortType", pa.int16()),
-    "int32": ("IntegerType", pa.int32()),
-    "int64": ("LongType", pa.int64()),
-    "uint8": ("ShortType", pa.uint8()),
-    "uint16": ("IntegerType", pa.uint16()),
-    "uint32": ("LongType", pa.uint32()),
-    "float32": ("FloatType", pa.float32()),
-    "float64": ("DoubleType", pa.float64()),
-    "varchar": ("StringType", pa.string()),
-    "json": ("StringType", pa.string()),
-    "blob": ("BinaryType", pa.binary()),
-    "date": ("DateType", pa.date32()),
-    "timestamp": ("TimestampNTZType", pa.timestamp("us")),
-    "timestamptz": ("TimestampType", pa.timestamp("us", tz="UTC")),
-    "timestamp_s": ("TimestampNTZType", pa.timestamp("us")),
-    "timestamp_ms": ("TimestampNTZType", pa.timestamp("us")),
-    "timestamp_ns": ("TimestampNTZType", pa.timestamp("us")),
-    "uuid": ("StringType", pa.string()),
-    "time": ("StringType", pa.string()),
-    "timetz": ("StringType", pa.string()),
-    "interval": ("StringType", pa.string()),
+# DuckLake type -> Arrow type; nested and decimal types are handled in to_arrow_type (Spark: spark/types.py).
+_ARROW_TYPES: dict[str, pa.DataType] = {
+    "boolean": pa.bool_(),
+    "int8": pa.int8(),
+    "int16": pa.int16(),
+    "int32": pa.int32(),
+    "int64": pa.int64(),
+    "uint8": pa.uint8(),
+    "uint16": pa.uint16(),
+    "uint32": pa.uint32(),
+    "float32": pa.float32(),
+    "float64": pa.float64(),
+    "varchar": pa.string(),
+    "json": pa.string(),
+    "blob": pa.binary(),
+    "date": pa.date32(),
+    "timestamp": pa.timestamp("us"),
+    "timestamptz": pa.timestamp("us", tz="UTC"),
+    "timestamp_s": pa.timestamp("us"),
+    "timestamp_ms": pa.timestamp("us"),
+    "timestamp_ns": pa.timestamp("us"),
+    "uuid": pa.string(),
+    "time": pa.string(),
+    "timetz": pa.string(),
+    "interval": pa.string(),
 }
-# Types whose Parquet encoding Spark's reader rejects; those files are read with pyarrow on executors.
-NOT_NATIVE = {"uuid", "time", "timetz", "timestamp_ns", "interval"}
-# Read natively as one type, then cast to the logical type.
-_READ_AS = {"uint64": "DecimalType(20,0)", "int128": "DoubleType", "uint128": "DoubleType"}
 
 # The spec's type promotions (ALTER ... SET TYPE, merge_schema), exactly its table.
 PROMOTIONS = {
@@ -65,81 +60,13 @@ PROMOTIONS = {
 _FITS = {"uint8": {"int16", "int32", "int64"}, "uint16": {"int32", "int64"}, "uint32": {"int64"}}
 
 
-def _spark_types():
-    from pyspark.sql import types as T
-
-    return T
-
-
-def to_spark_type(col: Column):
-    """The Spark type users see for a column."""
-    T = _spark_types()
-    if col.type == "list":
-        return T.ArrayType(to_spark_type(col.children[0]), True)
-    if col.type == "map":
-        return T.MapType(to_spark_type(col.children[0]), to_spark_type(col.children[1]), True)
-    if col.type == "struct":  # fields always nullable: DuckDB marks renamed or added fields NOT NULL regardless
-        return T.StructType([to_spark_field(child, nullable=True) for child in col.children])
-    match = _DECIMAL.fullmatch(col.type)
-    if match:
-        return T.DecimalType(int(match.group(1)), int(match.group(2)))
-    if col.type in ("uint64",):
-        return T.DecimalType(20, 0)
-    if col.type in ("int128", "uint128"):
-        return T.DecimalType(38, 0)
-    if col.type in _PRIMITIVES:
-        return getattr(T, _PRIMITIVES[col.type][0])()
-    raise SchemaMismatchError(f"column {col.name!r}: DuckLake type {col.type!r} is not supported by spark-ducklake")
-
-
-def to_spark_field(col: Column, nullable: bool | None = None):
-    """A StructField carrying the column id as Parquet field id."""
-    T = _spark_types()
-    return T.StructField(col.name, to_spark_type(col), col.nullable if nullable is None else nullable,
-                         {FIELD_ID_KEY: col.column_id})
-
-
-def to_spark_schema(columns: list[Column]):
-    """StructType of the table's top-level columns, with field ids."""
-    return _spark_types().StructType([to_spark_field(col) for col in columns])
-
-
-def native_read_type(col: Column):
-    """The type to ask Spark's Parquet reader for, or None when Spark cannot read the column natively."""
-    T = _spark_types()
-    if col.type in NOT_NATIVE:
-        return None
-    if col.type in _READ_AS:
-        return T.DecimalType(20, 0) if col.type == "uint64" else T.DoubleType()
-    if col.type == "list":
-        inner = native_read_type(col.children[0])
-        return None if inner is None else T.ArrayType(inner, True)
-    if col.type == "map":
-        key, value = native_read_type(col.children[0]), native_read_type(col.children[1])
-        return None if key is None or value is None else T.MapType(key, value, True)
-    if col.type == "struct":
-        fields = []
-        for child in col.children:
-            inner = native_read_type(child)
-            if inner is None:
-                return None
-            fields.append(T.StructField(child.name, inner, True, {FIELD_ID_KEY: child.column_id}))
-        return T.StructType(fields)
-    return to_spark_type(col)
-
-
-def is_native(col: Column) -> bool:
-    """Whether Spark's Parquet reader can read this column (and all its children)."""
-    return native_read_type(col) is not None
-
-
 def to_arrow_type(col: Column) -> pa.DataType:
     """The Arrow type of a column (what inlined rows and pyarrow-read files are converted to)."""
     if col.type == "list":
         return pa.list_(to_arrow_field(col.children[0]))
     if col.type == "map":
         return pa.map_(to_arrow_field(col.children[0]).with_nullable(False), to_arrow_field(col.children[1]))
-    if col.type == "struct":  # fields always nullable, as in to_spark_type
+    if col.type == "struct":  # fields always nullable, as in spark.types.to_spark_type
         return pa.struct([to_arrow_field(child).with_nullable(True) for child in col.children])
     match = _DECIMAL.fullmatch(col.type)
     if match:
@@ -148,8 +75,8 @@ def to_arrow_type(col: Column) -> pa.DataType:
         return pa.decimal128(20, 0)
     if col.type in ("int128", "uint128"):
         return pa.decimal128(38, 0)
-    if col.type in _PRIMITIVES:
-        return _PRIMITIVES[col.type][1]
+    if col.type in _ARROW_TYPES:
+        return _ARROW_TYPES[col.type]
     raise SchemaMismatchError(f"column {col.name!r}: DuckLake type {col.type!r} is not supported by spark-ducklake")
 
 
@@ -165,48 +92,6 @@ def to_arrow_schema(columns: list[Column]) -> pa.Schema:
 
 
 # ----------------------------------------------------------------------------------------- incoming schemas
-def columns_from_spark(schema, first_id: int = 1) -> list[Column]:
-    """New columns from a Spark StructType, ids depth first (parent, then children) like the reference."""
-    counter = iter(range(first_id, 1 << 62))
-    return [_from_spark(field.name, field.dataType, field.nullable, counter) for field in schema.fields]
-
-
-def _from_spark(name: str, dtype, nullable: bool, counter) -> Column:
-    T = _spark_types()
-    col = Column(column_id=next(counter), name=name, type="", nullable=nullable)
-    if isinstance(dtype, T.ArrayType):
-        col.type = "list"
-        col.children = [_from_spark("element", dtype.elementType, True, counter)]
-    elif isinstance(dtype, T.MapType):
-        col.type = "map"
-        col.children = [_from_spark("key", dtype.keyType, False, counter),
-                         _from_spark("value", dtype.valueType, True, counter)]
-    elif isinstance(dtype, T.StructType):
-        col.type = "struct"
-        col.children = [_from_spark(f.name, f.dataType, f.nullable, counter) for f in dtype.fields]
-    elif isinstance(dtype, T.DecimalType):
-        col.type = f"decimal({dtype.precision},{dtype.scale})"
-    else:
-        simple = {
-            T.BooleanType: "boolean", T.ByteType: "int8", T.ShortType: "int16", T.IntegerType: "int32",
-            T.LongType: "int64", T.FloatType: "float32", T.DoubleType: "float64", T.StringType: "varchar",
-            T.BinaryType: "blob", T.DateType: "date", T.TimestampType: "timestamptz",
-            T.TimestampNTZType: "timestamp",
-        }
-        for klass, name_ in simple.items():
-            if isinstance(dtype, klass):
-                col.type = name_
-                break
-        else:
-            if type(dtype).__name__ in ("CharType", "VarcharType"):
-                col.type = "varchar"
-            else:
-                raise SchemaMismatchError(
-                    f"column {name!r}: Spark type {dtype.simpleString()} has no DuckLake equivalent here"
-                )
-    return col
-
-
 def columns_from_arrow(schema: pa.Schema, first_id: int = 1) -> list[Column]:
     """New columns from an Arrow schema, ids depth first."""
     counter = iter(range(first_id, 1 << 62))

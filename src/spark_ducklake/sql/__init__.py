@@ -1,0 +1,15 @@
+"""`lake.sql()`: statements parsed with sqlglot and run on the lake's public API; queries run by Spark.
+
+Below the facade, which delegates `sql`, `register`, views and tags here: imports `operations`, `spark`,
+`catalog`, `spec` and `errors`. The `DuckLake` handle comes in as an argument (named only under TYPE_CHECKING),
+and statements run on its public methods.
+
+- statements.py  splitting and parsing statements, one function per statement kind
+- references.py  a query's lake-table references, the QueryContext statements run with, time-travel values
+- queries.py     lake table references read (pruned) as DataFrames, then Spark runs the query
+- views.py       lake views, stored as DuckDB SQL and expanded into queries
+- dml.py         INSERT, UPDATE, DELETE, MERGE; alter.py: ALTER TABLE; tags.py: COMMENT ON and tags
+- procedures.py  CALL and table functions under the reference's names
+- session.py     BEGIN / COMMIT / ROLLBACK across calls; register.py: lake tables as Spark temp views
+- results.py     what commands return, and small rows turned into DataFrames
+"""

@@ -8,7 +8,7 @@ from sqlglot import exp
 from sqlglot.tokens import TokenType
 
 from ..errors import UnsupportedSqlError
-from .queries import QueryContext, evaluate, resolve_table
+from .references import QueryContext, evaluate, resolve_table
 
 _LAYOUT = {"PARTITIONED": "partitioning", "SORTED": "sorted_by"}
 
@@ -93,7 +93,7 @@ def run_alter(ctx: QueryContext, tx, tree: exp.Alter):
     if str(tree.args.get("kind") or "").upper() != "TABLE":
         raise UnsupportedSqlError(f"ALTER {tree.args.get('kind')} is not supported by lake.sql")
     key = resolve_table(ctx, tree.this)
-    if tree.args.get("exists") and ctx.lake._find(*key) is None:
+    if tree.args.get("exists") and ctx.lake.context.find(*key) is None:
         return None
     actions = tree.args.get("actions") or []
     if len(actions) == 1 and isinstance(actions[0], exp.AlterRename):

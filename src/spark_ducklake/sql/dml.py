@@ -5,7 +5,9 @@ from __future__ import annotations
 from sqlglot import exp
 
 from ..errors import SchemaMismatchError, UnsupportedSqlError
-from .queries import QueryContext, resolve_table, run_query
+from ..spark.types import to_spark_type
+from .queries import run_query
+from .references import QueryContext, resolve_table
 
 
 def _refuse(ctx: QueryContext, tree: exp.Expression, args: dict[str, str]) -> None:
@@ -24,7 +26,6 @@ def insert(ctx: QueryContext, tx, tree: exp.Insert):
     """INSERT [OVERWRITE] INTO t [(cols)] [BY NAME] VALUES ... | query: values cast to the columns' types."""
     from pyspark.sql import functions as F
 
-    from ..spec.types import to_spark_type
 
     _refuse(ctx, tree, {"alternative": "INSERT OR REPLACE/IGNORE", "conflict": "INSERT ... ON CONFLICT",
                         "returning": "INSERT ... RETURNING", "partition": "INSERT ... PARTITION (...)",

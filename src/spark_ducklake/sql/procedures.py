@@ -13,9 +13,15 @@ from typing import TYPE_CHECKING, NamedTuple
 
 from sqlglot import exp
 
+from ..catalog.reads.metadata_functions import FileRow, SettingsRow, SnapshotRow, TableInfoRow
+from ..catalog.reads.options import OptionRow
 from ..errors import UnsupportedSqlError
-from .queries import QueryContext, evaluate, timestamp_text
+from ..operations.maintenance.checkpoint import CheckpointResult
+from ..operations.maintenance.cleanup import CleanupRow
+from ..operations.maintenance.compaction import CompactionRow
+from .references import QueryContext, evaluate, timestamp_text
 from .results import rows_to_dataframe
+from .session import current
 
 if TYPE_CHECKING:
     from ..lake import DuckLake
@@ -45,12 +51,6 @@ class Function:
 
 
 def _rows(name: str):
-    from ..catalog.reads.metadata_functions import FileRow, SettingsRow, TableInfoRow
-    from ..catalog.reads.options import OptionRow
-    from ..lake import SnapshotRow
-    from ..operations.maintenance.checkpoint import CheckpointResult
-    from ..operations.maintenance.cleanup import CleanupRow
-    from ..operations.maintenance.compaction import CompactionRow
     from ..operations.maintenance.flush import FlushRow
 
     return {"snapshot": SnapshotRow, "file": FileRow, "settings": SettingsRow, "table_info": TableInfoRow,
@@ -232,8 +232,6 @@ def is_lake_function(node: exp.Table) -> bool:
 
 def table_function(ctx: QueryContext, node: exp.Table):
     """A table function in FROM (`snapshots()`, `lake.table_changes('t', 1, 2)`) as a Spark DataFrame."""
-    from .session import current
-
     qualifier = node.args["db"].name if node.args.get("db") else None
     return _run(ctx, qualifier, node.this, current(ctx.lake) is not None, as_frame=True)
 

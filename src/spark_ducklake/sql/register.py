@@ -29,10 +29,7 @@ def register(lake: DuckLake, spark=None, view_name: str = "{schema}_{table}") ->
     """Create or replace one temporary view per table (named by `view_name`, with {schema} and {table}), drop
     the views of tables gone since the last registration; returns the views."""
     if spark is not None:
-        if lake._spark is None:
-            lake._spark = spark
-        elif lake._spark is not spark:
-            raise InvalidArgumentError("register(spark=...) must be the session this lake moves its data with")
+        lake.context.use_spark(spark)  # register(spark=...) must be the session this lake moves its data with
     if "{table}" not in view_name:
         raise InvalidArgumentError(f"view_name must contain {{table}}, got {view_name!r}")
     session = lake.spark

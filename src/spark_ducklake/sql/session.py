@@ -4,8 +4,8 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from ..catalog.commit import CommitInfo
 from ..errors import DuckLakeError
+from ..spec.commit_properties import CommitProperties
 
 if TYPE_CHECKING:
     from ..lake import DuckLake
@@ -25,7 +25,7 @@ def begin(lake: DuckLake) -> None:
 
     if current(lake) is not None:
         raise DuckLakeError("BEGIN inside a transaction: COMMIT or ROLLBACK the open one first")
-    setattr(lake, _ATTR, Transaction(lake, CommitInfo(lake.author, None, None)))
+    setattr(lake, _ATTR, Transaction(lake.context, CommitProperties()))
 
 
 def commit(lake: DuckLake) -> int | None:

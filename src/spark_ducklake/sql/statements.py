@@ -11,7 +11,9 @@ from sqlglot.tokens import TokenType
 
 from ..errors import InvalidArgumentError, UnsupportedSqlError
 from . import session
-from .queries import QueryContext, resolve_table, run_query
+from .queries import run_query
+from .references import QueryContext, resolve_table
+from .register import refresh
 from .results import CommandResult
 
 if TYPE_CHECKING:
@@ -26,7 +28,6 @@ def run(lake: DuckLake, text: str, dialect: str = "spark", catalog_name: str = "
         raise InvalidArgumentError(f"dialect must be one of {', '.join(DIALECTS)}; got {dialect!r}")
     if not isinstance(text, str) or not text.strip():
         raise InvalidArgumentError("lake.sql needs at least one SQL statement")
-    from .register import refresh
 
     result = None
     for piece in split_statements(text, dialect):

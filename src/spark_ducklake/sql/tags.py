@@ -13,7 +13,8 @@ from ..errors import InvalidArgumentError, NotFoundError, UnsupportedSqlError
 
 if TYPE_CHECKING:
     from ..lake import DuckLake
-    from .queries import QueryContext
+    from ..spec.commit_properties import CommitProperties
+    from .references import QueryContext
 
 
 def _target(lake: DuckLake, conn, snap: int, name: tuple[str, str], column: str | None,
@@ -43,7 +44,8 @@ def _target(lake: DuckLake, conn, snap: int, name: tuple[str, str], column: str 
 
 
 def set_tag(lake: DuckLake, name: tuple[str, str], key: str, value: str | None, *, column: str | None = None,
-            kind: str | None = None, stage=None, **commit_args) -> int | None:
+            kind: str | None = None, stage=None,
+            properties: CommitProperties | None = None) -> int | None:
     """Set (or, with value None, blank) a tag; `stage` appends the operation to a transaction instead."""
     if not isinstance(key, str) or not key:
         raise InvalidArgumentError("a tag key must be a non-empty string")
@@ -51,20 +53,20 @@ def set_tag(lake: DuckLake, name: tuple[str, str], key: str, value: str | None, 
         raise InvalidArgumentError(f"column tag {key!r}: DuckDB's reference reads only 'comment' tags on columns")
     if value is not None and not isinstance(value, str):
         raise InvalidArgumentError(f"a tag value must be a string or None, got {type(value).__name__}")
-    with lake._read() as conn:
-        object_id, column_id, is_view = _target(lake, conn, lake._snapshot_id(conn), name, column, kind)
+    with lake.context.connect() as conn:
+        object_id, column_id, is_view = _target(lake, conn, lake.context.snapshot_id(conn), name, column, kind)
     op = SetTag(object_id, key, value, column_id, is_view)
     if stage is not None:
         stage(op)
         return None
-    return lake._commit([op], **commit_args)
+    return lake.context.commit([op], properties=properties)
 
 
 def tags(lake: DuckLake, name: tuple[str, str], *, column: str | None = None,
          version: int | None = None) -> dict[str, str | None]:
     """key -> value of a table's, view's or column's tags now or at `version` (the comment is key 'comment')."""
-    with lake._read() as conn:
-        snap = lake._snapshot_id(conn, version)
+    with lake.context.connect() as conn:
+        snap = lake.context.snapshot_id(conn, version)
         object_id, column_id, _ = _target(lake, conn, snap, name, column)
         if column_id is None:
             return object_tags(conn, snap, object_id)
@@ -73,7 +75,7 @@ def tags(lake: DuckLake, name: tuple[str, str], *, column: str | None = None,
 
 def comment_statement(ctx: QueryContext, tx, tree: exp.Comment) -> None:
     """COMMENT ON TABLE|VIEW|COLUMN name IS 'text' | NULL."""
-    from .queries import evaluate, resolve_table
+    from .references import evaluate, resolve_table
 
     kind = str(tree.args.get("kind") or "").lower()
     node = tree.this

@@ -18,7 +18,8 @@ from ..errors import AlreadyExistsError, InvalidArgumentError, NotFoundError, Un
 
 if TYPE_CHECKING:
     from ..lake import DuckLake
-    from .queries import QueryContext
+    from ..spec.commit_properties import CommitProperties
+    from .references import QueryContext
 
 _MARKER = "__ducklake_catalog__"  # stands for CATALOG_PLACEHOLDER while sqlglot handles the text
 _MAX_DEPTH = 32
@@ -66,13 +67,14 @@ def stored_sql(query: exp.Expression, schema: str, catalog_name: str) -> str:
 
 def create_view(lake: DuckLake, name: tuple[str, str], sql: str | exp.Expression, *, dialect: str = "spark",
                 column_aliases: list[str] | None = None, replace: bool = False, if_not_exists: bool = False,
-                catalog_name: str = "lake", stage=None, **commit_args) -> int | None:
+                catalog_name: str = "lake", stage=None,
+            properties: CommitProperties | None = None) -> int | None:
     """Store a view (translated to DuckDB SQL); `stage` appends the operations to a transaction instead."""
     schema, view = name
     query = parse_query(sql, dialect) if isinstance(sql, str) else sql
     ops: list = []
-    with lake._read() as conn:
-        snap = lake._snapshot_id(conn)
+    with lake.context.connect() as conn:
+        snap = lake.context.snapshot_id(conn)
         existing = find_view(conn, snap, schema, view)
     if existing is not None:
         if if_not_exists:
@@ -86,15 +88,15 @@ def create_view(lake: DuckLake, name: tuple[str, str], sql: str | exp.Expression
         for op in ops:
             stage(op)
         return None
-    return lake._commit(ops, **commit_args)
+    return lake.context.commit(ops, properties=properties)
 
 
 def drop_view(lake: DuckLake, name: tuple[str, str], *, if_exists: bool = False, stage=None,
-              **commit_args) -> int | None:
+              properties: CommitProperties | None = None) -> int | None:
     """Drop a view by name; `stage` appends the operation to a transaction instead."""
     schema, view = name
-    with lake._read() as conn:
-        found = find_view(conn, lake._snapshot_id(conn), schema, view)
+    with lake.context.connect() as conn:
+        found = find_view(conn, lake.context.snapshot_id(conn), schema, view)
     if found is None:
         if if_exists:
             return None
@@ -102,13 +104,13 @@ def drop_view(lake: DuckLake, name: tuple[str, str], *, if_exists: bool = False,
     if stage is not None:
         stage(DropView(found.view_id))
         return None
-    return lake._commit([DropView(found.view_id)], **commit_args)
+    return lake.context.commit([DropView(found.view_id)], properties=properties)
 
 
 def views(lake: DuckLake, schema: str | None = None, version: int | None = None) -> list[ViewInfo]:
     """The views visible now or at `version`."""
-    with lake._read() as conn:
-        return list_views(conn, lake._snapshot_id(conn, version), schema=schema)
+    with lake.context.connect() as conn:
+        return list_views(conn, lake.context.snapshot_id(conn, version), schema=schema)
 
 
 # ------------------------------------------------------------------------------------------------ expansion
@@ -125,15 +127,15 @@ def expand_views(ctx: QueryContext, tree: exp.Expression) -> None:
             if not node.args.get("db") and not node.args.get("catalog") and node.name.lower() in ctes:
                 continue
             if default is None:
-                with ctx.lake._read() as conn:
-                    default = ctx.lake._snapshot_id(conn, ctx.snapshot)
+                with ctx.lake.context.connect() as conn:
+                    default = ctx.lake.context.snapshot_id(conn, ctx.snapshot)
             snap = _snapshot_of(ctx, node, default)
             if snap not in catalogs:
-                with ctx.lake._read() as conn:
+                with ctx.lake.context.connect() as conn:
                     catalogs[snap] = {(v.schema_name.lower(), v.name.lower()): v for v in list_views(conn, snap)}
             if not catalogs[snap]:
                 continue
-            from .queries import resolve_table
+            from .references import resolve_table
 
             schema, name = resolve_table(ctx, node)
             view = catalogs[snap].get((schema.lower(), name.lower()))
@@ -147,15 +149,15 @@ def expand_views(ctx: QueryContext, tree: exp.Expression) -> None:
 
 def _snapshot_of(ctx: QueryContext, node: exp.Table, default: int) -> int:
     """The snapshot a table reference reads: its own time travel, the enclosing view's, or the statement's."""
-    from .queries import _table_ref
+    from .references import table_ref as _table_ref
 
     if not (node.args.get("version") or node.args.get("when")):
         return node.meta.get(SNAPSHOT_META, default)
     ref = _table_ref(ctx, node)
     if ref.version is not None and ref.timestamp is None:
         return ref.version
-    with ctx.lake._read() as conn:
-        return ctx.lake._snapshot_id(conn, ref.version, ref.timestamp)
+    with ctx.lake.context.connect() as conn:
+        return ctx.lake.context.snapshot_id(conn, ref.version, ref.timestamp)
 
 
 def _subquery(ctx: QueryContext, node: exp.Table, view: ViewInfo, snap: int) -> exp.Subquery:
@@ -192,7 +194,7 @@ def check_dialect(dialect: str) -> str:
 # ------------------------------------------------------------------------------------------------ statements
 def create_view_statement(ctx: QueryContext, tx, tree: exp.Create) -> None:
     """CREATE [OR REPLACE] VIEW [IF NOT EXISTS] name [(columns)] AS query."""
-    from .queries import resolve_table
+    from .references import resolve_table
 
     properties = tree.args.get("properties")
     if properties is not None and properties.expressions:
@@ -210,7 +212,7 @@ def create_view_statement(ctx: QueryContext, tx, tree: exp.Create) -> None:
 
 def drop_view_statement(ctx: QueryContext, tx, tree: exp.Drop) -> None:
     """DROP VIEW [IF EXISTS] name[, name...]."""
-    from .queries import resolve_table
+    from .references import resolve_table
 
     for node in tree.args.get("tables") or []:
         drop_view(ctx.lake, resolve_table(ctx, node), if_exists=bool(tree.args.get("exists")),

@@ -6,9 +6,9 @@ from datetime import datetime, timezone
 
 import sqlalchemy as sa
 
-from ... import __version__
 from ...errors import CatalogError, UnsupportedVersionError
 from ...spec.uuid7 import new_uuid
+from ...version import __version__
 from .spec_tables import METADATA, SPEC_VERSION, T
 
 CREATED_BY = f"spark-ducklake {__version__}"

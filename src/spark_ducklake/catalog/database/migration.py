@@ -14,6 +14,7 @@ import re
 import sqlalchemy as sa
 
 from ...errors import CatalogError
+from .dialects import dialect_for
 from .spec_tables import SPEC_VERSION, T
 
 # Versions the reference migrates that we migrate too; 0.4-dev1 is a 0.3 catalog with part of the 0.4 tables.
@@ -45,12 +46,12 @@ def migrate(conn: sa.Connection, version: str) -> None:
 def _migrate_v03_to_v04(conn: sa.Connection) -> None:
     for name in _NEW_TABLES_V04:
         T[name].create(conn, checkfirst=True)
-    dialect = conn.dialect.name
     # The reference's SQLite scanner drops column defaults; DuckDB and PostgreSQL keep them.
-    _add_column(conn, "ducklake_column", "default_value_type", None if dialect == "sqlite" else "'literal'")
+    keeps_defaults = dialect_for(conn).keeps_column_defaults
+    _add_column(conn, "ducklake_column", "default_value_type", "'literal'" if keeps_defaults else None)
     col = T["ducklake_column"]
     conn.execute(col.update().where(col.c.default_value_type.is_(None)).values(default_value_type="literal"))
-    _add_column(conn, "ducklake_column", "default_value_dialect", None if dialect == "sqlite" else "NULL")
+    _add_column(conn, "ducklake_column", "default_value_dialect", "NULL" if keeps_defaults else None)
     _add_column(conn, "ducklake_schema_versions", "table_id")
     _add_column(conn, "ducklake_data_file", "partial_max")
     _add_column(conn, "ducklake_delete_file", "partial_max")

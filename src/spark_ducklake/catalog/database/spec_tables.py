@@ -1,56 +1,57 @@
-"""The DuckLake 1.0 catalog tables as SQLAlchemy Core objects, typed per dialect like the reference."""
+"""The DuckLake 1.0 catalog tables as SQLAlchemy Core objects, typed per catalog database like the reference."""
 
 from __future__ import annotations
 
 from datetime import datetime, timezone
 
 import sqlalchemy as sa
-from sqlalchemy.dialects import mysql, postgresql
 from sqlalchemy.types import TypeDecorator
+
+from .dialects import dialect_for
 
 SPEC_VERSION = "1.0"
 
 
 class CatalogBool(TypeDecorator):
-    """BOOLEAN, stored as BIGINT in SQLite as the reference does."""
+    """BOOLEAN, stored as each catalog database stores it (BIGINT 0/1 in SQLite, as the reference does)."""
 
     impl = sa.Boolean
     cache_ok = True
 
     def load_dialect_impl(self, dialect):
-        if dialect.name == "sqlite":
-            return dialect.type_descriptor(sa.BigInteger())
-        return dialect.type_descriptor(sa.Boolean())
+        return dialect.type_descriptor(dialect_for(dialect).bool_type())
 
     def process_bind_param(self, value, dialect):
-        if value is None:
-            return None
-        return int(bool(value)) if dialect.name == "sqlite" else bool(value)
+        return None if value is None else dialect_for(dialect).bind_bool(value)
 
     def process_result_value(self, value, dialect):
         return None if value is None else bool(value)
 
 
 class CatalogUuid(TypeDecorator):
-    """UUID, stored as text in SQLite and MySQL; always handed to Python as str."""
+    """UUID, native where the database has one (text in SQLite and MySQL); always handed to Python as str."""
 
     impl = sa.String
     cache_ok = True
 
     def load_dialect_impl(self, dialect):
-        if dialect.name == "postgresql":
-            return dialect.type_descriptor(postgresql.UUID(as_uuid=False))
-        if dialect.name == "duckdb":
-            return dialect.type_descriptor(sa.Uuid(as_uuid=False))
-        if dialect.name == "mysql":
-            return dialect.type_descriptor(mysql.TEXT())
-        return dialect.type_descriptor(sa.String())
+        return dialect.type_descriptor(dialect_for(dialect).uuid_type())
 
     def process_bind_param(self, value, dialect):
         return None if value is None else str(value)
 
     def process_result_value(self, value, dialect):
         return None if value is None else str(value)
+
+
+class CatalogText(TypeDecorator):
+    """VARCHAR, as each catalog database spells it (TEXT in MySQL, whose VARCHAR needs a length)."""
+
+    impl = sa.String
+    cache_ok = True
+
+    def load_dialect_impl(self, dialect):
+        return dialect.type_descriptor(dialect_for(dialect).text_type())
 
 
 class CatalogTimestamp(TypeDecorator):
@@ -61,19 +62,12 @@ class CatalogTimestamp(TypeDecorator):
     cache_ok = True
 
     def load_dialect_impl(self, dialect):
-        if dialect.name == "sqlite":
-            return dialect.type_descriptor(sa.String())
-        return dialect.type_descriptor(sa.DateTime(timezone=True))
+        return dialect.type_descriptor(dialect_for(dialect).timestamp_type())
 
     def process_bind_param(self, value, dialect):
         if value is None:
             return None
-        value = value.astimezone(timezone.utc)
-        if dialect.name == "sqlite":
-            return format_sqlite_timestamp(value)
-        if dialect.name == "mysql":  # MariaDB truncates the fraction, MySQL 8 rounds it: truncate everywhere
-            return value.replace(tzinfo=None, microsecond=0)
-        return value
+        return dialect_for(dialect).bind_timestamp(value.astimezone(timezone.utc))
 
     def process_result_value(self, value, dialect):
         if value is None:
@@ -81,14 +75,6 @@ class CatalogTimestamp(TypeDecorator):
         if isinstance(value, str):
             return parse_catalog_timestamp(value)
         return value if value.tzinfo else value.replace(tzinfo=timezone.utc)
-
-
-def format_sqlite_timestamp(value: datetime) -> str:
-    """The reference's text form: microseconds only when non-zero, trimmed, offset '+00'."""
-    text = value.astimezone(timezone.utc).strftime("%Y-%m-%d %H:%M:%S")
-    if value.microsecond:
-        text += f".{value.microsecond:06d}".rstrip("0")
-    return text + "+00"
 
 
 def parse_catalog_timestamp(text: str) -> datetime:
@@ -102,14 +88,12 @@ def parse_catalog_timestamp(text: str) -> datetime:
     return value if value.tzinfo else value.replace(tzinfo=timezone.utc)
 
 
-
-
 def _col(name: str, type_, **kw) -> sa.Column:
     return sa.Column(name, type_, **kw)
 
 
 BIG = sa.BigInteger
-TEXT = sa.String().with_variant(mysql.TEXT(), "mysql")  # MySQL's VARCHAR needs a length; the reference uses TEXT
+TEXT = CatalogText
 
 
 def build_metadata() -> sa.MetaData:
@@ -206,11 +190,11 @@ T = METADATA.tables  # short alias used by the catalog modules: T["ducklake_snap
 def end_live_rows(conn: sa.Connection, table, snapshot_id: int, *where) -> int:
     """Set end_snapshot on the live rows matching `where`; returns how many were ended.
 
-    DuckDB's driver reports no rowcount for UPDATE, so there the rows are counted first (inside the same
+    Where the driver reports no rowcount for UPDATE (DuckDB) the rows are counted first (inside the same
     commit transaction, which already holds the snapshot claim that serializes writers)."""
     live = [table.c.end_snapshot.is_(None), *where]
     counted = None
-    if conn.engine.dialect.name == "duckdb":
+    if not dialect_for(conn).reports_update_rowcount:
         counted = conn.execute(sa.select(sa.func.count()).select_from(table).where(*live)).scalar_one()
     result = conn.execute(table.update().where(*live).values(end_snapshot=snapshot_id))
     return counted if counted is not None else result.rowcount

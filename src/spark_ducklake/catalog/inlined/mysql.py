@@ -17,13 +17,17 @@ from __future__ import annotations
 import datetime as dt
 import math
 from decimal import Decimal
+from typing import Any
 
+import pyarrow as pa
 import sqlalchemy as sa
 from sqlalchemy.dialects import mysql
 
 from ...errors import DuckLakeError
 from ...spec.model import Column
 from ...spec.types import _DECIMAL
+from .storage import InlinedStorage
+from .text import scalar_text
 
 _INTS = {
     "int8": mysql.TINYINT(), "int16": mysql.SMALLINT(), "int32": mysql.INTEGER(), "int64": mysql.BIGINT(),
@@ -95,3 +99,27 @@ def storable(col: Column, value) -> bool:
     if isinstance(value, str):
         return len(value.encode("utf-8")) <= _MAX_TEXT_BYTES
     return True
+
+
+class MySQLStorage(InlinedStorage):
+    """The reference's MySQL types; no nested columns, and no values those types would alter."""
+
+    def column_type(self, col: Column) -> sa.types.TypeEngine:
+        """The reference's MySQL type."""
+        return sql_type(col)
+
+    def inlines_column(self, col: Column) -> bool:
+        """Not nested columns: the reference cannot create them here."""
+        return not col.is_nested and super().inlines_column(col)
+
+    def creates_table(self, columns: list[Column]) -> bool:
+        """Only for columns it can hold (CREATE TABLE fails for nested ones in the reference)."""
+        return self.inlines_columns(columns)
+
+    def inlines_values(self, columns: list[Column], data: pa.Table) -> bool:
+        """Values the reference's columns hold exactly (see `storable`)."""
+        return all(storable(col, v) for col in columns for v in data.column(col.name).to_pylist() if v is not None)
+
+    def encode(self, col: Column, value: Any) -> Any:
+        """As the reference's column takes it (refusing values it would alter)."""
+        return encode(col, value, scalar_text)

@@ -6,14 +6,10 @@ import pyarrow as pa
 import sqlalchemy as sa
 
 from ...spec.model import Column
-from ...spec.names import fits_postgres
+from ..database.dialects import dialect_for
 from ..database.spec_tables import T, end_live_rows
 from ..reads import reader
 from . import codec as inlined
-
-
-def _dialect(conn: sa.Connection) -> str:
-    return conn.engine.dialect.name
 
 
 def create_inlined_data_table(conn: sa.Connection, table_id: int, schema_version: int,
@@ -23,14 +19,13 @@ def create_inlined_data_table(conn: sa.Connection, table_id: int, schema_version
     Not on MySQL for columns it cannot hold (nested types): the reference cannot create that table there. Not on
     PostgreSQL for a column name over 63 bytes (it would truncate it): the reference writes Parquet then."""
     md = sa.MetaData()
-    table = inlined.inlined_data_table(md, _dialect(conn), table_id, schema_version, columns)
-    if _dialect(conn) == "mysql" and not inlined.inlinable(columns, "mysql"):
-        return table.name
-    if _dialect(conn) == "postgresql" and not all(fits_postgres(c.name) for c in columns):
+    dialect = dialect_for(conn)
+    table = inlined.inlined_data_table(md, dialect, table_id, schema_version, columns)
+    if not inlined.creates_table(columns, dialect):
         return table.name
     registry = T["ducklake_inlined_data_tables"]
     exists = conn.execute(sa.select(registry.c.table_name).where(registry.c.table_name == table.name)).first()
-    _create(conn, table, keep_existing=exists is not None)
+    dialect.create_table(conn, table, keep_existing=exists is not None)
     if exists is None:
         conn.execute(registry.insert().values(table_id=table_id, table_name=table.name,
                                               schema_version=schema_version))
@@ -60,7 +55,7 @@ def current_inlined_table(conn: sa.Connection, table_id: int, columns: list[Colu
         latest = newest_inlined  # only nullability or defaults changed since: the reference keeps its table
     elif newest_inlined is None or newest_inlined < latest:
         create_inlined_data_table(conn, table_id, latest, columns)
-    key = (_dialect(conn), table_id, latest, tuple((c.name, c.type) for top in columns for c in top.walk()))
+    key = (dialect_for(conn), table_id, latest, tuple((c.name, c.type) for top in columns for c in top.walk()))
     if key not in _TABLES:  # one Table object per layout, so SQLAlchemy's statement cache hits
         if len(_TABLES) > 1000:
             _TABLES.clear()
@@ -96,7 +91,7 @@ _SHAPES: dict[tuple, bool] = {}
 def insert_rows(conn: sa.Connection, table: sa.Table, data: pa.Table, columns: list[Column],
                 row_ids: list[int], snapshot_id: int) -> None:
     """Insert Arrow rows with the given row ids, visible from `snapshot_id`."""
-    rows = inlined.encode_rows(data, columns, _dialect(conn))
+    rows = inlined.encode_rows(data, columns, dialect_for(conn))
     for row, row_id in zip(rows, row_ids, strict=True):
         row.update(row_id=row_id, begin_snapshot=snapshot_id, end_snapshot=None)
     if rows:
@@ -115,18 +110,10 @@ def end_rows(conn: sa.Connection, table_id: int, row_ids: list[int], snapshot_id
 
 def inlined_delete_table(conn: sa.Connection, table_id: int) -> sa.Table:
     """ducklake_inlined_delete_<table_id>, created when missing."""
-    table = inlined.inlined_delete_table(sa.MetaData(), _dialect(conn), table_id)
-    _create(conn, table, keep_existing=True)
+    dialect = dialect_for(conn)
+    table = inlined.inlined_delete_table(sa.MetaData(), dialect, table_id)
+    dialect.create_table(conn, table, keep_existing=True)
     return table
-
-
-def _create(conn: sa.Connection, table: sa.Table, *, keep_existing: bool) -> None:
-    if _dialect(conn) == "mysql":  # DDL there would commit the commit's transaction half-way
-        from ..database.mysql_transactions import create_table_outside_transaction
-
-        create_table_outside_transaction(conn, table, keep_existing=keep_existing)
-    else:
-        table.create(conn, checkfirst=True)
 
 
 def end_all_rows(conn: sa.Connection, table_id: int, snapshot_id: int) -> int:
@@ -171,17 +158,17 @@ def _read_matching(conn: sa.Connection, table_id: int, columns: list[Column], wi
         at = begins.get(version)
         old_columns = columns if at is None else reader.load_columns(conn, [table_id], at).get(table_id, columns)
         md = sa.MetaData()
-        tbl = inlined.inlined_data_table(md, _dialect(conn), table_id, version, old_columns)
+        tbl = inlined.inlined_data_table(md, dialect_for(conn), table_id, version, old_columns)
         if not sa.inspect(conn).has_table(name):
             continue
-        selected = inlined.select_columns(tbl, old_columns, _dialect(conn))
+        selected = inlined.select_columns(tbl, old_columns, dialect_for(conn))
         if with_snapshots:
             selected += [tbl.c.begin_snapshot.label(BEGIN_COL), tbl.c.end_snapshot.label(END_COL)]
         query = sa.select(*selected).where(condition(tbl)).order_by(tbl.c.row_id)
         rows = conn.execute(query).mappings().all()
         if not rows:
             continue
-        decoded = inlined.decode_rows(rows, old_columns, _dialect(conn))
+        decoded = inlined.decode_rows(rows, old_columns, dialect_for(conn))
         part = _to_current(decoded, [r["row_id"] for r in rows], old_columns, columns)
         if with_snapshots:
             for key in (BEGIN_COL, END_COL):

@@ -15,13 +15,13 @@ import sqlalchemy as sa
 
 from ...errors import ConflictError
 from ...spec import paths
-from ...spec.model import Column, DataFile, DeleteFile, NewDataFile, NewDeleteFile, TableInfo
+from ...spec.model import Column, DataFile, NewDataFile, TableInfo
 from ...spec.snapshot_changes import Change
 from ..commit import CommitContext
 from ..database.spec_tables import T, end_live_rows
 from ..inlined import codec as inlined
 from ..inlined import tables as inlined_tables
-from .data import create_name_mapping
+from .file_rows import PlacedDelete, create_name_mapping, insert_delete_file, schedule_for_deletion
 
 _CHUNK = 500  # ids per IN list (SQLite's parameter limit, long statements elsewhere)
 
@@ -29,16 +29,6 @@ _CHUNK = 500  # ids per IN list (SQLite's parameter limit, long statements elsew
 def _chunks(ids: list[int]):
     for start in range(0, len(ids), _CHUNK):
         yield ids[start:start + _CHUNK]
-
-
-@dataclass
-class PlacedDelete:
-    """A (partial) delete file written for a data file, and the snapshots it covers."""
-
-    file: NewDeleteFile
-    begin_snapshot: int  # the first deletion's snapshot
-    partial_max: int | None = None  # the last deletion's snapshot, when the file holds several
-    replaces: DeleteFile | None = None  # the data file's delete file this one supersedes in every snapshot
 
 
 @dataclass
@@ -87,33 +77,6 @@ def insert_data_files(ctx: CommitContext, table: TableInfo, placed: list[PlacedF
         if rows:
             ctx.conn.execute(T[name].insert(), rows)
     return ids
-
-
-def insert_delete_file(ctx: CommitContext, table: TableInfo, data_file_id: int, delete: PlacedDelete) -> None:
-    """One ducklake_delete_file row; a superseded delete file is removed and scheduled for deletion."""
-    dl = T["ducklake_delete_file"]
-    if delete.replaces is not None:
-        live = [dl.c.delete_file_id == delete.replaces.delete_file_id, dl.c.end_snapshot.is_(None)]
-        if ctx.conn.execute(sa.select(sa.func.count()).select_from(dl).where(*live)).scalar_one() != 1:
-            raise ConflictError(f"a delete file of table {table.qualified_name} changed meanwhile")
-        ctx.conn.execute(dl.delete().where(*live))
-        schedule_for_deletion(ctx, [(delete.replaces.delete_file_id, delete.replaces.path)])
-    rel, is_rel = paths.relative_to(table.path, delete.file.path)
-    ctx.conn.execute(dl.insert().values(
-        delete_file_id=ctx.file_id(), table_id=table.table_id, begin_snapshot=delete.begin_snapshot,
-        end_snapshot=None, data_file_id=data_file_id, path=rel, path_is_relative=is_rel, format="parquet",
-        delete_count=delete.file.delete_count, file_size_bytes=delete.file.file_size_bytes,
-        footer_size=delete.file.footer_size, encryption_key=None, partial_max=delete.partial_max))
-
-
-def schedule_for_deletion(ctx: CommitContext, files: list[tuple[int, str]]) -> None:
-    """ducklake_files_scheduled_for_deletion rows (file id, absolute path), paths relative to the data path."""
-    rows = []
-    for file_id, path in files:
-        rel, is_rel = paths.relative_to(ctx.data_path, path)
-        rows.append({"data_file_id": file_id, "path": rel, "path_is_relative": is_rel, "schedule_start": ctx.now})
-    if rows:
-        ctx.conn.execute(T["ducklake_files_scheduled_for_deletion"].insert(), rows)
 
 
 def _bump_table_stats(ctx: CommitContext, table_id: int, rows: int, size: int) -> None:

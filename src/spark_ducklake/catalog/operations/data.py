@@ -3,7 +3,9 @@
 from __future__ import annotations
 
 import io
+from collections.abc import Callable
 from dataclasses import dataclass
+from typing import Protocol
 
 import pyarrow as pa
 import pyarrow.parquet as pq
@@ -18,13 +20,10 @@ from ..commit import CommitContext
 from ..database.spec_tables import T, end_live_rows
 from ..inlined import tables as inlined_tables
 from .ddl import TableRef
+from .file_rows import PlacedDelete, create_name_mapping, insert_delete_file
 
 
-def _table_id(table: TableInfo | TableRef) -> int:
-    return table.table_id  # TableRef is filled by CreateTable earlier in the same commit
-
-
-def _claim_rows(ctx: CommitContext, table_id: int, rows: int, size: int, new_ids: int) -> int:
+def claim_rows(ctx: CommitContext, table_id: int, rows: int, size: int, new_ids: int) -> int:
     """Add to the table's stats and reserve `new_ids` row ids; returns the first reserved id.
 
     One UPDATE ... RETURNING where the dialect has it (it runs while other writers queue behind us)."""
@@ -57,7 +56,7 @@ def read_column_stats(conn: sa.Connection, table_id: int) -> dict[int, stats.Tab
     }
 
 
-def _merge_column_stats(ctx: CommitContext, table_id: int, columns, new: list[dict[int, ColumnStats]],
+def merge_column_stats(ctx: CommitContext, table_id: int, columns, new: list[dict[int, ColumnStats]],
                         seen: dict[int, stats.TableColumnStats] | None = None) -> None:
     """Widen the table's column stats by the new rows' stats, writing only what changed.
 
@@ -66,9 +65,9 @@ def _merge_column_stats(ctx: CommitContext, table_id: int, columns, new: list[di
     hold the seen values, and re-read otherwise. Compaction can narrow them, so then everything is re-read.
     """
     tcs = T["ducklake_table_column_stats"]
-    # MySQL: the guard below compares text with the catalog's case-insensitive collation, so read afresh there
-    # (the commit lock makes that read current).
-    if seen is None or ctx.dialect in ("duckdb", "mysql") or ctx.touched(table_id, "compacted_table"):
+    # Where the guarded UPDATE below cannot tell that the values changed (DuckDB reports no row count, MySQL's
+    # collation compares text case-insensitively) read afresh instead (the commit lock makes that read current).
+    if seen is None or not ctx.dialect.detects_stale_updates or ctx.touched(table_id, "compacted_table"):
         seen = read_column_stats(ctx.conn, table_id)
         checked = True
     else:
@@ -93,7 +92,7 @@ def _merge_column_stats(ctx: CommitContext, table_id: int, columns, new: list[di
             tcs.c.max_value.is_not_distinct_from(old.max_value)]
         if not guard or ctx.conn.execute(tcs.update().where(*key, *guard).values(**values)).rowcount != 1:
             # A new column, or another writer widened it first: merge with what is there now.
-            return _merge_column_stats(ctx, table_id, columns, new)
+            return merge_column_stats(ctx, table_id, columns, new)
 
 
 @dataclass
@@ -113,7 +112,7 @@ class AppendFiles:
     def apply(self, ctx: CommitContext) -> None:
         table_id = self._id()
         rows = sum(f.record_count for f in self.files)
-        next_row_id = _claim_rows(ctx, table_id, rows, sum(f.file_size_bytes for f in self.files), rows)
+        next_row_id = claim_rows(ctx, table_id, rows, sum(f.file_size_bytes for f in self.files), rows)
         data_rows, stat_rows, part_rows = [], [], []
         mapping_id = None
         if any(f.needs_name_mapping for f in self.files):
@@ -147,31 +146,8 @@ class AppendFiles:
             ctx.conn.execute(T["ducklake_file_column_stats"].insert(), stat_rows)
         if part_rows:
             ctx.conn.execute(T["ducklake_file_partition_value"].insert(), part_rows)
-        _merge_column_stats(ctx, table_id, self.table.columns, [f.column_stats for f in self.files])
+        merge_column_stats(ctx, table_id, self.table.columns, [f.column_stats for f in self.files])
         ctx.record("inserted_into_table", table_id)
-
-
-def create_name_mapping(ctx: CommitContext, table_id: int, columns) -> int:
-    """A map_by_name mapping of the table's columns, as the reference records for files without field ids."""
-    cm, nm = T["ducklake_column_mapping"], T["ducklake_name_mapping"]
-    # The reference numbers mappings on their own (max + 1), not from next_catalog_id.
-    top = ctx.conn.execute(sa.select(sa.func.max(cm.c.mapping_id))).scalar()
-    mapping_id = 0 if top is None else top + 1
-    ctx.conn.execute(cm.insert().values(mapping_id=mapping_id, table_id=table_id, type="map_by_name"))
-    rows: list[dict] = []
-
-    def add(col, parent: int | None, source: str) -> None:
-        node = len(rows)
-        rows.append({"mapping_id": mapping_id, "column_id": node, "source_name": source,
-                     "target_field_id": col.column_id, "parent_column": parent, "is_partition": False})
-        for child in col.children:
-            # Parquet's list child is the repeated group 'list'; map children keep their names.
-            add(child, node, "list" if col.type == "list" else child.name)
-
-    for col in columns:
-        add(col, None, col.name)
-    ctx.conn.execute(nm.insert(), rows)
-    return mapping_id
 
 
 @dataclass
@@ -204,14 +180,14 @@ class InlineInsert:
         table_id = self._id()
         # Updated rows keep their ids, so only brand-new rows advance next_row_id (as the reference does).
         n = self.data.num_rows
-        first = _claim_rows(ctx, table_id, n, 0, 0 if self.row_ids is not None else n)
+        first = claim_rows(ctx, table_id, n, 0, 0 if self.row_ids is not None else n)
         prepared = self._target is not None and not ctx.schema_changed  # DDL earlier in this commit: look again
         target = self._target if prepared else \
             inlined_tables.current_inlined_table(ctx.conn, table_id, self.table.columns)
         ids = self.row_ids if self.row_ids is not None else list(range(first, first + n))
         inlined_tables.insert_rows(ctx.conn, target, self.data, self.table.columns, ids, ctx.snapshot_id)
         ctx.file_id()  # the reference spends one file id per inlined insert; keep the counters in step
-        _merge_column_stats(ctx, table_id, self.table.columns, [self.stats], self._seen)
+        merge_column_stats(ctx, table_id, self.table.columns, [self.stats], self._seen)
         ctx.record("inlined_insert", table_id)
 
 
@@ -250,6 +226,19 @@ class ReplaceAll:
             ctx.record("inlined_delete", tid)
 
 
+class Restamped(Protocol):
+    """What rewriting a partial delete file for another snapshot id produced (spark.delete_files)."""
+
+    file_size_bytes: int
+    footer_size: int
+    first_snapshot: int | None
+
+
+# (path, foreseen snapshot, actual snapshot) -> the rewritten file. Supplied by the data plane: the catalog layer
+# writes no files, but only the commit knows the snapshot id a partial delete file's new positions must carry.
+Restamp = Callable[[str, int, int], Restamped]
+
+
 @dataclass
 class DeleteRows:
     """DELETE: new (merged) delete files, fully deleted files ended, inlined deletes and inlined rows ended."""
@@ -259,6 +248,11 @@ class DeleteRows:
     ended_files: list[int]
     inlined_file_deletes: dict[int, list[int]]
     inlined_row_ids: list[int]
+    restamp: Restamp | None = None  # needed when delete_files holds partial files (those with `replaces`)
+
+    def __post_init__(self) -> None:
+        if self.restamp is None and any(d.replaces is not None for d in self.delete_files):
+            raise TypeError("DeleteRows with partial delete files needs a restamp function")
 
     @property
     def deleted_file_ids(self) -> set[int]:
@@ -314,14 +308,11 @@ class DeleteRows:
 
     def _replace_delete_files(self, ctx: CommitContext) -> None:
         """Partial delete files take their data file's old delete file's place in every snapshot."""
-        from ...spark.delete_files import restamp
-        from .compaction import PlacedDelete, insert_delete_file
-
         for d in self.delete_files:
             if d.replaces is None:
                 continue
             if d.predicted_snapshot != ctx.snapshot_id:  # others committed first: the foreseen id is taken
-                fixed = restamp(d.path, d.predicted_snapshot, ctx.snapshot_id)
+                fixed = self.restamp(d.path, d.predicted_snapshot, ctx.snapshot_id)
                 d.file_size_bytes, d.footer_size, d.first_snapshot = (fixed.file_size_bytes, fixed.footer_size,
                                                                       fixed.first_snapshot)
                 d.predicted_snapshot = ctx.snapshot_id

@@ -1,7 +1,8 @@
 """Sorted tables: `SET SORTED BY` / `RESET SORTED BY` (ducklake_sort_info, ducklake_sort_expression).
 
 Keys are SQL expressions in DuckDB's dialect, as the reference stores them; writers translate them to Spark SQL
-with sqlglot and sort each task's rows before writing files (option `sort_on_insert`, default true).
+with sqlglot and sort each task's rows before writing files (option `sort_on_insert`, default true; the Spark
+side is spark/sorting.py).
 """
 
 from __future__ import annotations
@@ -24,17 +25,6 @@ class SortKey:
     expression: str
     direction: str = "ASC"
     null_order: str = "NULLS_LAST"
-
-    def spark_column(self):
-        """The key as a Spark sort Column (expression translated from DuckDB's SQL by sqlglot)."""
-        import sqlglot
-        from pyspark.sql import functions as F
-
-        expr = F.expr(sqlglot.transpile(self.expression, read="duckdb", write="spark")[0])
-        first = self.null_order == "NULLS_FIRST"
-        if self.direction == "DESC":
-            return expr.desc_nulls_first() if first else expr.desc_nulls_last()
-        return expr.asc_nulls_first() if first else expr.asc_nulls_last()
 
 
 def parse_sort_keys(table: TableInfo, keys: list[str]) -> list[SortKey]:

@@ -13,6 +13,7 @@ whose per-position snapshots only their footers bound.
 from __future__ import annotations
 
 from collections import defaultdict
+from collections.abc import Callable
 from dataclasses import dataclass, field, replace
 
 import pyarrow as pa
@@ -27,7 +28,9 @@ from ..inlined import codec as inlined
 from ..inlined import tables as inlined_tables
 from ..reads import reader
 
-SNAPSHOT_COL = "_ducklake_internal_snapshot_id"
+# A delete file's path -> (min, max) of its per-position snapshots from its footer, None without that column.
+# The data plane reads the footer (spark.delete_files.snapshot_range); planning here only reads the catalog.
+SnapshotRange = Callable[[str], tuple[int, int] | None]
 
 
 @dataclass(frozen=True)
@@ -128,12 +131,14 @@ def _shape(columns: dict[int, Column]) -> set[tuple[int, str]]:
 
 
 def plan_batch(conn: sa.Connection, table: TableInfo, start: int, end: int, *, deletes: bool,
-               delete_spans: dict[str, tuple[int, int] | None] | None = None) -> BatchPlan:
+               delete_spans: dict[str, tuple[int, int] | None] | None = None,
+               snapshot_range: SnapshotRange | None = None) -> BatchPlan:
     """The tasks of a batch over snapshots start..end (inclusive) in the stream's columns (`table.columns`).
 
     Without `deletes` only files that may hold rows inserted in the range are kept. With it, files that may hold
     rows deleted in the range too, with every delete record up to `end` (a later delete file may repeat positions
-    deleted earlier; the first deletion counts). `delete_spans` caches what delete files' footers said.
+    deleted earlier; the first deletion counts). `snapshot_range` reads the footers of delete files of partial
+    data files (needed with `deletes` when there are such files); `delete_spans` caches what it said.
     """
     plan = BatchPlan(start=start, end=end)
     if start > end:
@@ -150,7 +155,8 @@ def plan_batch(conn: sa.Connection, table: TableInfo, start: int, end: int, *, d
     small = _inlined_deletes(conn, table, end)
     cache = {} if delete_spans is None else delete_spans
     for f, file_end in files:
-        records = tuple(DeleteTask(path, begin, _last_deletion(path, begin, last, f.partial_max is not None, cache))
+        records = tuple(DeleteTask(path, begin, _last_deletion(path, begin, last, f.partial_max is not None, cache,
+                                                               snapshot_range))
                         for path, begin, last in removals.get(f.path, ()))
         task = replace(f, file_end=file_end if file_end is not None and file_end <= end else None,
                        delete_files=records, inlined_deletes=tuple(small.get(f.path, ())))
@@ -160,7 +166,7 @@ def plan_batch(conn: sa.Connection, table: TableInfo, start: int, end: int, *, d
 
 
 def _last_deletion(path: str, begin: int, partial_max: int | None, partial_file: bool,
-                   cache: dict[str, tuple[int, int] | None]) -> int | None:
+                   cache: dict[str, tuple[int, int] | None], snapshot_range: SnapshotRange | None) -> int | None:
     """The newest snapshot a delete file can hold. A plain one holds its begin snapshot; a partial one up to its
     partial_max. Those of partial data files (the reference's flush writes them beginning at their oldest
     deletion, without partial_max) say it only in their footer's statistics, read once per file (files never
@@ -170,32 +176,11 @@ def _last_deletion(path: str, begin: int, partial_max: int | None, partial_file:
     if not partial_file:
         return begin
     if path not in cache:
-        cache[path] = _snapshot_range(path)
+        if snapshot_range is None:
+            raise TypeError("plan_batch needs snapshot_range to plan deletions of partial data files")
+        cache[path] = snapshot_range(path)
     found = cache[path]
     return begin if found is None else max(found[1], begin)
-
-
-def _snapshot_range(path: str) -> tuple[int, int] | None:
-    """(min, max) of a delete file's per-position snapshots from its footer; None without that column."""
-    import pyarrow.parquet as pq
-
-    from ...spark.paths import filesystem
-
-    fs, inner = filesystem(path)
-    with fs.open_input_file(inner) as fh:
-        meta = pq.ParquetFile(fh).metadata
-    names = [meta.schema.column(i).name for i in range(meta.num_columns)]
-    if SNAPSHOT_COL not in names:
-        return None
-    index = names.index(SNAPSHOT_COL)
-    lows, highs = [], []
-    for g in range(meta.num_row_groups):
-        stats = meta.row_group(g).column(index).statistics
-        if stats is None or not stats.has_min_max:
-            return (0, 2**62)  # no statistics: any snapshot
-        lows.append(stats.min)
-        highs.append(stats.max)
-    return (min(lows), max(highs)) if lows else None
 
 
 def _data_files(conn: sa.Connection, table: TableInfo, end: int) -> list[tuple[FileTask, int | None]]:

@@ -1,4 +1,5 @@
-"""The reference's catalog functions as rows: `ducklake_table_info`, `ducklake_list_files`, `ducklake_settings`.
+"""The reference's catalog functions as rows: `snapshots`, `ducklake_table_info`, `ducklake_list_files`,
+`ducklake_settings`.
 
 Each row type has the reference's column names in its order; values are what the extension returns on the same
 lake (sizes in bytes, absolute paths). Pure catalog reads, no Spark.
@@ -6,13 +7,33 @@ lake (sizes in bytes, absolute paths). Pure catalog reads, no Spark.
 
 from __future__ import annotations
 
+from datetime import datetime
 from typing import NamedTuple
 
 import sqlalchemy as sa
 
 from ...spec.model import TableInfo
+from ...spec.snapshot_changes import display_changes
 from ..database.spec_tables import T
 from . import reader
+
+
+class SnapshotRow(NamedTuple):
+    """A row of `snapshots()`, with the reference's columns."""
+
+    snapshot_id: int
+    snapshot_time: datetime
+    schema_version: int
+    changes: dict[str, list[str]]
+    author: str | None
+    commit_message: str | None
+    commit_extra_info: str | None
+
+
+def snapshot_rows(snapshots: list) -> list[SnapshotRow]:
+    """`snapshots()` rows of catalog snapshot records (changes as a dict of kind -> names)."""
+    return [SnapshotRow(s.snapshot_id, s.snapshot_time, s.schema_version, display_changes(s.changes), s.author,
+                        s.commit_message, s.commit_extra_info) for s in snapshots]
 
 
 class TableInfoRow(NamedTuple):
@@ -85,6 +106,6 @@ def list_files(conn: sa.Connection, table: TableInfo, snapshot_id: int) -> list[
 
 def settings(catalog_kind: str, data_path: str) -> SettingsRow:
     """The lake's backend (`duckdb`, `sqlite`, `postgres`, ...), our version, and the data path."""
-    from ... import __version__
+    from ...version import __version__
 
     return SettingsRow(catalog_kind, __version__, data_path)

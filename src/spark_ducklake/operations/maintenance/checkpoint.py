@@ -12,7 +12,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, NamedTuple
 
 if TYPE_CHECKING:
-    from ...lake import DuckLake
+    from ..context import LakeContext
 
 STEPS = ("flush_inlined_data", "expire_snapshots", "merge_adjacent_files", "rewrite_data_files",
          "cleanup_old_files", "delete_orphaned_files")
@@ -29,7 +29,7 @@ class CheckpointResult(NamedTuple):
     orphans_deleted: list
 
 
-def checkpoint(lake: DuckLake) -> CheckpointResult:
-    """Run the six maintenance functions in order over the whole lake."""
-    lake.check_writable()
-    return CheckpointResult(*(getattr(lake, step)() for step in STEPS))
+def checkpoint(ctx: LakeContext) -> CheckpointResult:
+    """Run the six maintenance functions in order over the whole ctx."""
+    ctx.check_writable()
+    return CheckpointResult(*(getattr(ctx, step)() for step in STEPS))

@@ -20,17 +20,18 @@ import pyarrow.fs as pafs
 import sqlalchemy as sa
 
 from ...catalog.database.spec_tables import T
+from ...catalog.database.transactions import write_transaction
 from ...catalog.reads import reader
 from ...errors import DuckLakeError
 from ...spark.paths import filesystem
 from ...spec.intervals import cutoff as interval_cutoff
 from .catalog_files import known_files, scheduled_files
 from .expire import point_in_time
-from .locking import catalog_transaction, chunks
+from .locking import chunks
 from .targets import progress
 
 if TYPE_CHECKING:
-    from ...lake import DuckLake
+    from ..context import LakeContext
 
 log = logging.getLogger(__name__)
 DEFAULT_DELETE_OLDER_THAN = "2 days"  # the reference's default when the option is not set
@@ -55,43 +56,43 @@ class CleanupRow(NamedTuple):
     path: str
 
 
-def cleanup_old_files(lake: DuckLake, older_than: datetime | timedelta | str | None = None,
+def cleanup_old_files(ctx: LakeContext, older_than: datetime | timedelta | str | None = None,
                       cleanup_all: bool = False, dry_run: bool = False) -> list[CleanupRow]:
     """Delete the files scheduled for deletion before the threshold, and their ducklake_files_scheduled rows."""
-    lake.check_writable()
-    with lake.engine.connect() as conn:
+    ctx.check_writable()
+    with ctx.engine.connect() as conn:
         limit = _threshold(conn, "cleanup_old_files", older_than, cleanup_all)
-        due = [f for f in scheduled_files(conn, lake.data_path)
+        due = [f for f in scheduled_files(conn, ctx.data_path)
                if limit is None or (f.schedule_start is not None and f.schedule_start < limit)]
     if dry_run or not due:
         return [CleanupRow(f.path) for f in due]
     failed = _remove({f.path for f in due})
     removed = [f for f in due if f.path not in failed]
     sf = T["ducklake_files_scheduled_for_deletion"]
-    with catalog_transaction(lake.engine) as conn:
+    with write_transaction(ctx.engine) as conn:
         for ids in chunks(sorted({f.data_file_id for f in removed})):
             conn.execute(sf.delete().where(sf.c.data_file_id.in_(ids)))
     _raise_failures(failed)
     return [CleanupRow(f.path) for f in removed]
 
 
-def delete_orphaned_files(lake: DuckLake, older_than: datetime | timedelta | str | None = None,
+def delete_orphaned_files(ctx: LakeContext, older_than: datetime | timedelta | str | None = None,
                           cleanup_all: bool = False, dry_run: bool = False) -> list[CleanupRow]:
     """Delete files under the data path that no catalog row (of any snapshot) refers to: Parquet/Puffin files and
     what dead writers leave (staging folders and their contents, `_SUCCESS`, `.crc`), then the folders emptied."""
-    lake.check_writable()
-    with lake.engine.connect() as conn:
+    ctx.check_writable()
+    with ctx.engine.connect() as conn:
         limit = _threshold(conn, "delete_orphaned_files", older_than, cleanup_all)
     # Storage first, catalog second: a file committed while we list is then already known.
-    stored = [f for f in _list_files(lake.data_path) if limit is None or (f[1] is not None and f[1] < limit)]
-    with lake.engine.connect() as conn:
-        known = known_files(conn, lake.data_path)
+    stored = [f for f in _list_files(ctx.data_path) if limit is None or (f[1] is not None and f[1] < limit)]
+    with ctx.engine.connect() as conn:
+        known = known_files(conn, ctx.data_path)
     orphans = sorted(path for path, _mtime in stored if path not in known)
     if dry_run or not orphans:
         return [CleanupRow(p) for p in orphans]
-    dirs = _local_dirs(lake.data_path)  # before deleting: deletions touch the folders' modification times
+    dirs = _local_dirs(ctx.data_path)  # before deleting: deletions touch the folders' modification times
     failed = _remove(set(orphans))
-    _remove_emptied_dirs(lake.data_path, dirs, {p for p in orphans if p not in failed}, limit)
+    _remove_emptied_dirs(ctx.data_path, dirs, {p for p in orphans if p not in failed}, limit)
     _raise_failures(failed)
     return [CleanupRow(p) for p in orphans if p not in failed]
 

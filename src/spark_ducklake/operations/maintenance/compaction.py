@@ -11,17 +11,17 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, NamedTuple
 
-from ...catalog.commit import CommitInfo
 from ...catalog.operations.compaction import MergeFiles, PlacedFile, RewriteFiles
 from ...catalog.operations.sorting import current_sort
 from ...catalog.planners.compaction import TablePlan, plan_merge, plan_rewrite
 from ...catalog.reads import reader
 from ...catalog.reads.options import parse_size
 from ...errors import DuckLakeError
+from ...spec.commit_properties import CommitProperties
 from .targets import maintained_tables, progress, usable_sort_keys, write_options
 
 if TYPE_CHECKING:
-    from ...lake import DuckLake
+    from ..context import LakeContext
 
 DEFAULT_DELETE_THRESHOLD = 0.95  # the reference's rewrite_delete_threshold when the option is not set
 
@@ -35,18 +35,18 @@ class CompactionRow(NamedTuple):
     files_created: int
 
 
-def merge_adjacent_files(lake: DuckLake, table: str | None, schema: str | None, *, min_file_size=None,
+def merge_adjacent_files(ctx: LakeContext, table: str | None, schema: str | None, *, min_file_size=None,
                          max_file_size=None, max_compacted_files: int | None = None,
-                         info: CommitInfo | None = None) -> list[CompactionRow]:
+                         info: CommitProperties | None = None) -> list[CompactionRow]:
     """Merge small files (per table, partition and compatible schema) into files near `target_file_size`."""
-    lake.check_writable()
+    ctx.check_writable()
     min_size = None if min_file_size is None else parse_size(min_file_size)
     max_size = None if max_file_size is None else parse_size(max_file_size)
     _check_limits(max_compacted_files, max_size, min_size)
-    with lake.engine.connect() as conn:
+    with ctx.engine.connect() as conn:
         read_snapshot = reader.latest_snapshot(conn).snapshot_id
         work = []
-        for info_ in maintained_tables(lake, conn, read_snapshot, schema=schema, table=table,
+        for info_ in maintained_tables(ctx, conn, read_snapshot, schema=schema, table=table,
                                        function="merge_adjacent_files"):
             options = write_options(conn, info_)
             plans = plan_merge(conn, info_, read_snapshot, target=options.target_file_size, min_size=min_size,
@@ -57,7 +57,7 @@ def merge_adjacent_files(lake: DuckLake, table: str | None, schema: str | None, 
     try:
         for target, plans, options, sort_keys in work:
             merges = []
-            for plan, outputs in _run(lake, target, plans, options, sort_keys, "merging", snapshot_ids=True):
+            for plan, outputs in _run(ctx, target, plans, options, sort_keys, "merging", snapshot_ids=True):
                 for unit, written in zip(plan.units, outputs, strict=True):
                     staged += [f.path for f in written]
                     first = min(f.begin_snapshot for f in unit.files)
@@ -72,22 +72,23 @@ def merge_adjacent_files(lake: DuckLake, table: str | None, schema: str | None, 
 
         delete_paths(staged)
         raise
-    _commit(lake, ops, read_snapshot, info, staged)
+    _commit(ctx, ops, read_snapshot, info, staged)
     return rows
 
 
-def rewrite_data_files(lake: DuckLake, table: str | None, schema: str | None, *, delete_threshold=None,
-                       max_compacted_files: int | None = None, info: CommitInfo | None = None) -> list[CompactionRow]:
+def rewrite_data_files(ctx: LakeContext, table: str | None, schema: str | None, *, delete_threshold=None,
+                       max_compacted_files: int | None = None,
+                       info: CommitProperties | None = None) -> list[CompactionRow]:
     """Rewrite files whose deleted fraction reaches the threshold, without their deleted rows (row ids kept)."""
-    lake.check_writable()
+    ctx.check_writable()
     _check_limits(max_compacted_files, None, None)
     if delete_threshold is not None and not 0 <= float(delete_threshold) <= 1:
         raise DuckLakeError("delete_threshold must be between 0 and 1")
-    with lake.engine.connect() as conn:
+    with ctx.engine.connect() as conn:
         read_snapshot = reader.latest_snapshot(conn).snapshot_id
         rows_ = reader.options(conn)
         work = []
-        for info_ in maintained_tables(lake, conn, read_snapshot, schema=schema, table=table,
+        for info_ in maintained_tables(ctx, conn, read_snapshot, schema=schema, table=table,
                                        function="rewrite_data_files"):
             threshold = delete_threshold
             if threshold is None:
@@ -101,7 +102,7 @@ def rewrite_data_files(lake: DuckLake, table: str | None, schema: str | None, *,
     ops, rows, staged = [], [], []
     try:
         for target, plan, inlined, options, sort_keys in work:
-            [(_, outputs)] = _run(lake, target, [plan], options, sort_keys, "rewriting", snapshot_ids=False,
+            [(_, outputs)] = _run(ctx, target, [plan], options, sort_keys, "rewriting", snapshot_ids=False,
                                   live_at=read_snapshot, inlined_deletes=inlined)
             placed = []
             for unit, written in zip(plan.units, outputs, strict=True):
@@ -114,7 +115,7 @@ def rewrite_data_files(lake: DuckLake, table: str | None, schema: str | None, *,
 
         delete_paths(staged)
         raise
-    _commit(lake, ops, read_snapshot, info, staged)
+    _commit(ctx, ops, read_snapshot, info, staged)
     return rows
 
 
@@ -127,7 +128,7 @@ def _check_limits(max_compacted_files, max_size, min_size) -> None:
         raise DuckLakeError("min_file_size must be less than max_file_size")
 
 
-def _run(lake: DuckLake, target, plans: list[TablePlan], options, sort_keys, verb: str, **kwargs):
+def _run(ctx: LakeContext, target, plans: list[TablePlan], options, sort_keys, verb: str, **kwargs):
     """(plan, files per unit) for each plan, written on Spark with a status line on the driver."""
     from .units import write_units
 
@@ -135,12 +136,10 @@ def _run(lake: DuckLake, target, plans: list[TablePlan], options, sort_keys, ver
         sources = sum(len(unit.files) for unit in plan.units)
         keys = usable_sort_keys(sort_keys, plan.table.columns)
         with progress(f"{verb} {sources} files of {target.qualified_name} into {len(plan.units)}"):
-            yield plan, write_units(lake.spark, plan, options, sort_keys=keys, **kwargs)
+            yield plan, write_units(ctx.spark, plan, options, sort_keys=keys, **kwargs)
 
 
-def _commit(lake: DuckLake, ops: list, read_snapshot: int, info: CommitInfo | None, staged: list[str]) -> None:
+def _commit(ctx: LakeContext, ops: list, read_snapshot: int, info: CommitProperties | None, staged: list[str]) -> None:
     if not ops:
         return
-    from ..write import commit_staged
-
-    commit_staged(lake, ops, read_snapshot, info or CommitInfo(author=lake.author), staged)
+    ctx.commit(ops, read_snapshot=read_snapshot, properties=info, staged_files=staged)

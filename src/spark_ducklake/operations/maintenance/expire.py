@@ -16,15 +16,17 @@ from typing import TYPE_CHECKING
 import sqlalchemy as sa
 
 from ...catalog.database.spec_tables import T
+from ...catalog.database.transactions import write_transaction
 from ...catalog.inlined import codec as inlined
 from ...catalog.reads import reader
+from ...catalog.reads.metadata_functions import snapshot_rows
 from ...spec.intervals import cutoff as interval_cutoff
-from ...spec.snapshot_changes import display_changes
 from .catalog_files import file_path, schedule_row, table_dirs
-from .locking import catalog_transaction, chunks
+from .locking import chunks
 
 if TYPE_CHECKING:
-    from ...lake import DuckLake, SnapshotRow
+    from ...catalog.reads.metadata_functions import SnapshotRow
+    from ..context import LakeContext
 
 # Catalog tables holding per-table rows that go with a table dropped before every surviving snapshot.
 _TABLE_ROWS = ("ducklake_table", "ducklake_table_stats", "ducklake_table_column_stats", "ducklake_partition_info",
@@ -36,21 +38,18 @@ _FILE_ROWS = ("ducklake_data_file", "ducklake_file_column_stats", "ducklake_file
 _ENDED_ROWS = ("ducklake_schema", "ducklake_view", "ducklake_tag", "ducklake_macro")
 
 
-def expire_snapshots(lake: DuckLake, older_than: datetime | timedelta | str | None = None,
+def expire_snapshots(ctx: LakeContext, older_than: datetime | timedelta | str | None = None,
                      versions: list[int] | None = None, dry_run: bool = False) -> list[SnapshotRow]:
     """Expire the snapshots in `versions`, or older than `older_than` (default: option expire_older_than);
     returns them as `snapshots()` rows. Without either and without the option nothing is expired."""
-    from ...lake import SnapshotRow
-
-    lake.check_writable()
+    ctx.check_writable()
     if versions is not None and older_than is not None:
         raise ValueError("expire_snapshots: give either versions or older_than, not both")
-    with catalog_transaction(lake.engine) as conn:
+    with write_transaction(ctx.engine) as conn:
         chosen = _choose(conn, older_than, versions)
         if chosen and not dry_run:
-            _forget(conn, lake.data_path, [s.snapshot_id for s in chosen])
-    return [SnapshotRow(s.snapshot_id, s.snapshot_time, s.schema_version, display_changes(s.changes), s.author,
-                        s.commit_message, s.commit_extra_info) for s in chosen]
+            _forget(conn, ctx.data_path, [s.snapshot_id for s in chosen])
+    return snapshot_rows(chosen)
 
 
 def _choose(conn: sa.Connection, older_than, versions):

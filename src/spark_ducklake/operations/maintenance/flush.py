@@ -19,7 +19,6 @@ import pyarrow as pa
 import pyarrow.parquet as pq
 import sqlalchemy as sa
 
-from ...catalog.commit import CommitInfo
 from ...catalog.inlined import codec as inlined
 from ...catalog.inlined import tables as inlined_tables
 from ...catalog.operations.compaction import FlushInlined, PlacedDelete, PlacedFile
@@ -28,11 +27,12 @@ from ...catalog.operations.sorting import current_sort
 from ...catalog.planners.compaction import schema_versions
 from ...catalog.reads import reader
 from ...spark.write import ROW_ID_COLUMN, SNAPSHOT_ID_COLUMN, WriteOptions
+from ...spec.commit_properties import CommitProperties
 from ...spec.model import NewDataFile, NewDeleteFile, TableInfo
 from .targets import maintained_tables, progress, spark_writable, usable_sort_keys, write_options
 
 if TYPE_CHECKING:
-    from ...lake import DuckLake
+    from ..context import LakeContext
 
 ENDED = "_dl_end_snapshot"
 
@@ -64,26 +64,26 @@ class _TableFlush:
     ended: list[tuple[int, int, int]] = field(default_factory=list)  # (row id, insert, delete snapshot) of rows
 
 
-def flush_inlined_data(lake: DuckLake, schema_name: str | None, table_name: str | None,
-                       info: CommitInfo | None = None) -> list[FlushRow]:
+def flush_inlined_data(ctx: LakeContext, schema_name: str | None, table_name: str | None,
+                       info: CommitProperties | None = None) -> list[FlushRow]:
     """Flush the inlined data of one table, a schema's tables or every table; one snapshot for all."""
-    lake.check_writable()
-    with lake.engine.connect() as conn:
+    ctx.check_writable()
+    with ctx.engine.connect() as conn:
         read_snapshot = reader.latest_snapshot(conn).snapshot_id
         work = [w for w in (_collect(conn, t, read_snapshot) for t in maintained_tables(
-            lake, conn, read_snapshot, schema=schema_name, table=table_name, function="flush_inlined_data")) if w]
+            ctx, conn, read_snapshot, schema=schema_name, table=table_name, function="flush_inlined_data")) if w]
     if not work:
         return []
-    per_thread = str(lake.option("per_thread_output") or "false").lower() in ("true", "1")
+    per_thread = str(ctx.option("per_thread_output") or "false").lower() in ("true", "1")
     staged: list[str] = []
     try:
         ops, rows = [], []
         placed_by_table = []
         for flush in work:
             with progress(f"flushing inlined data of {flush.table.qualified_name}"):
-                placed = _write_batches(lake, flush, per_thread, staged)
+                placed = _write_batches(ctx, flush, per_thread, staged)
             placed_by_table.append(placed)
-        deletes = _write_deletes(lake, work, placed_by_table, staged)
+        deletes = _write_deletes(ctx, work, placed_by_table, staged)
         for flush, placed in zip(work, placed_by_table, strict=True):
             for p in placed:
                 p.deletes = deletes.get(p.file.path)
@@ -98,9 +98,7 @@ def flush_inlined_data(lake: DuckLake, schema_name: str | None, table_name: str 
 
         delete_paths(staged)
         raise
-    from ..write import commit_staged
-
-    commit_staged(lake, ops, read_snapshot, info or CommitInfo(author=lake.author), staged)
+    ctx.commit(ops, read_snapshot=read_snapshot, properties=info, staged_files=staged)
     return rows
 
 
@@ -156,7 +154,7 @@ def _inlined_file_deletes(conn: sa.Connection, table_id: int, read_snapshot: int
     return dict(out)
 
 
-def _write_batches(lake: DuckLake, flush: _TableFlush, per_thread: bool, staged: list[str]) -> list[PlacedFile]:
+def _write_batches(ctx: LakeContext, flush: _TableFlush, per_thread: bool, staged: list[str]) -> list[PlacedFile]:
     """Write each schema version's rows (Spark); the files placed at their rows' snapshots."""
     from ...spark.scan import spark_safe
     from ...spark.write import write_data_files
@@ -164,10 +162,10 @@ def _write_batches(lake: DuckLake, flush: _TableFlush, per_thread: bool, staged:
     options = replace(flush.options, sort_on_insert=True)  # flushes sort even when inserts do not
     placed = []
     for batch in flush.batches:
-        frame = lake.spark.createDataFrame(spark_safe(batch.rows.drop_columns([ENDED])))
+        frame = ctx.spark.createDataFrame(spark_safe(batch.rows.drop_columns([ENDED])))
         if not per_thread:
             frame = frame.coalesce(1)
-        files = write_data_files(lake.spark, frame, batch.layout, options=options, row_ids=True, snapshot_ids=True)
+        files = write_data_files(ctx.spark, frame, batch.layout, options=options, row_ids=True, snapshot_ids=True)
         staged += [f.path for f in files]
         for f in files:
             rows, snaps = _range(f, ROW_ID_COLUMN), _range(f, SNAPSHOT_ID_COLUMN)
@@ -197,7 +195,7 @@ def _existing_key(file_id: int) -> str:
     return f"file:{file_id}"
 
 
-def _write_deletes(lake: DuckLake, work: list[_TableFlush], placed_by_table: list[list[PlacedFile]],
+def _write_deletes(ctx: LakeContext, work: list[_TableFlush], placed_by_table: list[list[PlacedFile]],
                    staged: list[str]) -> dict[str, PlacedDelete]:
     """Partial delete files for flushed rows deleted while inlined (keyed by the new file's path) and for
     inlined deletes of existing files (keyed by `file:<id>`), in one Spark job per table."""
@@ -207,7 +205,7 @@ def _write_deletes(lake: DuckLake, work: list[_TableFlush], placed_by_table: lis
     from ...spark.paths import read_parquet, spark_file_uri
     from ...spark.scan import POS
 
-    spark, out = lake.spark, {}
+    spark, out = ctx.spark, {}
     for flush, placed in zip(work, placed_by_table, strict=True):
         targets: dict[str, DeleteTarget] = {}
         parts = []

@@ -1,23 +1,9 @@
-"""A short catalog transaction that changes no snapshot (expire, cleanup), queued behind committing writers."""
+"""Id lists in chunks for the short maintenance transactions (expire, cleanup), which change no snapshot and run
+in `catalog.database.transactions.write_transaction`: queued behind committing writers, holding their lock."""
 
 from __future__ import annotations
 
-from contextlib import contextmanager
-
-import sqlalchemy as sa
-
-from ...catalog.commit import _queue_behind_other_writers, _releasing_commit_lock
-
 CHUNK = 500  # ids per IN (...) list: far below every dialect's parameter limit
-
-
-@contextmanager
-def catalog_transaction(engine: sa.Engine):
-    """A transaction holding the writers' commit lock, so no commit interleaves with the maintenance."""
-    options = {"sqlite_begin": "IMMEDIATE"} if engine.dialect.name == "sqlite" else {}
-    with engine.connect().execution_options(**options) as conn, _releasing_commit_lock(conn), conn.begin():
-        _queue_behind_other_writers(conn)
-        yield conn
 
 
 def chunks(ids: list[int]):

@@ -14,7 +14,7 @@ from ...spark.write import WriteOptions
 from ...spec.model import Column, TableInfo
 
 if TYPE_CHECKING:
-    from ...lake import DuckLake
+    from ..context import LakeContext
 
 log = logging.getLogger(__name__)
 
@@ -33,19 +33,19 @@ def _unwritable(columns: list[Column]) -> list[str]:
                    if c.type not in _WRITABLE and not c.type.startswith("decimal(")})
 
 
-def maintained_tables(lake: DuckLake, conn: sa.Connection, snapshot_id: int, *, schema: str | None = None,
+def maintained_tables(ctx: LakeContext, conn: sa.Connection, snapshot_id: int, *, schema: str | None = None,
                       table: str | None = None, function: str) -> list[TableInfo]:
     """The named table, else every table (of `schema`) whose `auto_compact` option is not false."""
     if table is not None:
-        from ...lake import split_name
+        from ...spec.names import parse_table_name as split_name
 
         schema_name, name = (schema, table) if schema is not None else split_name(table)
-        found = [reader.find_table(conn, snapshot_id, lake.data_path, schema_name, name)]
+        found = [reader.find_table(conn, snapshot_id, ctx.data_path, schema_name, name)]
     else:
         if schema is not None:
-            reader.find_schema(conn, snapshot_id, lake.data_path, schema)  # NotFoundError naming it
+            reader.find_schema(conn, snapshot_id, ctx.data_path, schema)  # NotFoundError naming it
         rows = reader.options(conn)
-        found = [t for t in reader.list_tables(conn, snapshot_id, lake.data_path, schema=schema)
+        found = [t for t in reader.list_tables(conn, snapshot_id, ctx.data_path, schema=schema)
                  if str(reader.option_value(rows, "auto_compact", table_id=t.table_id, schema_id=t.schema_id)
                         or "true").lower() not in ("false", "0")]
     writable = [t for t in found if spark_writable(t.columns)]

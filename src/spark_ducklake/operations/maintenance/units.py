@@ -17,29 +17,26 @@ import pyarrow as pa
 import pyarrow.fs as pafs
 
 from ...catalog.planners.compaction import TablePlan
+from ...spark import types as spark_types
 from ...spark.paths import filesystem, spark_path, writes_in_place
 from ...spark.scan import (
     BEGIN,
     FILE,
     POS,
-    ROW_ID_COL,
     ROW_START,
-    SNAPSHOT_COL,
-    _deletes,
     broadcast_if_small,
+    deleted_positions,
     read_files,
 )
+from ...spark.sorting import sort_column
 from ...spark.write import (
-    ROW_ID_COLUMN,
-    ROW_ID_FIELD_ID,
-    SNAPSHOT_ID_COLUMN,
-    SNAPSHOT_ID_FIELD_ID,
     WriteOptions,
     configure_writer,
     delete_paths,
     describe_file,
 )
 from ...spec import types
+from ...spec.internal_columns import ROW_ID_COLUMN, ROW_ID_FIELD_ID, SNAPSHOT_ID_COLUMN, SNAPSHOT_ID_FIELD_ID
 from ...spec.model import NewDataFile
 from ...spec.names import spark_name
 from ...spec.uuid7 import new_uuid
@@ -77,7 +74,7 @@ def _write_units(spark, plan: TablePlan, options: WriteOptions, *, sort_keys: li
         known = sum(f.delete_file.delete_count or 0 for f in files if f.delete_file) + sum(
             len(inlined_deletes.get(f.data_file_id, ())) for f in files)
         if known:
-            deleted = _deletes(spark, files, inlined_deletes, live_at)
+            deleted = deleted_positions(spark, files, inlined_deletes, live_at)
             data = data.join(broadcast_if_small(deleted, known), [FILE, POS], "left_anti")
     ids, unit_of, offsets = [], [], []  # offset: rows of earlier files of the unit (keeps their old order)
     for index, unit in enumerate(units):
@@ -90,15 +87,15 @@ def _write_units(spark, plan: TablePlan, options: WriteOptions, *, sort_keys: li
     lookup = spark.createDataFrame(pa.table({FILE: pa.array(ids, pa.int64()), UNIT: pa.array(unit_of, pa.int32()),
                                              "_dl_offset": pa.array(offsets, pa.int64())}))
     data = data.join(F.broadcast(lookup), FILE)
-    cols = [F.col(spark_name(internal[c.column_id])).cast(types.to_spark_type(c)).alias(
+    cols = [F.col(spark_name(internal[c.column_id])).cast(spark_types.to_spark_type(c)).alias(
         c.name, metadata={types.FIELD_ID_KEY: c.column_id}) for c in table.columns]
-    cols.append(F.coalesce(F.col(ROW_ID_COL), F.col(ROW_START) + F.col(POS)).alias(
+    cols.append(F.coalesce(F.col(ROW_ID_COLUMN), F.col(ROW_START) + F.col(POS)).alias(
         ROW_ID_COLUMN, metadata={types.FIELD_ID_KEY: ROW_ID_FIELD_ID}))
     if snapshot_ids:
-        cols.append(F.coalesce(F.col(SNAPSHOT_COL), F.col(BEGIN)).alias(
+        cols.append(F.coalesce(F.col(SNAPSHOT_ID_COLUMN), F.col(BEGIN)).alias(
             SNAPSHOT_ID_COLUMN, metadata={types.FIELD_ID_KEY: SNAPSHOT_ID_FIELD_ID}))
     cols += [F.col(UNIT), (F.col("_dl_offset") + F.col(POS)).alias(SEQ)]
-    order = [k.spark_column() for k in sort_keys] + [F.col(ROW_ID_COLUMN)] if sort_keys else [F.col(SEQ)]
+    order = [sort_column(k) for k in sort_keys] + [F.col(ROW_ID_COLUMN)] if sort_keys else [F.col(SEQ)]
     partitions = max(1, min(len(units), int(spark.conf.get("spark.sql.shuffle.partitions") or 200)))
     # Sorting by the unit first satisfies the writer's required order, so dropping SEQ afterwards keeps it.
     frame = data.select(*cols).repartition(partitions, UNIT).sortWithinPartitions(F.col(UNIT), *order).drop(SEQ)

@@ -15,14 +15,15 @@ import pyarrow.parquet as pq
 
 from ...catalog.inlined.tables import BEGIN_COL, END_COL
 from ...catalog.planners.stream import FileTask
+from ...spark import types as spark_types
 from ...spark.arrow_files import _spark_value
 from ...spark.paths import filesystem
 from ...spec import types
+from ...spec.internal_columns import ROW_ID_COLUMN, SNAPSHOT_ID_COLUMN
 from ...spec.model import Column
 
 SNAPSHOT_ID, ROWID, CHANGE_TYPE = "snapshot_id", "rowid", "change_type"
 INSERTED, DELETED = "_dl_inserted", "_dl_deleted"
-SNAPSHOT_COL, ROW_ID_COL = "_ducklake_internal_snapshot_id", "_ducklake_internal_row_id"
 FIELD_ID = b"PARQUET:field_id"
 
 
@@ -35,19 +36,19 @@ def file_versions(task: FileTask, columns: list[Column], schema: pa.Schema, star
         parquet = pq.ParquetFile(fh)
         file_schema = parquet.schema_arrow
         found = _field_indexes(file_schema, columns)
-        extras = [name for name in (SNAPSHOT_COL, ROW_ID_COL) if name in file_schema.names]
+        extras = [name for name in (SNAPSHOT_ID_COLUMN, ROW_ID_COLUMN) if name in file_schema.names]
         wanted = sorted({file_schema.field(i).name for i in found.values()}) + extras
         data = parquet.read(columns=wanted, use_threads=False)
     n = data.num_rows
     begin = pa.scalar(task.begin_snapshot, pa.int64())
     inserted = pa.repeat(begin, n)
-    if SNAPSHOT_COL in extras:
-        inserted = pc.coalesce(_flat(data.column(SNAPSHOT_COL)).cast(pa.int64()), begin)
+    if SNAPSHOT_ID_COLUMN in extras:
+        inserted = pc.coalesce(_flat(data.column(SNAPSHOT_ID_COLUMN)).cast(pa.int64()), begin)
     if deletes:  # row ids and deletions only matter to change rows
         pos = _positions(n)
         rowid = pc.add(pos, task.row_id_start) if task.row_id_start is not None else pa.nulls(n, pa.int64())
-        if ROW_ID_COL in extras:
-            rowid = pc.coalesce(_flat(data.column(ROW_ID_COL)).cast(pa.int64()), rowid)
+        if ROW_ID_COLUMN in extras:
+            rowid = pc.coalesce(_flat(data.column(ROW_ID_COLUMN)).cast(pa.int64()), rowid)
         deleted = _deletions(task, n)
         keep = pc.or_kleene(_between(inserted, start, end), _between(deleted, start, end))
     else:
@@ -149,11 +150,11 @@ def _deletions(task: FileTask, n: int) -> pa.Array:
         fs, inner = filesystem(path)
         with fs.open_input_file(inner) as fh:
             parquet = pq.ParquetFile(fh)
-            names = ["pos"] + [SNAPSHOT_COL for _ in (0,) if SNAPSHOT_COL in parquet.schema_arrow.names]
+            names = ["pos"] + [SNAPSHOT_ID_COLUMN for _ in (0,) if SNAPSHOT_ID_COLUMN in parquet.schema_arrow.names]
             found = parquet.read(columns=names, use_threads=False)
         positions.append(found.column("pos").cast(pa.int64()))
-        snaps = (pc.coalesce(found.column(SNAPSHOT_COL).cast(pa.int64()), pa.scalar(begin, pa.int64()))
-                 if SNAPSHOT_COL in names else pa.chunked_array([pa.array([begin] * found.num_rows, pa.int64())]))
+        snaps = (pc.coalesce(found.column(SNAPSHOT_ID_COLUMN).cast(pa.int64()), pa.scalar(begin, pa.int64()))
+                 if SNAPSHOT_ID_COLUMN in names else pa.chunked_array([pa.array([begin] * found.num_rows, pa.int64())]))
         snapshots.append(snaps)
     if task.inlined_deletes:
         positions.append(pa.chunked_array([pa.array([p for p, _s in task.inlined_deletes], pa.int64())]))
@@ -187,7 +188,7 @@ def conform(arr: pa.Array, col: Column, target: pa.DataType) -> pa.Array:
     """A file's column values in the stream's type: struct fields by field id, types cast or converted."""
     if isinstance(arr.type, pa.ExtensionType):
         arr = arr.storage
-    if not types.is_native(col):
+    if not spark_types.is_native(col):
         values = [types.convert_nested(col, v, _spark_value) for v in arr.to_pylist()]
         return pa.array(values, type=target)
     if col.type == "struct":

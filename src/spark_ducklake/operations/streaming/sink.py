@@ -15,6 +15,7 @@ import os
 from dataclasses import dataclass, field
 
 from ...catalog.operations.stream_guards import BatchAlreadyCommitted, GuardBatch, batch_info, holds_batch
+from ...spec.commit_properties import CommitProperties
 
 
 @dataclass
@@ -42,28 +43,27 @@ class StreamBatchWriter:
 
     def __call__(self, batch_df, batch_id: int) -> None:
         """Commit the batch unless the table already holds it."""
-        from ...catalog.commit import CommitInfo
-        from ...lake import DuckLake, split_name
         from ...spark.session import get_or_create_spark
-        from ..write import write_table
+        from ..context import LakeContext
+        from ..transaction import transaction
 
         query = self.resolve_query_id()
-        lake = DuckLake.attach(self.catalog, self.data_path, spark=get_or_create_spark(batch_df.sparkSession),
-                               create_if_missing=False, data_inlining_row_limit=self.data_inlining_row_limit,
-                               author=self.author, override_data_path=True)  # the writing lake's own data path
+        ctx = LakeContext.attach(self.catalog, self.data_path, spark=get_or_create_spark(batch_df.sparkSession),
+                                 create_if_missing=False, data_inlining_row_limit=self.data_inlining_row_limit,
+                                 author=self.author, override_data_path=True)  # the writing lake's own data path
         try:
-            with lake.engine.connect() as conn:  # cheap early skip; GuardBatch decides inside the commit
+            with ctx.engine.connect() as conn:  # cheap early skip; GuardBatch decides inside the commit
                 if holds_batch(conn, query, self.table, batch_id):
                     return
-            lake.check_writable()
-            info = CommitInfo(self.author, self.commit_message, batch_info(query, self.table, batch_id))
+            properties = CommitProperties(self.author, self.commit_message, batch_info(query, self.table, batch_id))
             try:
-                write_table(lake, batch_df, *split_name(self.table), self.mode, info, merge_schema=self.merge_schema,
-                            guards=[GuardBatch(query, self.table, batch_id)])
+                with transaction(ctx, properties) as tx:
+                    tx.guard(GuardBatch(query, self.table, batch_id))
+                    tx.write(batch_df, self.table, self.mode, merge_schema=self.merge_schema)
             except BatchAlreadyCommitted:
                 return
         finally:
-            lake.close()
+            ctx.close()
 
     def resolve_query_id(self) -> str:
         """The query id batches are recorded under."""
@@ -105,27 +105,27 @@ def checkpoint_path(location: str) -> str:
     return location if "://" in location or location.startswith("file:") else os.path.abspath(location)
 
 
-def attach_string(lake) -> str:
+def attach_string(ctx) -> str:
     """The catalog attach string of a lake, with file paths absolute (it is used in other processes)."""
-    return lake.location.attach_string()
+    return ctx.location.attach_string()
 
 
-def stream_writer(lake, table: str, *, query_id: str | None = None, checkpoint_location: str | None = None,
+def stream_writer(ctx, table: str, *, query_id: str | None = None, checkpoint_location: str | None = None,
                   mode: str = "append", merge_schema: bool = False, commit_message: str | None = None,
                   author: str | None = None) -> StreamBatchWriter:
     """The foreachBatch function writing into `table` of this lake exactly once per batch."""
-    from ...lake import split_name
+    from ...spec.names import parse_table_name as split_name
 
-    lake.check_writable()
+    ctx.check_writable()
     schema, name = split_name(table)
     return StreamBatchWriter(
-        catalog=attach_string(lake), data_path=lake.data_path, table=f"{schema}.{name}", query_id=query_id,
+        catalog=attach_string(ctx), data_path=ctx.data_path, table=f"{schema}.{name}", query_id=query_id,
         checkpoint_location=checkpoint_path(checkpoint_location) if checkpoint_location else None, mode=mode,
-        merge_schema=merge_schema, commit_message=commit_message, author=author or lake.author,
-        data_inlining_row_limit=lake.data_inlining_row_limit)
+        merge_schema=merge_schema, commit_message=commit_message, author=author or ctx.author,
+        data_inlining_row_limit=ctx.data_inlining_row_limit)
 
 
-def write_stream(lake, df, table: str, *, checkpoint_location: str, trigger=None, query_id: str | None = None,
+def write_stream(ctx, df, table: str, *, checkpoint_location: str, trigger=None, query_id: str | None = None,
                  query_name: str | None = None, output_mode: str = "append", mode: str = "append",
                  merge_schema: bool = False, commit_message: str | None = None, author: str | None = None):
     """Start a streaming query writing `df` into `table` through `stream_writer`; returns the StreamingQuery.
@@ -134,7 +134,7 @@ def write_stream(lake, df, table: str, *, checkpoint_location: str, trigger=None
     keyword arguments as a dict ({'availableNow': True}, {'once': True}, {'processingTime': '1 minute'}).
     """
     location = checkpoint_path(checkpoint_location)
-    writer = stream_writer(lake, table, query_id=query_id, checkpoint_location=location, mode=mode,
+    writer = stream_writer(ctx, table, query_id=query_id, checkpoint_location=location, mode=mode,
                            merge_schema=merge_schema, commit_message=commit_message, author=author)
     stream = df.writeStream.foreachBatch(writer).outputMode(output_mode).option("checkpointLocation", location)
     if query_name:

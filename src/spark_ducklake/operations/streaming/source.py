@@ -26,6 +26,7 @@ from ...catalog.inlined.tables import BEGIN_COL
 from ...catalog.planners import stream as stream_plan
 from ...catalog.planners.stream import FileTask
 from ...catalog.reads import reader
+from ...spark.delete_files import snapshot_range
 from ...spec.model import TableInfo
 
 try:  # Spark 4.2+: read limits and Trigger.AvailableNow for Python sources
@@ -76,17 +77,17 @@ class StreamOptions:
 
     def attach(self):
         """The lake, read-only, catalog only."""
-        from ...lake import DuckLake
+        from ..context import LakeContext
 
-        return DuckLake.attach(self.catalog, self.data_path, create_if_missing=False, read_only=True,
-                               override_data_path=True)  # the data path the reading lake was attached with
+        return LakeContext.attach(self.catalog, self.data_path, create_if_missing=False, read_only=True,
+                                  override_data_path=True)  # the data path the reading lake was attached with
 
 
 def stream_schema(table: TableInfo, include_changes: bool):
     """The stream's Spark schema: the table's columns (nullable), after the change columns if asked."""
     from pyspark.sql import types as T
 
-    from ...spec import types
+    from ...spark import types
 
     fields = [T.StructField(c.name, types.to_spark_type(c), True) for c in table.columns]
     if include_changes:
@@ -111,16 +112,16 @@ class DuckLakeDataSource(DataSource):
 
     def schema(self):
         """The table's columns as of the newest snapshot (plus the change columns)."""
-        from ...lake import split_name
+        from ...spec.names import parse_table_name as split_name
 
         schema, name = split_name(self.settings.table)
-        lake = self.settings.attach()
+        ctx = self.settings.attach()
         try:
-            with lake.engine.connect() as conn:
+            with ctx.engine.connect() as conn:
                 self.schema_snapshot = stream_plan.latest_snapshot(conn)
-                self.table = reader.find_table(conn, self.schema_snapshot, lake.data_path, schema, name)
+                self.table = reader.find_table(conn, self.schema_snapshot, ctx.data_path, schema, name)
         finally:
-            lake.close()
+            ctx.close()
         return stream_schema(self.table, self.settings.include_changes)
 
     def streamReader(self, schema) -> DuckLakeStreamReader:  # noqa: N802 - Spark's name
@@ -213,7 +214,8 @@ class DuckLakeStreamReader(DataSourceStreamReader, SupportsTriggerAvailableNow):
         changes = self.settings.include_changes
         with self._conn() as conn:
             stream_plan.check_columns(conn, self.table, last, self.schema_snapshot)
-            plan = stream_plan.plan_batch(conn, self.table, first, last, deletes=changes, delete_spans=self._spans)
+            plan = stream_plan.plan_batch(conn, self.table, first, last, deletes=changes, delete_spans=self._spans,
+                                          snapshot_range=snapshot_range)
         if changes:
             return [BatchPartition(first, last, files, plan.inlined if inlined else None)
                     for files, inlined in stream_plan.change_groups(plan)]
@@ -255,26 +257,3 @@ class DuckLakeStreamReader(DataSourceStreamReader, SupportsTriggerAvailableNow):
         if self._lake is not None:
             self._lake.close()
             self._lake = None
-
-
-def register(spark) -> None:
-    """Make `spark.readStream.format("ducklake")` available in this session (local or Spark Connect)."""
-    from ...datasource import DuckLakeBatchSource  # one class per format name: it reads batches too
-
-    spark.dataSource.register(DuckLakeBatchSource)
-
-
-def read_stream(lake, table: str, *, starting_snapshot: str | int = "earliest",
-                max_snapshots_per_trigger: int | None = None, include_changes: bool = False):
-    """A streaming DataFrame of the table's new snapshots (see the module docstring for the options)."""
-    from ...lake import split_name
-    from .sink import attach_string
-
-    schema, name = split_name(table)
-    lake.table_info(f"{schema}.{name}")  # fail now, naming what is missing
-    options = {CATALOG_OPTION: attach_string(lake), "table": f"{schema}.{name}", "data_path": lake.data_path,
-               "starting_snapshot": str(starting_snapshot), "include_changes": str(bool(include_changes)).lower()}
-    if max_snapshots_per_trigger is not None:
-        options["max_snapshots_per_trigger"] = str(max_snapshots_per_trigger)
-    register(lake.spark)
-    return lake.spark.readStream.format(FORMAT).options(**options).load()

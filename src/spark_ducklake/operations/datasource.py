@@ -23,12 +23,15 @@ the session's pushdown conf at that time, as defaults.
 from __future__ import annotations
 
 import datetime as dt
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import pyarrow as pa
 from pyspark.sql.datasource import DataSourceArrowWriter, DataSourceReader, InputPartition, WriterCommitMessage
 
-from .operations.streaming.source import DuckLakeDataSource, StreamOptions
+from .streaming.source import DuckLakeDataSource, StreamOptions
+
+if TYPE_CHECKING:
+    from .context import LakeContext
 
 _FILTERS = {"EqualTo": "=", "GreaterThan": ">", "GreaterThanOrEqual": ">=", "LessThan": "<",
             "LessThanOrEqual": "<="}
@@ -59,9 +62,9 @@ class DuckLakeBatchSource(DuckLakeDataSource):
         """The table's columns as of `versionAsOf` (default: the newest snapshot)."""
         if self.version is None:
             return super().schema()
-        from .catalog.reads import reader
-        from .lake import split_name
-        from .operations.streaming.source import stream_schema
+        from ..catalog.reads import reader
+        from ..spec.names import parse_table_name as split_name
+        from .streaming.source import stream_schema
 
         schema, name = split_name(self.settings.table)
         lake = self.settings.attach()
@@ -76,8 +79,8 @@ class DuckLakeBatchSource(DuckLakeDataSource):
 
     def writer(self, schema, overwrite: bool) -> DuckLakeWriter:
         """The batch writer: files written by the tasks, one snapshot committed by `commit`."""
-        from .catalog.reads import reader
-        from .lake import split_name
+        from ..catalog.reads import reader
+        from ..spec.names import parse_table_name as split_name
 
         if self.version is not None:
             raise ValueError("versionAsOf is a read option: a write always goes to the newest snapshot")
@@ -124,14 +127,16 @@ class DuckLakeBatchReader(DataSourceReader):
 
     def partitions(self) -> list[FilePartition]:
         """One partition per data file live at the snapshot (after pruning), one for the inlined rows."""
-        from .catalog.planners import stream as stream_plan
+        from ..catalog.planners import stream as stream_plan
+        from ..spark.delete_files import snapshot_range
 
         lake = self.settings.attach()
         try:
             key = f"{self.table.schema_name}.{self.table.name}"
             kept = {f.path for f in lake.plan_scan(key, version=self.snapshot, where=self.where).files}
             with lake.engine.connect() as conn:
-                plan = stream_plan.plan_batch(conn, self.table, 0, self.snapshot, deletes=True)
+                plan = stream_plan.plan_batch(conn, self.table, 0, self.snapshot, deletes=True,
+                                              snapshot_range=snapshot_range)
         finally:
             lake.close()
         parts = [FilePartition(task=f) for f in plan.files if f.file_end is None and f.path in kept]
@@ -144,7 +149,7 @@ class DuckLakeBatchReader(DataSourceReader):
         import pyarrow.compute as pc
         from pyspark.sql.pandas.types import to_arrow_schema
 
-        from .operations.streaming import arrow_rows
+        from .streaming import arrow_rows
 
         columns = to_arrow_schema(self.schema, timezone="UTC")
         if partition.task is not None:
@@ -190,10 +195,10 @@ class DuckLakeWriter(DataSourceArrowWriter):
         """One Parquet file of the task's rows (none for an empty task)."""
         import pyarrow.parquet as pq
 
-        from .spark.paths import filesystem
-        from .spark.write import describe_file
-        from .spec import types
-        from .spec.uuid7 import new_uuid
+        from ..spark.paths import filesystem
+        from ..spark.write import describe_file
+        from ..spec import types
+        from ..spec.uuid7 import new_uuid
 
         batches = list(iterator)
         rows = sum(b.num_rows for b in batches)
@@ -218,7 +223,7 @@ class DuckLakeWriter(DataSourceArrowWriter):
 
     def commit(self, messages) -> None:
         """Add every task's files as one snapshot (an overwrite ends the table's rows in it first)."""
-        from .catalog.operations.data import AppendFiles, ReplaceAll
+        from ..catalog.operations.data import AppendFiles, ReplaceAll
 
         files = [f for m in messages if m is not None for f in m.files]
         ops = ([ReplaceAll(self.table)] if self.overwrite else []) + ([AppendFiles(self.table, files)] if files
@@ -227,22 +232,23 @@ class DuckLakeWriter(DataSourceArrowWriter):
             return
         lake = _attach_writable(self.settings)
         try:
-            lake._commit(ops, read_snapshot=self.read_snapshot)
+            lake.commit(ops, read_snapshot=self.read_snapshot)
         finally:
             lake.close()
 
     def abort(self, messages) -> None:
         """Remove the files the tasks wrote."""
-        from .spark.write import delete_paths
+        from ..spark.write import delete_paths
 
         delete_paths([f.path for m in messages if m is not None for f in m.files])
 
 
 def _attach_writable(settings: StreamOptions):
     """The lake to commit to, catalog only."""
-    from .lake import DuckLake
+    from .context import LakeContext
 
-    return DuckLake.attach(settings.catalog, settings.data_path, create_if_missing=False, override_data_path=True)
+    return LakeContext.attach(settings.catalog, settings.data_path, create_if_missing=False,
+                              override_data_path=True)
 
 
 def _predicate(flt, names: set[str]) -> str | None:
@@ -277,13 +283,31 @@ def _literal(value) -> str | None:
     return None
 
 
-def register(spark, lake=None) -> None:
-    """Make `spark.read.format("ducklake")` available (with `lake`'s catalog and data path as defaults)."""
+def register(spark, lake: LakeContext | None = None) -> None:
+    """Make `spark.read.format("ducklake")` and `spark.readStream.format("ducklake")` available (with `lake`'s
+    catalog and data path as defaults); one class per format name, so the batch source reads streams too."""
     source = DuckLakeBatchSource
     if lake is not None:
-        from .operations.streaming.sink import attach_string
+        from .streaming.sink import attach_string
 
         pushdown = str(spark.conf.get("spark.sql.python.filterPushdown.enabled", "false")).lower()
         source = type("DuckLakeBatchSource", (DuckLakeBatchSource,), {"defaults": {
             "catalog": attach_string(lake), "data_path": lake.data_path, "filterpushdown": pushdown}})
     spark.dataSource.register(source)
+
+
+def read_stream(ctx: LakeContext, table: str, *, starting_snapshot: str | int = "earliest",
+                max_snapshots_per_trigger: int | None = None, include_changes: bool = False):
+    """A streaming DataFrame of the table's new snapshots (see the module docstring for the options)."""
+    from ..spec.names import parse_table_name as split_name
+    from .streaming.sink import attach_string
+    from .streaming.source import CATALOG_OPTION, FORMAT
+
+    schema, name = split_name(table)
+    ctx.table_info(f"{schema}.{name}")  # fail now, naming what is missing
+    options = {CATALOG_OPTION: attach_string(ctx), "table": f"{schema}.{name}", "data_path": ctx.data_path,
+               "starting_snapshot": str(starting_snapshot), "include_changes": str(bool(include_changes)).lower()}
+    if max_snapshots_per_trigger is not None:
+        options["max_snapshots_per_trigger"] = str(max_snapshots_per_trigger)
+    register(ctx.spark)
+    return ctx.spark.readStream.format(FORMAT).options(**options).load()

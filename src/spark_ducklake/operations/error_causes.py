@@ -13,10 +13,10 @@ from typing import TYPE_CHECKING
 
 import sqlalchemy as sa
 
-from .errors import CatalogDatabaseError, DuckLakeError, InvalidArgumentError, SparkJobError, StorageError
+from ..errors import CatalogDatabaseError, DuckLakeError, InvalidArgumentError, SparkJobError, StorageError
 
 if TYPE_CHECKING:
-    from .catalog.database.connection import CatalogLocation
+    from ..catalog.database.connection import CatalogLocation
 
 _DRIVER_MODULES = ("sqlite3", "psycopg", "pymysql", "duckdb", "_duckdb")
 _MAX_NAME_BYTES = 255  # the longest file or directory name of common file systems (ext4, xfs, apfs, ntfs)

@@ -1,0 +1,74 @@
+"""Attaching a catalog: parse the ATTACH string, connect, create or check (and migrate) the lake, pin a snapshot."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from datetime import datetime
+
+import sqlalchemy as sa
+
+from ..errors import CatalogError
+from ..spec.paths import absolute_data_path
+from .database import bootstrap
+from .database.connection import CatalogLocation, catalog_exists, create_engine
+from .reads import reader
+
+
+@dataclass
+class AttachedCatalog:
+    """An open catalog: where it is, its engine, the data path in force and the pinned snapshot (if any)."""
+
+    location: CatalogLocation
+    engine: sa.Engine
+    data_path: str
+    pinned_snapshot: int | None
+
+
+def attach_catalog(location: CatalogLocation, data_path: str | None, *, create_if_missing: bool, read_only: bool,
+                   snapshot_version: int | None, snapshot_time: datetime | None, automatic_migration: bool,
+                   override_data_path: bool) -> AttachedCatalog:
+    """Open (or create) the lake behind an ATTACH string; raw driver errors propagate (error_causes names them)."""
+    if not catalog_exists(location) and (read_only or not create_if_missing):
+        raise CatalogError(f"no DuckLake catalog at {location.describe()} (create_if_missing is off)")
+    engine = create_engine(location)
+    try:
+        with engine.begin() as conn:
+            if bootstrap.lake_exists(conn):
+                metadata = bootstrap.read_global_metadata(conn)
+                if automatic_migration:
+                    from .database.migration import migrate_if_needed
+
+                    metadata = migrate_if_needed(conn, metadata, read_only=read_only)
+                bootstrap.check_version(metadata)
+                stored = metadata.get("data_path")
+                if stored is None:
+                    raise CatalogError("catalog has no data_path in ducklake_metadata")
+                data_path = _attached_data_path(stored, data_path, override_data_path)
+            elif read_only or not create_if_missing:
+                raise CatalogError(f"{location.describe()} holds no DuckLake catalog")
+            else:
+                data_path = data_path or location.default_data_path
+                if data_path is None:
+                    raise CatalogError(f"a new lake on {location.kind} needs data_path=")
+                data_path = absolute_data_path(data_path)
+                bootstrap.create_lake(conn, data_path)
+            pinned = None
+            if snapshot_version is not None:
+                pinned = reader.get_snapshot(conn, snapshot_version).snapshot_id
+            elif snapshot_time is not None:
+                pinned = reader.snapshot_at(conn, snapshot_time).snapshot_id
+    except BaseException:
+        engine.dispose()
+        raise
+    return AttachedCatalog(location, engine, data_path, pinned)
+
+
+def _attached_data_path(stored: str, given: str | None, override: bool) -> str:
+    """The data path an existing lake is attached with: the stored one, or `given` when told to override it."""
+    resolved = absolute_data_path(stored)
+    if given is None or absolute_data_path(given) == resolved:
+        return resolved
+    if override:
+        return absolute_data_path(given)
+    raise CatalogError(f"data_path {given!r} does not match the lake's data path {stored!r}; pass "
+                       "override_data_path=True to use it for this attach (the catalog keeps its own)")

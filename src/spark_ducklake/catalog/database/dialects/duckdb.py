@@ -1,0 +1,32 @@
+"""DuckDB catalogs: a file one process writes at a time, native types, UPDATE without a row count."""
+
+from __future__ import annotations
+
+import os
+
+import sqlalchemy as sa
+from sqlalchemy.pool import NullPool
+
+from ....errors import CatalogError
+from .base import Dialect
+
+
+class DuckDBDialect(Dialect):
+    """A DuckDB database file as the catalog."""
+
+    name = kind = "duckdb"
+    reports_update_rowcount = False  # duckdb_engine reports none for UPDATE
+
+    def create_engine(self, target: str, *, read_only: bool = False) -> sa.Engine:
+        """A DuckDB engine on the file that never holds it between calls (it admits one writer process)."""
+        try:
+            import duckdb_engine  # noqa: F401
+        except ImportError as exc:  # pragma: no cover - depends on the install
+            raise CatalogError("DuckDB catalogs need 'pip install spark-ducklake[duckdb]'") from exc
+        path = os.path.abspath(target)
+        os.makedirs(os.path.dirname(path), exist_ok=True)
+        return sa.create_engine(f"duckdb:///{path}", poolclass=NullPool, connect_args={"read_only": read_only})
+
+    def uuid_type(self) -> sa.types.TypeEngine:
+        """DuckDB's UUID."""
+        return sa.Uuid(as_uuid=False)

@@ -1,0 +1,209 @@
+"""`LakeContext`: what every operation needs of an attached lake, and `CommitProperties`, what a commit records.
+
+Operations (write, delete/update, merge, schema change, maintenance, streaming) take a context, never the
+`DuckLake` facade: the catalog engine, the data path, the Spark session, the commit defaults, the pinned snapshot,
+and the few catalog reads and the one commit path they share.
+"""
+
+from __future__ import annotations
+
+from contextlib import contextmanager
+from datetime import datetime
+from typing import TYPE_CHECKING
+
+import sqlalchemy as sa
+
+from ..catalog.attach import attach_catalog
+from ..catalog.commit import commit
+from ..catalog.database.connection import CatalogLocation, parse_catalog
+from ..catalog.inlined import tables as inlined_tables
+from ..catalog.planners.pruning import prune_files
+from ..catalog.reads import reader
+from ..catalog.reads.file_columns import mark_absent_columns
+from ..errors import CatalogError, InvalidArgumentError, NotFoundError, ReadOnlyError
+from ..spark.scan_plan import ScanPlan
+from ..spark.session import get_or_create_spark, prepare
+from ..spec.arguments import snapshot_time as check_time
+from ..spec.arguments import snapshot_version as check_version
+from ..spec.commit_properties import CommitProperties
+from ..spec.model import TableInfo
+from ..spec.names import parse_table_name
+from .error_causes import catalog_failure, is_driver_error
+
+if TYPE_CHECKING:
+    from pyspark.sql import SparkSession
+
+DEFAULT_INLINING_ROW_LIMIT = 10
+
+
+class LakeContext:
+    """One attached lake, as operations see it."""
+
+    def __init__(self, location: CatalogLocation, engine: sa.Engine, data_path: str, *, spark=None,
+                 read_only: bool = False, data_inlining_row_limit: int | None = None,
+                 pinned_snapshot: int | None = None, author: str | None = None):
+        self.location = location
+        self.engine = engine
+        self.data_path = data_path
+        self.read_only = read_only or pinned_snapshot is not None
+        self.data_inlining_row_limit = data_inlining_row_limit
+        self.pinned_snapshot = pinned_snapshot
+        self.author = author
+        self._spark = spark
+        self.table_cache = reader.TableCache()
+        self.last_committed: int | None = None  # the newest snapshot this handle committed
+
+    @classmethod
+    def attach(cls, catalog: str, data_path: str | None = None, *, spark=None, create_if_missing: bool = True,
+               read_only: bool = False, data_inlining_row_limit: int | None = None,
+               snapshot_version: int | None = None, snapshot_time: datetime | None = None,
+               author: str | None = None, automatic_migration: bool = False,
+               override_data_path: bool = False) -> LakeContext:
+        """Open (or create) a lake from an ATTACH string; a driver error becomes a CatalogError naming its cause."""
+        location = parse_catalog(catalog)
+        snapshot_version = check_version(snapshot_version, "snapshot_version")
+        snapshot_time = check_time(snapshot_time, "snapshot_time")
+        try:
+            opened = attach_catalog(location, data_path, create_if_missing=create_if_missing, read_only=read_only,
+                                    snapshot_version=snapshot_version, snapshot_time=snapshot_time,
+                                    automatic_migration=automatic_migration, override_data_path=override_data_path)
+        except Exception as exc:
+            if not is_driver_error(exc):
+                raise
+            failure = catalog_failure(exc, location)
+            if location.kind == "sqlite" and "not a database" in failure:
+                failure += " (the file is not a SQLite database, or it is corrupt)"
+        else:
+            return cls(location, opened.engine, opened.data_path, spark=spark, read_only=read_only,
+                       data_inlining_row_limit=data_inlining_row_limit, pinned_snapshot=opened.pinned_snapshot,
+                       author=author)
+        # raised outside the handler: the driver's error (and its text, which may hold a password) stays unchained
+        raise CatalogError(f"cannot open catalog {location.describe()}: {failure}")
+
+    def close(self) -> None:
+        """Release catalog connections."""
+        self.engine.dispose()
+
+    @property
+    def spark(self) -> SparkSession:
+        """The Spark session that moves data (the caller's, the active one, or one started on first use),
+        re-checked on every use: our confs may have been changed by the user since (spark.session.prepare)."""
+        if self._spark is None:
+            self._spark = get_or_create_spark()
+            return self._spark
+        return prepare(self._spark)
+
+    @property
+    def spark_started(self) -> bool:
+        """Whether this handle has a Spark session yet (catalog-only work never needs one)."""
+        return self._spark is not None
+
+    def use_spark(self, spark: SparkSession) -> None:
+        """Move data with `spark` from now on; InvalidArgumentError if the handle already uses another session."""
+        if self._spark is None:
+            self._spark = spark
+        elif self._spark is not spark:
+            raise InvalidArgumentError("this lake already moves its data with another Spark session")
+
+    # ----------------------------------------------------------------------------------------- catalog reads
+    @contextmanager
+    def connect(self):
+        """A catalog connection for reads."""
+        with self.engine.connect() as conn:
+            yield conn
+
+    def snapshot_id(self, conn: sa.Connection, version: int | None = None,
+                    timestamp: datetime | str | None = None) -> int:
+        """The snapshot a read addresses: `version`, the one at `timestamp`, the pinned one, or the latest."""
+        version, timestamp = check_version(version), check_time(timestamp)
+        if version is not None:
+            snap = reader.get_snapshot(conn, version).snapshot_id
+        elif timestamp is not None:
+            snap = reader.snapshot_at(conn, timestamp).snapshot_id
+        elif self.pinned_snapshot is not None:
+            snap = self.pinned_snapshot
+        else:
+            snap = reader.latest_snapshot(conn).snapshot_id
+        if self.pinned_snapshot is not None and snap > self.pinned_snapshot:
+            raise NotFoundError(f"snapshot {snap} is newer than the attached snapshot {self.pinned_snapshot}")
+        return snap
+
+    def find(self, schema: str, table: str) -> TableInfo | None:
+        """The table visible now, or None."""
+        with self.connect() as conn:
+            found = reader.list_tables(conn, self.snapshot_id(conn), self.data_path, schema=schema, name=table)
+        return found[0] if found else None
+
+    def table_info(self, table: str | tuple[str, str], *, version: int | None = None) -> TableInfo:
+        """A table's definition now or at `version`; NotFoundError names what is missing."""
+        schema, name = parse_table_name(table)
+        with self.connect() as conn:
+            return reader.find_table(conn, self.snapshot_id(conn, version), self.data_path, schema, name)
+
+    def plan_scan(self, table: str | tuple[str, str], *, version: int | None = None,
+                  timestamp: datetime | None = None, where: str | None = None) -> ScanPlan:
+        """Everything a scan needs from the catalog (files after pruning, inlined rows), without Spark."""
+        schema, name = parse_table_name(table)
+        with self.connect() as conn:
+            snap = self.snapshot_id(conn, version, timestamp)
+            info = reader.find_table(conn, snap, self.data_path, schema, name)
+            files = reader.data_files(conn, info, snap)
+            mark_absent_columns(conn, info, files)
+            pruned = prune_files(conn, info, files, where)
+            return ScanPlan(
+                table=info, snapshot_id=snap, files=pruned, total_files=len(files),
+                inlined=inlined_tables.read_rows(conn, info.table_id, info.columns, snap),
+                inlined_deletes=inlined_tables.inlined_deletes(conn, info.table_id, snap),
+                names_stable=reader.column_names_stable(conn, info.table_id),
+            )
+
+    def option(self, key: str, table: TableInfo | None = None) -> str | None:
+        """An option's value in the most specific scope that sets it."""
+        with self.connect() as conn:
+            rows = reader.options(conn)
+        return reader.option_value(rows, key, table_id=table.table_id if table else None,
+                                   schema_id=table.schema_id if table else None)
+
+    def inlining_limit(self, table: TableInfo | None, conn: sa.Connection | None = None) -> int:
+        """The data_inlining_row_limit in force: table, schema, global option, attach value, default 10."""
+        if conn is None:
+            with self.connect() as conn:
+                return self.inlining_limit(table, conn)
+        value = reader.option_value(reader.options(conn), "data_inlining_row_limit",
+                                    table_id=table.table_id if table else None,
+                                    schema_id=table.schema_id if table else None)
+        if value is not None:
+            return int(value)
+        if self.data_inlining_row_limit is not None:
+            return int(self.data_inlining_row_limit)
+        return DEFAULT_INLINING_ROW_LIMIT
+
+    # ----------------------------------------------------------------------------------------- the commit path
+    def check_writable(self) -> None:
+        """ReadOnlyError unless this handle may change the lake."""
+        if self.read_only:
+            raise ReadOnlyError("this lake is attached read-only (or at a past snapshot)")
+
+    def latest_snapshot(self) -> int:
+        """The newest snapshot id (what a new commit reads from)."""
+        with self.connect() as conn:
+            return reader.latest_snapshot(conn).snapshot_id
+
+    def commit(self, operations: list, *, read_snapshot: int | None = None,
+               properties: CommitProperties | None = None, staged_files: list[str] | None = None) -> int:
+        """Commit operations as one snapshot (conflict rules and retries in catalog/commit.py); if that fails,
+        delete the files they staged, which no reader has seen."""
+        try:
+            self.check_writable()
+            if read_snapshot is None:
+                read_snapshot = self.latest_snapshot()
+            info = (properties or CommitProperties()).with_default_author(self.author)
+            self.last_committed = commit(self.engine, operations, read_snapshot=read_snapshot,
+                                         data_path=self.data_path, info=info)
+            return self.last_committed
+        except BaseException:
+            if staged_files:
+                from ..spark.write import delete_paths
+
+                delete_paths(staged_files)
+            raise

@@ -1,0 +1,125 @@
+"""A query's lake-table references (`TableRef`), what every statement runs with (`QueryContext`), and the
+constant values time travel names (VERSION AS OF n, TIMESTAMP AS OF expr)."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING
+
+from sqlglot import exp
+
+from ..errors import UnsupportedSqlError
+
+if TYPE_CHECKING:
+    from ..lake import DuckLake
+
+
+@dataclass
+class TableRef:
+    """One lake table read of a query."""
+
+    node: exp.Table
+    schema: str
+    name: str
+    version: int | None = None
+    timestamp: str | None = None
+    columns: set[str] = field(default_factory=set)
+    pushed: list[exp.Expression] = field(default_factory=list)
+
+    def where(self) -> str | None:
+        """The pushed conjuncts as one Spark SQL predicate on the table's own columns."""
+        parts = []
+        for conjunct in self.pushed:
+            copy = conjunct.copy()
+            for col in copy.find_all(exp.Column):
+                col.set("table", None)
+            parts.append(f"({copy.sql(dialect='spark')})")
+        return " AND ".join(parts) or None
+
+
+@dataclass
+class QueryContext:
+    """What a statement's queries need: the lake, the name its tables are qualified with, the input dialect and
+    the snapshot plain references read (an open transaction's start; None: the latest)."""
+
+    lake: DuckLake
+    catalog_name: str
+    dialect: str
+    snapshot: int | None = None
+
+
+def resolve_table(ctx: QueryContext, node: exp.Table) -> tuple[str, str]:
+    """(schema, table) of a reference: `t` (schema main), `schema.t`, `<lake>.schema.t` or `<lake>.t`."""
+    catalog, db = node.args.get("catalog"), node.args.get("db")
+    if catalog is not None:
+        if catalog.name.lower() != ctx.catalog_name.lower():
+            raise UnsupportedSqlError(f"catalog {catalog.name!r} in {node.sql(dialect=ctx.dialect)!r} is not this "
+                                      f"lake (named {ctx.catalog_name!r} here; pass catalog_name= to lake.sql)")
+        return (db.name if db is not None else "main"), node.name
+    if db is None:
+        return "main", node.name
+    if db.name.lower() == ctx.catalog_name.lower() and db.name not in ctx.lake.schemas():
+        return "main", node.name
+    return db.name, node.name
+
+
+def table_ref(ctx: QueryContext, node: exp.Table) -> TableRef:
+    """The reference a table node makes: (schema, table), time travel; UnsupportedSqlError for what we don't."""
+    schema, name = resolve_table(ctx, node)
+    ref = TableRef(node, schema, name)
+    travel = node.args.get("version") or node.args.get("when")
+    if travel is not None:
+        kind = str(travel.args.get("kind") if isinstance(travel, exp.HistoricalData) else travel.this).upper()
+        if isinstance(travel, exp.Version) and str(travel.args.get("kind", "")).upper() != "AS OF":
+            raise UnsupportedSqlError(f"time travel {travel.sql(dialect=ctx.dialect)!r}: only AS OF is supported")
+        if isinstance(travel, exp.HistoricalData) and str(travel.this).upper() != "AT":
+            raise UnsupportedSqlError(f"time travel {travel.sql(dialect=ctx.dialect)!r}: only AT (...) is supported")
+        value = travel.args.get("expression")
+        if kind == "VERSION":
+            ref.version = _version(ctx, value)
+        elif kind == "TIMESTAMP":
+            ref.timestamp = timestamp_text(ctx, value)
+        else:
+            raise UnsupportedSqlError(f"time travel by {kind} in {node.sql(dialect=ctx.dialect)!r}: use VERSION or "
+                                      "TIMESTAMP")
+    elif "ducklake_snapshot" in node.meta:  # a table inside a view read at that snapshot (sql/views.py)
+        ref.version = node.meta["ducklake_snapshot"]
+    for arg in ("pivots", "laterals", "sample", "hints"):
+        if node.args.get(arg):
+            raise UnsupportedSqlError(f"{arg} on lake table {schema}.{name} is not supported by lake.sql")
+    return ref
+
+
+def evaluate(ctx: QueryContext, value: exp.Expression):
+    """A constant expression's value: literals directly, anything else (now() - INTERVAL '1 day') on Spark."""
+    if isinstance(value, exp.Literal):
+        return value.this if value.is_string else int(value.this) if value.is_int else float(value.this)
+    if isinstance(value, exp.Boolean):
+        return value.this
+    if isinstance(value, exp.Neg) and isinstance(value.this, exp.Literal) and value.this.is_int:
+        return -int(value.this.this)
+    if value.find(exp.Column, exp.Select) is not None:
+        raise UnsupportedSqlError(f"{value.sql(dialect=ctx.dialect)!r} is not a constant")
+    return ctx.lake.spark.sql(f"SELECT {value.sql(dialect='spark')} AS v").collect()[0][0]
+
+
+def _version(ctx: QueryContext, value: exp.Expression) -> int:
+    got = evaluate(ctx, value)
+    if isinstance(got, bool) or not isinstance(got, int):
+        raise UnsupportedSqlError(f"VERSION {value.sql(dialect=ctx.dialect)!r} is not an integer snapshot id")
+    return got
+
+
+def timestamp_text(ctx: QueryContext, value: exp.Expression) -> str:
+    """A timestamp expression as an ISO string (naive: UTC; an expression is computed on Spark, in UTC)."""
+    if isinstance(value, exp.Literal) and value.is_string:
+        return value.this
+    if isinstance(value, exp.Cast) and isinstance(value.this, exp.Literal) and value.this.is_string:
+        return value.this.this
+    spark_sql = value.sql(dialect="spark")
+    row = ctx.lake.spark.sql(
+        f"SELECT date_format(to_utc_timestamp(CAST({spark_sql} AS TIMESTAMP), current_timezone()), "
+        "'yyyy-MM-dd HH:mm:ss.SSSSSS') AS v").collect()[0]
+    if row[0] is None:
+        raise UnsupportedSqlError(f"TIMESTAMP {value.sql(dialect=ctx.dialect)!r} is not a timestamp")
+    return row[0]
