@@ -9,13 +9,15 @@ import time
 import pyarrow as pa
 import pyarrow.parquet as pq
 
+from spark_ducklake.operations.maintenance import checkpoint as checkpoint_module
 from spark_ducklake.operations.maintenance.checkpoint import STEPS
 from tests.support.compare import duckdb_rows, spark_rows
 from tests.support.reference import attach
 from tests.support.snapshots import referenced_files
 
 
-def test_checkpoint_runs_every_step_in_the_reference_order(lake, lake_catalog, tmp_path, spark, reference):
+def test_checkpoint_runs_every_step_in_the_reference_order(lake, lake_catalog, tmp_path, spark, reference,
+                                                           monkeypatch):
     catalog, data = lake_catalog, tmp_path / "data"
     lake.create_table("t", "id BIGINT, v STRING")
     for start in (0, 100):  # small files to merge; the first one nearly all deleted below, to rewrite
@@ -41,8 +43,9 @@ def test_checkpoint_runs_every_step_in_the_reference_order(lake, lake_catalog, t
 
     called = []
     for step in STEPS:  # record the order, delegating to the real functions
-        real = getattr(lake, step)
-        setattr(lake, step, lambda real=real, step=step: called.append(step) or real())
+        real = getattr(checkpoint_module, step)
+        monkeypatch.setattr(checkpoint_module, step,
+                            lambda *args, real=real, step=step, **kwargs: called.append(step) or real(*args, **kwargs))
     result = lake.checkpoint()
     assert called == list(STEPS)
     assert [(r.table_name, r.rows_flushed) for r in result.flushed] == [("t", 2)]

@@ -12,14 +12,14 @@ from spark_ducklake import DuckLake
 
 KILLED_WRITER = """
 import os, signal, sys
-import spark_ducklake.operations.write as writer
+import spark_ducklake.operations.context as context
 from spark_ducklake import DuckLake
 
 def die(*args, **kwargs):
     print("files staged, dying before the commit", flush=True)
     os.kill(os.getpid(), signal.SIGKILL)
 
-writer.commit = die
+context.commit = die
 lake = DuckLake.attach(sys.argv[1])
 lake.write(lake.spark.range(5000).selectExpr("id", "id * 2 AS x"), "t")
 """

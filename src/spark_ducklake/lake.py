@@ -17,8 +17,8 @@ import sqlalchemy as sa
 
 from .catalog.operations.tags import COMMENT
 from .catalog.reads import reader
-from .catalog.reads.metadata_functions import SnapshotRow, list_files, settings, snapshot_rows
-from .catalog.reads.options import DESCRIPTIONS, OptionRow, set_option
+from .catalog.reads.metadata_functions import SnapshotRow, list_files, option_rows, settings, snapshot_rows
+from .catalog.reads.options import OptionRow
 from .errors import AlreadyExistsError, NotFoundError
 from .operations.context import LakeContext
 from .operations.error_causes import translate_methods
@@ -339,32 +339,12 @@ class DuckLake:
 
     def set_option(self, name: str, value, *, table_name: str | None = None, schema: str | None = None) -> None:
         """Persist an option globally, for a schema, or for a table (reference: `set_option`)."""
-        self.check_writable()
-        scope, scope_id = None, None
-        if table_name is not None:
-            info = self.table_info((schema, table_name) if schema else table_name)
-            scope, scope_id = "table", info.table_id
-        elif schema is not None:
-            with self.context.connect() as conn:
-                scope, scope_id = "schema", reader.find_schema(
-                    conn, self.context.snapshot_id(conn), self.data_path, schema).schema_id
-        with self.engine.begin() as conn:
-            set_option(conn, name, value, scope=scope, scope_id=scope_id)
+        self.context.set_option(name, value, table_name=table_name, schema=schema)
 
     def options(self) -> list[OptionRow]:
         """Every option set in the lake, like the reference's `options()`."""
         with self.context.connect() as conn:
-            rows = reader.options(conn)
-            snap = self.context.snapshot_id(conn)
-            names = {("schema", s.schema_id): s.name for s in reader.list_schemas(conn, snap, self.data_path)}
-            names.update({("table", t.table_id): t.qualified_name
-                          for t in reader.list_tables(conn, snap, self.data_path)})
-        out = [
-            OptionRow(key, DESCRIPTIONS.get(key, ""), value, (scope or "global").upper(),
-                              names.get((scope, scope_id)) if scope else None)
-            for key, value, scope, scope_id in rows
-        ]
-        return sorted(out)
+            return option_rows(conn, self.context.snapshot_id(conn), self.data_path)
 
     def option(self, key: str, table: TableInfo | None = None) -> str | None:
         """An option's value in the most specific scope that sets it."""

@@ -20,6 +20,7 @@ from ..catalog.inlined import tables as inlined_tables
 from ..catalog.planners.pruning import prune_files
 from ..catalog.reads import reader
 from ..catalog.reads.file_columns import mark_absent_columns
+from ..catalog.reads.options import set_option
 from ..errors import CatalogError, InvalidArgumentError, NotFoundError, ReadOnlyError
 from ..spark.scan_plan import ScanPlan
 from ..spark.session import get_or_create_spark, prepare
@@ -183,6 +184,21 @@ class LakeContext:
         """ReadOnlyError unless this handle may change the lake."""
         if self.read_only:
             raise ReadOnlyError("this lake is attached read-only (or at a past snapshot)")
+
+    def set_option(self, name: str, value, *, table_name: str | None = None, schema: str | None = None) -> None:
+        """Persist an option globally, for a schema, or for a table (options change no snapshot)."""
+        self.check_writable()
+        scope, scope_id = None, None
+        with self.connect() as conn:
+            snap = self.snapshot_id(conn)
+            if table_name is not None:
+                table = (schema, table_name) if schema else table_name
+                scope, scope_id = "table", reader.find_table(conn, snap, self.data_path,
+                                                             *parse_table_name(table)).table_id
+            elif schema is not None:
+                scope, scope_id = "schema", reader.find_schema(conn, snap, self.data_path, schema).schema_id
+        with self.engine.begin() as conn:
+            set_option(conn, name, value, scope=scope, scope_id=scope_id)
 
     def latest_snapshot(self) -> int:
         """The newest snapshot id (what a new commit reads from)."""

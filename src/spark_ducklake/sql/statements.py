@@ -194,7 +194,7 @@ def _create_table(ctx: QueryContext, tx, tree: exp.Create):
 def _table_exists(ctx: QueryContext, tx, key: tuple[str, str]) -> bool:
     if tx is not None and key in tx.new_tables:
         return True
-    return ctx.lake._find(*key) is not None
+    return ctx.lake.context.find(*key) is not None
 
 
 def _drop(ctx: QueryContext, tx, tree: exp.Drop):

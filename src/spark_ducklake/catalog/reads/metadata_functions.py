@@ -16,6 +16,7 @@ from ...spec.model import TableInfo
 from ...spec.snapshot_changes import display_changes
 from ..database.spec_tables import T
 from . import reader
+from .options import DESCRIPTIONS, OptionRow
 
 
 class SnapshotRow(NamedTuple):
@@ -109,3 +110,12 @@ def settings(catalog_kind: str, data_path: str) -> SettingsRow:
     from ...version import __version__
 
     return SettingsRow(catalog_kind, __version__, data_path)
+
+
+def option_rows(conn: sa.Connection, snapshot_id: int, data_path: str) -> list[OptionRow]:
+    """The reference's `options()`: every option set, with its description, scope and the named schema/table."""
+    names = {("schema", s.schema_id): s.name for s in reader.list_schemas(conn, snapshot_id, data_path)}
+    names.update({("table", t.table_id): t.qualified_name for t in reader.list_tables(conn, snapshot_id, data_path)})
+    return sorted(OptionRow(key, DESCRIPTIONS.get(key, ""), value, (scope or "global").upper(),
+                            names.get((scope, scope_id)) if scope else None)
+                  for key, value, scope, scope_id in reader.options(conn))

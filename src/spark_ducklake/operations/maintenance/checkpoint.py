@@ -11,6 +11,11 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, NamedTuple
 
+from .cleanup import cleanup_old_files, delete_orphaned_files
+from .compaction import merge_adjacent_files, rewrite_data_files
+from .expire import expire_snapshots
+from .flush import flush_inlined_data
+
 if TYPE_CHECKING:
     from ..context import LakeContext
 
@@ -30,6 +35,13 @@ class CheckpointResult(NamedTuple):
 
 
 def checkpoint(ctx: LakeContext) -> CheckpointResult:
-    """Run the six maintenance functions in order over the whole ctx."""
+    """Run the six maintenance functions in order over the whole lake, each with its defaults."""
     ctx.check_writable()
-    return CheckpointResult(*(getattr(ctx, step)() for step in STEPS))
+    return CheckpointResult(
+        flushed=flush_inlined_data(ctx, None, None),
+        expired=expire_snapshots(ctx),
+        merged=merge_adjacent_files(ctx, None, None),
+        rewritten=rewrite_data_files(ctx, None, None),
+        cleaned=cleanup_old_files(ctx),
+        orphans_deleted=delete_orphaned_files(ctx),
+    )
