@@ -1,6 +1,6 @@
 """Several OS processes committing to one lake: every commit lands once, or fails with a clean ConflictError.
 
-The mixed test runs 8 writer processes x 50 commits, moving data through one shared Spark Connect server:
+The mixed test runs 8 writer processes x 25 commits, moving data through one shared Spark Connect server:
 appends to one table (never conflict, retried on lost races), deletes from each writer's own data file
 (different files of one table: permitted concurrently) and deletes from one shared file (concurrent ones
 conflict: one wins, the others raise ConflictError).
@@ -18,7 +18,7 @@ from spark_ducklake import DuckLake
 from tests.support.compare import duckdb_rows
 from tests.support.reference import attach
 
-WRITERS, COMMITS = 8, 50
+WRITERS, COMMITS = 8, 25
 OWNED_ROWS, SHARED_ROWS = 12, 16  # rows per (writer, seq): above the inlining limit (10), so delete files
 
 
