@@ -4,7 +4,7 @@
 #   1 catalog   the tests that need no Spark (not marked `spark`), with Spark forbidden: a test that starts a
 #               session there fails (tests/conftest.py)
 #   2 local     the tests marked `spark` (those asking for the `spark` fixture) on a local Spark session we start
-#   3 connect   the whole suite again, every test moving its data through a Spark Connect server
+#   3 connect   the `spark` tests again, every test moving its data through a Spark Connect server
 #   4 user      interop and row-level tests on a session built like a user's (hostile confs, Spark's defaults,
 #               no PYSPARK_PYTHON, Python workers without this package)
 #   5 cluster   the README tour and more on a standalone cluster behind Spark Connect (scripts/cluster.sh)
