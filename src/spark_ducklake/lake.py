@@ -17,7 +17,14 @@ import sqlalchemy as sa
 
 from .catalog.operations.tags import COMMENT
 from .catalog.reads import reader
-from .catalog.reads.metadata_functions import SnapshotRow, list_files, option_rows, settings, snapshot_rows
+from .catalog.reads.metadata_functions import (
+    SnapshotRow,
+    list_files,
+    option_rows,
+    settings,
+    snapshot_rows,
+    table_sizes,
+)
 from .catalog.reads.options import OptionRow
 from .errors import AlreadyExistsError, NotFoundError
 from .operations.context import LakeContext
@@ -159,14 +166,10 @@ class DuckLake:
         `table_info()` returns a `TableInfoRow` per table (table_name, schema_id, table_id, table_uuid, file_count,
         file_size_bytes, delete_file_count, delete_file_size_bytes), like DuckDB's `ducklake_table_info`.
         """
+        if table is not None:
+            return self.context.table_info(table, version=version)
         with self.context.connect() as conn:
-            snap = self.context.snapshot_id(conn, version)
-            if table is None:
-                from .catalog.reads.metadata_functions import table_sizes
-
-                return table_sizes(conn, snap)
-            schema, name = split_name(table)
-            return reader.find_table(conn, snap, self.data_path, schema, name)
+            return table_sizes(conn, self.context.snapshot_id(conn, version))
 
     # ----------------------------------------------------------------------------------------- DDL
     def check_writable(self) -> None:
