@@ -27,14 +27,14 @@ cleanup() {
 }
 trap cleanup EXIT
 
-run_lane() {  # run_lane NAME COMMAND...: time one lane, remember a failure, go on
+run_lane() {  # run_lane NAME COMMAND...: time one lane, record its exit status in $state/NAME.rc
     local name="$1" start=$SECONDS
     shift
     echo "=== lane $name"
     "$@"
     local rc=$?
     # pytest's 5 means no test ran: a lane that selects nothing is a broken lane, not a pass.
-    [ "$rc" -eq 0 ] || failed+=("$name (exit $rc)")
+    echo "$rc" >"$state/$name.rc"
     echo "=== lane $name: exit $rc in $((SECONDS - start)) s"
 }
 
@@ -70,10 +70,36 @@ lane_s3() {
 }
 lane_wheel() { bash scripts/wheel_smoke.sh; }
 
-for lane in $lanes; do
-    run_lane "$lane" "lane_$lane" "$@"
-done
+run_group() {  # run_group LANE...: the lanes one after another
+    local lane
+    for lane in "$@"; do run_lane "$lane" "lane_$lane" "${pytest_args[@]}"; done
+}
 
+pytest_args=("$@")
+start=$SECONDS
+if [ -n "${SPARK_DUCKLAKE_SERIAL:-}" ]; then
+    run_group $lanes
+else
+    groups=()
+    for group in "local" "connect" "catalog user cluster s3 wheel"; do
+        selected=()
+        for lane in $group; do [[ " $lanes " == *" $lane "* ]] && selected+=("$lane"); done
+        [ "${#selected[@]}" -gt 0 ] || continue
+        log="$state/group-${#groups[@]}.log"
+        run_group "${selected[@]}" >"$log" 2>&1 &
+        groups+=("$!:$log")
+    done
+    for entry in "${groups[@]}"; do
+        wait "${entry%%:*}"
+        cat "${entry#*:}"
+    done
+fi
+
+for lane in $lanes; do
+    rc="$(cat "$state/$lane.rc" 2>/dev/null || echo missing)"
+    [ "$rc" = 0 ] || failed+=("$lane (exit $rc)")
+done
+echo "=== all lanes in $((SECONDS - start)) s"
 if [ "${#failed[@]}" -gt 0 ]; then
     echo "FAILED lanes: ${failed[*]}"
     exit 1
