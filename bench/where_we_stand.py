@@ -1,0 +1,129 @@
+"""The README's "Where we stand" table, regenerated from bench/results: one row per goal of the issues, each the
+newest measured row (full sizes first, then quick) with its ratio and whether the goal is met.
+
+    .venv/bin/python bench/where_we_stand.py            # rewrite the block in README.md
+    .venv/bin/python bench/where_we_stand.py --check    # exit 1 when README.md is out of date
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import re
+import sys
+from dataclasses import dataclass
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+README = os.path.join(os.path.dirname(HERE), "README.md")
+# Newest evidence first: full-size runs, then the quick suite.
+RESULT_DIRS = ("results/full_tpch", "results/full", "results")
+START, END = "<!-- where-we-stand:start -->", "<!-- where-we-stand:end -->"
+
+
+@dataclass(frozen=True)
+class Goal:
+    """A goal and how to find its row: case name, a regex on the metric, and the target, on the ratio (ours /
+    baseline) or, when `absolute`, on our own value in the row's unit."""
+
+    title: str
+    case: str
+    metric: str
+    target: float
+    lower_is_better: bool = True  # False for rates (commits/s)
+    absolute: bool = False
+
+
+GOALS = (
+    Goal("TPC-H, 22 queries vs the same Parquet files", "tpch", r"^geometric mean of", 1.10),
+    Goal("merge-on-read: 5% of lineitem deleted", "tpch", r"^geometric mean, 5%", 1.15),
+    Goal("append vs df.write.parquet", "write", r"^append", 1.10),
+    Goal("DataFrame of a 100k-file table vs its catalog planning", "planning", r"dataframe.*vs plan_scan", 2.0),
+    Goal("plan_scan, 100k files, SQLite (s)", "planning", r"^sqlite plan_scan, 100,000 files$", 0.150,
+         absolute=True),
+    Goal("plan_scan, 100k files, PostgreSQL (s)", "planning", r"^postgres plan_scan, 100,000 files$", 0.150,
+         absolute=True),
+    Goal("attach + list 5,000 tables vs DuckDB", "catalog_load", r".", 1.0),
+    Goal("10-row commits/s vs DuckDB (SQLite)", "small_commits", r"^sqlite commits/s vs duckdb", 1.0,
+         lower_is_better=False),
+    Goal("8 writers on PostgreSQL (commits/s)", "concurrency", r"^8 writers", 300, lower_is_better=False,
+         absolute=True),
+    Goal("8 writers on PostgreSQL vs DuckDB", "concurrency", r"^8 writers", 1.0, lower_is_better=False),
+    Goal("small data in-process vs DuckDB", "small_data", r"vs duckdb", 2.0),
+    Goal("delete 1% vs DuckDB", "dml", r"^delete 1% spread vs duckdb", 2.0),
+    Goal("change feed of one update vs DuckDB", "change_feed", r"^table_changes\(update\) vs duckdb", 2.0),
+    Goal("merge_adjacent_files vs DuckDB", "compaction", r".", 2.0),
+    Goal("add_data_files vs DuckDB", "add_files", r".", 1.0),
+    Goal("pruned point read vs unpruned", "dml", r"^partition pruning: point", 1.0),
+)
+
+
+def load_rows() -> list[tuple[str, dict]]:
+    """Every result row with the folder it came from, newest evidence first."""
+    rows = []
+    for folder in RESULT_DIRS:
+        path = os.path.join(HERE, folder, "results.json")
+        if os.path.exists(path):
+            with open(path) as fh:
+                rows += [(folder, row) for row in json.load(fh)["rows"]]
+    return rows
+
+
+def pick(goal: Goal, rows: list[tuple[str, dict]]) -> tuple[str, dict] | None:
+    """The first row (newest evidence) of the goal's case whose metric matches; the last such row of a folder,
+    which scripts emit at the largest size."""
+    for folder in RESULT_DIRS:
+        matching = [r for f, r in rows if f == folder and r["case"] == goal.case
+                    and r.get("ours" if goal.absolute else "ratio") is not None
+                    and re.search(goal.metric, r["metric"], re.IGNORECASE)]
+        if matching:
+            return folder, matching[-1]
+    return None
+
+
+def table(rows: list[tuple[str, dict]]) -> str:
+    """The Markdown block for README.md."""
+    lines = ["| goal | measured | value | target | met | from |", "| --- | --- | ---: | ---: | :---: | --- |"]
+    for goal in GOALS:
+        found = pick(goal, rows)
+        if found is None:
+            unit = "" if goal.absolute else "x"
+            lines.append(f"| {goal.title} | not measured yet | — | {goal.target:g}{unit} | — | — |")
+            continue
+        folder, row = found
+        value = row["ours"] if goal.absolute else row["ratio"]
+        met = value <= goal.target if goal.lower_is_better else value >= goal.target
+        sign = "≤" if goal.lower_is_better else "≥"
+        unit = "" if goal.absolute else "x"
+        shown = f"{value:,.3g}" if goal.absolute else f"{value:.2f}x"
+        target = f"{goal.target:g}{unit}"
+        lines.append(f"| {goal.title} | {row['metric']} | {shown} | {sign} {target} | {'yes' if met else 'no'} | "
+                     f"`bench/{folder}` |")
+    return "\n".join(lines)
+
+
+def render(readme: str, block: str) -> str:
+    """README text with the block between the markers replaced."""
+    if START not in readme or END not in readme:
+        raise SystemExit(f"README.md has no {START} ... {END} block")
+    head, rest = readme.split(START, 1)
+    _, tail = rest.split(END, 1)
+    return f"{head}{START}\n{block}\n{END}{tail}"
+
+
+def main() -> None:
+    """Rewrite (or --check) the README block."""
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--check", action="store_true", help="exit 1 if README.md is out of date")
+    args = parser.parse_args()
+    with open(README) as fh:
+        text = fh.read()
+    new = render(text, table(load_rows()))
+    if args.check:
+        sys.exit(0 if new == text else 1)
+    with open(README, "w") as fh:
+        fh.write(new)
+
+
+if __name__ == "__main__":
+    main()
