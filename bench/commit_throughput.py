@@ -1,11 +1,13 @@
 """Commit throughput of concurrent writers on one PostgreSQL catalog: spark-ducklake vs DuckDB's extension.
 
     .venv/bin/python bench/commit_throughput.py [--writers 8] [--commits 100] [--dsn "host=127.0.0.1 ..."]
+    .venv/bin/python bench/commit_throughput.py --curve 1,2,4,8,16 --commits 50
 
 Every writer is an OS process appending one small (inlined) batch per commit to the same table, which is what
 streaming ingest and many small jobs do. Both engines run the same workload against a fresh database each; the
 script prints commits/s, failures and the ratio, then checks that no committed row or snapshot id was lost.
-Goal: >= 300 commits/s aggregate with 8 writers, none lost.
+Goal: >= 300 commits/s aggregate with 8 writers, none lost. `--curve` repeats it for several writer counts (the
+runner plots 1-16 writers: on 2 cores the curve shows where the machine, not the catalog, is the wall).
 """
 
 from __future__ import annotations
@@ -117,8 +119,12 @@ def measure(writers: int, commits: int, dsn: str) -> dict[str, dict]:
     return out
 
 
-def bench_rows(quick: bool, *, writers: int = 8, commits: int | None = None, dsn: str | None = None) -> list:
-    """Case 6 for the runner: 8 writers; quick: 10 commits each, full: 100."""
+CURVE = (1, 2, 4, 8, 16)
+
+
+def bench_rows(quick: bool, *, writers: int = 8, commits: int | None = None, dsn: str | None = None,
+               curve: tuple[int, ...] = CURVE) -> list:
+    """Case 6 for the runner: 8 writers, then commits/s over `curve` writers; quick: 10 commits each, full: 100."""
     from common import PG_DSN, pg_available
     from report import Row
 
@@ -139,7 +145,22 @@ def bench_rows(quick: bool, *, writers: int = 8, commits: int | None = None, dsn
             notes=f"ours: {note(ours)}; duckdb: {note(ref)}; goal >= 300 commits/s"),
         Row("concurrency", "lost rows (ours)", float(ours["lost"]), float(ref["lost"]), unit="rows",
             baseline_name="duckdb-ducklake", notes="must be 0"),
-    ]
+    ] + curve_rows(curve, commits, dsn, measured={writers: res})
+
+
+def curve_rows(counts: tuple[int, ...], commits: int, dsn: str, measured: dict | None = None) -> list:
+    """Commits/s of both engines for each writer count (one fresh database per engine and count)."""
+    from report import Row
+
+    rows = []
+    for n in counts:
+        res = (measured or {}).get(n) or measure(n, commits, dsn)
+        ours, ref = res["spark-ducklake"], res["duckdb-ducklake"]
+        rows.append(Row("concurrency", f"{n} writer{'s' if n > 1 else ''}", ours["rate"], ref["rate"],
+                        unit="commits/s", baseline_name="duckdb-ducklake", group="commits/s by writers",
+                        notes=f"{commits} commits each; lost ours {ours['lost']}, duckdb {ref['lost']}; "
+                              f"failed ours {ours['failures']}, duckdb {ref['failures']}"))
+    return rows
 
 
 def main() -> None:
@@ -147,7 +168,13 @@ def main() -> None:
     parser.add_argument("--writers", type=int, default=8)
     parser.add_argument("--commits", type=int, default=100, help="commits per writer")
     parser.add_argument("--dsn", default="host=127.0.0.1 port=5432 user=postgres dbname=test")
+    parser.add_argument("--curve", help="comma-separated writer counts: commits/s of both engines for each")
     args = parser.parse_args()
+    if args.curve:
+        for row in curve_rows(tuple(int(n) for n in args.curve.split(",")), args.commits, args.dsn):
+            print(f"{row.metric:11s} ours {row.ours:7.1f} commits/s  duckdb {row.baseline:7.1f}  "
+                  f"ratio {row.ratio:.2f}  ({row.notes})")
+        return
 
     res = measure(args.writers, args.commits, args.dsn)
     for engine, r in res.items():

@@ -36,6 +36,7 @@ CASES = {
     "change_feed": "change_feed",
     "compaction": "compaction",
     "add_files": "add_files",
+    "small_data": "small_data",
 }
 
 SECTIONS = {
@@ -49,6 +50,7 @@ SECTIONS = {
     "change_feed": "8. Change feed: table_changes vs a full scan and DuckDB",
     "compaction": "9. Compaction: merge_adjacent_files of one-row files",
     "add_files": "10. Adding existing Parquet files: add_data_files",
+    "small_data": "11. Small data without Spark: pyarrow path vs DuckDB vs Spark path",
 }
 SECTION_OF = {"row_changes": "dml", "partition_pruning": "dml"}  # where a failing case is reported; else its name
 

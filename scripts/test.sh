@@ -4,7 +4,8 @@
 #   1 catalog   the tests that need no Spark (not marked `spark`), with Spark forbidden: a test that starts a
 #               session there fails (tests/conftest.py)
 #   2 local     the tests marked `spark` (those asking for the `spark` fixture) on a local Spark session we start
-#   3 connect   the `spark` tests again, every test moving its data through a Spark Connect server
+#   3 connect   the `spark` tests again, every test moving its data through a Spark Connect server (small-data
+#               threshold 0: nothing takes the in-process pyarrow path)
 #   4 user      interop and row-level tests on a session built like a user's (hostile confs, Spark's defaults,
 #               no PYSPARK_PYTHON, Python workers without this package)
 #   5 cluster   the README tour and more on a standalone cluster behind Spark Connect (scripts/cluster.sh)
@@ -41,7 +42,9 @@ run_lane() {  # run_lane NAME COMMAND...: time one lane, record its exit status 
 lane_catalog() { SPARK_DUCKLAKE_TEST_NO_SPARK=1 "${pytest[@]}" -m "not spark and not cluster and not s3" "$@"; }
 lane_local() { "${pytest[@]}" -m "spark and not cluster and not s3" "$@"; }
 lane_connect() {
-    SPARK_DUCKLAKE_TEST_CONNECT=1 "${pytest[@]}" -m "spark and not cluster and not s3" --deselect tests/test_concurrency.py "$@"
+    # Small-data threshold 0: every operation moves its data through Connect, none takes the in-process pyarrow
+    # path the other lanes (and users) get for small data.
+    SPARK_DUCKLAKE_SMALL_DATA_BYTES=0 SPARK_DUCKLAKE_TEST_CONNECT=1 "${pytest[@]}" -m "spark and not cluster and not s3" --deselect tests/test_concurrency.py "$@"
 }
 lane_user() {
     bash scripts/cluster.sh worker-venv "$state/cluster" >/dev/null || return 1

@@ -34,7 +34,7 @@ def test_bulk_built_catalog_reads_as_a_lake_for_us_and_duckdb(tmp_path):
     attach(con, big.catalog)
     assert con.execute("SELECT count(*), sum(id) FROM lake.t").fetchone() == (100 * 100, 100 * 4950)
     con.close()
-    rows = planning.measure(big, repeat=1, spark_files=0, backend="sqlite")
+    rows = planning.measure(big, repeat=1, explicit_files=0, backend="sqlite", spark=False)
     assert {r.case for r in rows} == {"planning"} and all(r.ratio for r in rows)
 
 

@@ -152,3 +152,34 @@ def test_a_lost_race_with_a_writer_that_does_not_queue_retries_with_fresh_ids(pg
     with pytest.raises(Exception, match="(?i)duplicate|unique"):
         lake.write(pa.table({"a": pa.array([3], pa.int64())}), "t")
     assert len(calls) == 1 and lake.current_snapshot() == committed
+
+
+def test_a_pooled_connection_the_server_dropped_is_replaced_before_a_commit(pg_catalog, tmp_path, monkeypatch):
+    """Pooled connections are pinged only after sitting idle (no round trip per checkout); a stale one is then
+    replaced instead of failing the commit."""
+    import psycopg
+
+    from spark_ducklake.catalog.database import connection
+
+    lake = DuckLake.attach(pg_catalog, str(tmp_path / "data"))
+    lake.create_table("t", "a BIGINT")
+    dsn = pg_catalog.removeprefix("postgres:")
+
+    def kill_the_pooled_connection():
+        with lake.engine.connect() as conn:
+            pid = conn.exec_driver_sql("SELECT pg_backend_pid()").scalar()
+        with psycopg.connect(dsn, autocommit=True) as admin:
+            admin.execute("SELECT pg_terminate_backend(%s)", [pid])
+
+    kill_the_pooled_connection()
+    monkeypatch.setattr(connection, "IDLE_PING_SECONDS", 3600.0)  # not idle long enough: no ping, it fails
+    with pytest.raises(Exception, match="terminat|closed|connection"):
+        lake.write(pa.table({"a": pa.array([1], pa.int64())}), "t")
+    kill_the_pooled_connection()
+    monkeypatch.setattr(connection, "IDLE_PING_SECONDS", 0.0)
+    lake.write(pa.table({"a": pa.array([2], pa.int64())}), "t")
+    with lake.engine.connect() as conn:
+        snapshots = conn.exec_driver_sql("SELECT count(*) FROM ducklake_snapshot").scalar()
+        assert conn.exec_driver_sql("SELECT count(*) FROM ducklake_inlined_data_1_1").scalar() == 1
+    assert snapshots == 3  # the lake's creation, the table, the one write that committed
+    lake.close()

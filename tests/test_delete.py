@@ -220,3 +220,37 @@ def test_a_second_delete_of_a_file_writes_a_partial_delete_file_stamped_with_its
     assert duckdb_rows(reference, "SELECT count(*) FROM lake.t") == [(80,)]
     assert duckdb_rows(reference, f"SELECT snapshot_id, count(*) FROM ducklake_table_deletions('lake', 'main', 't', "
                                   f"0, {deleted_at}) GROUP BY ALL") == [(first.begin_snapshot, 10), (deleted_at, 10)]
+
+
+def _anti_joins(frame) -> int:
+    import contextlib
+    import io
+
+    out = io.StringIO()
+    with contextlib.redirect_stdout(out):
+        frame.explain()
+    return out.getvalue().count("LeftAnti")
+
+
+@pytest.mark.parametrize("files", [3, 20])
+def test_only_files_with_deletes_are_joined_with_their_positions(lake, spark, files):
+    """Files without deletes are a plain scan; few files with deletes get a scan and a position join each, many
+    share one join. Rows, row ids and earlier snapshots stay right either way."""
+    lake.write(spark.range(0, files * 20).selectExpr("id", "id * 10 AS v").repartitionByRange(files, "id"), "t",
+               mode="error")
+    assert len(lake.plan_scan("t").files) == files
+    before = lake.snapshots()[-1].snapshot_id
+    row_ids = {r.id: r.rowid for r in lake.plan_scan("t").to_dataframe(spark, row_ids=True).collect()}
+    if files == 3:
+        assert lake.delete("t", "id BETWEEN 5 AND 14") == 10   # file 0: inlined deletes
+        assert lake.delete("t", "id BETWEEN 25 AND 39") == 15  # file 1: a delete file; file 2 untouched
+        gone = set(range(5, 15)) | set(range(25, 40))
+    else:
+        assert lake.delete("t", "id % 20 < 2") == 2 * files    # every file: one join for all of them
+        gone = {i for i in range(files * 20) if i % 20 < 2}
+    frame = lake.read("t")
+    assert _anti_joins(frame) == (2 if files == 3 else 1)
+    assert sorted(r.id for r in frame.collect()) == sorted(set(range(files * 20)) - gone)
+    with_ids = lake.plan_scan("t").to_dataframe(spark, row_ids=True)
+    assert {(r.id, r.rowid) for r in with_ids.collect()} == {(i, n) for i, n in row_ids.items() if i not in gone}
+    assert lake.read("t", version=before).count() == files * 20

@@ -1,40 +1,130 @@
-"""The file-sink-log listing scans use on object stores (spark/paths.py): Spark takes the files and sizes from a
-driver-local `_spark_metadata/0` and never lists them. Pinned on local files, so a Spark upgrade that changes the
-behaviour fails here and not only in the S3 lane."""
+"""The file-sink log scans hand Spark (spark/paths.py): Spark takes the files and sizes from `_spark_metadata/0` and
+never lists or stats them. An internal Spark mechanism (MetadataLogFileIndex), pinned here on local files so a
+Spark upgrade that changes it fails here and not only in the S3 lane. Run classic and over Spark Connect
+(SPARK_DUCKLAKE_TEST_CONNECT=1): the log lives in a driver-local temporary folder in the first case and next to the
+data, until the process exits, in the second."""
 
 from __future__ import annotations
 
+import gc
+import glob
 import os
+import tempfile
 
 import pyarrow as pa
 import pyarrow.parquet as pq
+import pytest
 
 from spark_ducklake.spark import paths
 
 
+def _files(folder, count: int) -> list[str]:
+    folder.mkdir(exist_ok=True)
+    out = []
+    for i in range(count):
+        path = str(folder / f"f{i}.parquet")
+        pq.write_table(pa.table({"id": pa.array([i * 10 + j for j in range(10)], pa.int64())}), path)
+        out.append(path)
+    return out
+
+
+def _logs_near(folder) -> list[str]:
+    return glob.glob(os.path.join(str(folder), paths.SCAN_LOG_PREFIX + "*"))
+
+
+def _temp_logs() -> set[str]:
+    return set(glob.glob(os.path.join(tempfile.gettempdir(), paths.SCAN_LOG_PREFIX + "*")))
+
+
 def test_spark_reads_exactly_the_logged_files_with_their_logged_sizes(tmp_path, spark):
     data = tmp_path / "a dir%x"  # characters a URI must encode
-    data.mkdir()
-    files = []
-    for i in range(3):
-        path = str(data / f"f{i}.parquet")
-        pq.write_table(pa.table({"id": pa.array([i * 10 + j for j in range(10)], pa.int64())}), path)
-        files.append(path)
+    files = _files(data, 3)
     logged = files[:2]  # the third file sits in the same folder but is not in the log: it must not be read
-    folder = paths._file_log(logged, [os.path.getsize(p) for p in logged])
+    folder = str(tmp_path / "log")
+    paths.write_file_log(folder, logged, [os.path.getsize(p) for p in logged])
     df = spark.read.schema("id long").option("recursiveFileLookup", "true").parquet(folder)
     rows = df.select("id", "_metadata.file_path", "_metadata.file_size").collect()
     assert sorted(r["id"] for r in rows) == list(range(20))
     assert {r["file_path"] for r in rows} == {paths.spark_file_uri(p) for p in logged}
     assert {r["file_size"] for r in rows} == {os.path.getsize(p) for p in logged}
-    os.remove(logged[0])  # the listing came from the log: planning another scan does not notice
-    again = spark.read.schema("id long").option("recursiveFileLookup", "true").parquet(folder)
-    assert sorted(again.inputFiles()) == sorted(paths.spark_file_uri(p) for p in logged)
 
 
-def test_the_log_is_used_only_for_object_stores_with_known_sizes(spark):
-    assert not paths._listed_by_log(spark, ["/tmp/a.parquet"], [10])
-    assert not paths._listed_by_log(spark, ["s3://b/a.parquet"], [None])
-    # The log is a folder on the client's disk: a Spark Connect server cannot read it, so Connect sessions list.
-    connect = "connect" in type(spark).__module__
-    assert paths._listed_by_log(spark, ["s3://b/a.parquet", "gs://c/d.parquet"], [10, 20]) is not connect
+def test_planning_stats_no_file(tmp_path, spark):
+    """A logged file that does not exist still plans (Spark never looked at it); listing the paths fails."""
+    real = _files(tmp_path / "d", 2)
+    ghost = str(tmp_path / "d" / "never-written.parquet")
+    sizes = [os.path.getsize(p) for p in real] + [1234]
+    df = paths.read_parquet(spark, "id long", real + [ghost], sizes)
+    assert sorted(df.inputFiles()) == sorted(paths.spark_file_uri(p) for p in real + [ghost])
+    with pytest.raises(Exception, match="(?i)path.*not.*exist|PATH_NOT_FOUND"):
+        paths.read_parquet(spark, "id long", real + [ghost]).inputFiles()  # no sizes: Spark lists them
+
+
+def test_the_log_lives_as_long_as_spark_needs_it(tmp_path, spark):
+    """Classic: the log is read when the DataFrame is made, and removed then; the DataFrame keeps working.
+    Connect: the server re-reads it at every action, so it sits next to the data until the process exits."""
+    files = _files(tmp_path / "d", 3)
+    before = _temp_logs()
+    df = paths.read_parquet(spark, "id long", files, [os.path.getsize(p) for p in files])
+    derived = df.where("id % 2 = 0").select("id")
+    del df
+    gc.collect()
+    assert sorted(r["id"] for r in derived.collect()) == list(range(0, 30, 2))
+    if paths.is_connect(spark):
+        logs = _logs_near(tmp_path / "d")
+        assert len(logs) == 1
+        del derived
+        gc.collect()
+        assert _logs_near(tmp_path / "d") == logs
+        assert paths.read_parquet(spark, "id long", files[:1], [os.path.getsize(files[0])]).count() == 10
+        paths.remove_file_log(logs[0])  # what happens at exit
+        assert not os.path.exists(logs[0])
+    else:
+        assert _logs_near(tmp_path / "d") == []
+        assert _temp_logs() - before == set()
+        assert derived.count() == 15
+
+
+def test_unwritable_log_folder_falls_back_to_listing(tmp_path, spark, monkeypatch):
+    files = _files(tmp_path / "d", 2)
+
+    def refuse(*_args):
+        raise PermissionError("read-only folder")
+
+    monkeypatch.setattr(paths, "write_file_log", refuse)
+    if paths.is_connect(spark):
+        df = paths.read_parquet(spark, "id long", files, [os.path.getsize(p) for p in files])
+        assert df.count() == 20
+    else:  # a driver-local temporary folder that cannot be written is a broken machine: the error surfaces
+        with pytest.raises(PermissionError):
+            paths.read_parquet(spark, "id long", files, [os.path.getsize(p) for p in files])
+
+
+@pytest.mark.lake(data_inlining_row_limit=0)
+def test_lake_read_plans_from_the_catalog_without_touching_files(lake, spark, tmp_path):
+    """lake.read hands Spark the catalog's file list: with a data file removed behind the catalog's back, the
+    DataFrame is still made (the error comes only when the file is read)."""
+    lake.create_table("t", "id BIGINT")
+    for i in range(3):
+        lake.write(spark.createDataFrame([(i,)], "id long"), "t")
+    files = lake.plan_scan("t").files
+    assert len(files) == 3
+    os.remove(files[0].path)
+    df = lake.read("t")
+    assert sorted(df.inputFiles()) == sorted(paths.spark_file_uri(f.path) for f in files)
+
+
+@pytest.mark.lake(data_inlining_row_limit=0)
+def test_a_log_left_by_a_dead_connect_client_is_an_orphan(lake):
+    """A Connect client that died leaves its log next to the data: delete_orphaned_files reclaims it once older
+    than the threshold, like a dead writer's staging folder."""
+    lake.small_data_threshold = 1 << 40  # written in process: no Spark
+    lake.create_table("t", "id BIGINT")
+    lake.write(pa.table({"id": pa.array([1, 2], pa.int64())}), "t")
+    files = lake.plan_scan("t").files
+    folder = f"{files[0].path.rsplit('/', 1)[0]}/{paths.SCAN_LOG_PREFIX}dead"
+    paths.write_file_log(folder, [f.path for f in files], [f.file_size_bytes for f in files])
+    log = os.path.join(folder, "_spark_metadata", "0")
+    assert lake.delete_orphaned_files(cleanup_all=True, dry_run=True) != []
+    assert {row.path for row in lake.delete_orphaned_files(cleanup_all=True)} == {log}
+    assert not os.path.exists(folder) and all(os.path.exists(f.path) for f in files)

@@ -41,10 +41,10 @@ def _version(catalog: str) -> str:
     return value
 
 
-def _duckdb_reads(catalog: str, keys) -> dict[str, dict]:
+def _duckdb_reads(catalog: str, keys, **options) -> dict[str, dict]:
     """DuckDB 1.5's reads of `schema.table@snapshot` keys, in the fixtures' text form."""
     con = connect()
-    attach(con, catalog)
+    attach(con, catalog, **options)
     out = {}
     for key in keys:
         name, snap = key.rsplit("@", 1)
@@ -198,3 +198,27 @@ def test_migrated_lake_interop_both_ways(spark, tmp_path):
     assert spark_rows(lake.read("events")) == expected_events
     assert spark_rows(lake.read("merged")) == expected_merged
     lake.close()
+
+
+@pytest.mark.parametrize("version", ["0.3", "0.4"])
+def test_migration_in_metadata_schema(version, pg_catalog, tmp_path):
+    """An old lake whose catalog tables sit in a schema of their own migrates there, and DuckDB 1.5 attached with
+    METADATA_SCHEMA reads it as the old DuckDB did."""
+    import psycopg
+
+    data_path = copy_data(version, "postgres", tmp_path)
+    restore_catalog(version, "postgres", tmp_path, data_path, pg_catalog)
+    with psycopg.connect(pg_catalog.split(":", 1)[1], autocommit=True) as con:
+        con.execute('ALTER SCHEMA public RENAME TO "old lake"')
+        con.execute("CREATE SCHEMA public")
+    with pytest.raises(UnsupportedVersionError, match=f"spec {version}"):
+        DuckLake.attach(pg_catalog, metadata_schema="old lake")
+    DuckLake.attach(pg_catalog, metadata_schema="old lake", automatic_migration=True).close()
+    with psycopg.connect(pg_catalog.split(":", 1)[1], autocommit=True) as con:
+        assert con.execute("SELECT count(*) FROM information_schema.tables WHERE table_schema = 'public'"
+                           ).fetchone() == (0,)
+        assert con.execute('SELECT value FROM "old lake".ducklake_metadata WHERE key = \'version\''
+                           ).fetchone() == ("1.0",)
+    expected = expected_reads(version)
+    got = _duckdb_reads(pg_catalog, expected, metadata_schema="old lake")
+    assert {key for key in expected if got[key] != expected[key]} == KNOWN_LOSSES[version]

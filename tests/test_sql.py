@@ -144,7 +144,7 @@ def test_call_and_table_functions(lake):
     ("CREATE OR REPLACE TABLE t (a INT)", "CREATE OR REPLACE TABLE"),
     ("INSERT OR REPLACE INTO t VALUES (1)", "INSERT OR REPLACE"),
     ("UPDATE t SET id = u.id FROM u WHERE t.id = u.id", "UPDATE ... FROM"),
-    ("ALTER TABLE t ADD COLUMN s.x INTEGER", "ALTER TABLE t"),
+    ("ALTER TABLE t ADD PRIMARY KEY (id)", "ALTER TABLE 'ADD PRIMARY KEY"),
     ("SELECT * FROM other.main.t", "catalog 'other'"),
     ("VACUUM", "VACUUM"),
 ])
@@ -183,3 +183,45 @@ def test_reference_reads_what_sql_wrote(catalog, tmp_path, spark, reference):
     attach(reference, catalog, data)
     rows = reference.execute("SELECT count(*), count(*) FILTER (name = 'x'), bool_and(flag) FROM lake.s.t").fetchall()
     assert rows == [(30, 3, True)]
+
+
+def test_queries_inside_begin_see_the_transactions_own_changes(catalog, tmp_path, spark, reference):
+    from tests.support.reference import attach
+
+    data = str(tmp_path / "data") + "/"
+    lake, other = (DuckLake.attach(catalog, data, spark=spark) for _ in range(2))
+    try:
+        lake.sql("CREATE TABLE t (id BIGINT, s STRING); INSERT INTO t SELECT id, 'p' FROM range(100)")
+        lake.sql("CREATE TABLE d (id BIGINT); INSERT INTO d SELECT id FROM range(50)")
+        lake.sql("BEGIN")
+        lake.sql("INSERT INTO t VALUES (1000, 'inlined'), (1001, 'inlined')")  # inlined rows
+        lake.sql("INSERT INTO t SELECT id + 2000, 'file' FROM range(40)")     # a staged Parquet file
+        lake.sql("DELETE FROM d WHERE id < 10; CREATE TABLE n (x INT); INSERT INTO n VALUES (1), (2)")
+        lake.sql("CREATE VIEW v AS SELECT s, count(*) AS c FROM t GROUP BY s")
+        assert lake.sql("SELECT count(*) AS c FROM t").collect()[0].c == 142
+        assert _ids(lake.sql("SELECT id FROM t WHERE s = 'inlined'")) == [1000, 1001]
+        assert lake.sql("SELECT min(id) AS m, count(*) AS c FROM d").collect()[0] == (10, 40)
+        assert sorted(tuple(r) for r in lake.sql("SELECT * FROM v").collect()) == [("file", 40), ("inlined", 2),
+                                                                               ("p", 100)]
+        assert _ids(lake.sql("FROM n", dialect="duckdb"), "x") == [1, 2]
+        # other handles (and readers) see none of it until COMMIT
+        assert other.read("t").count() == 100 and other.read("d").count() == 50
+        assert other.views() == [] and "n" not in [t.name for t in other.tables()]
+        assert lake.sql("COMMIT")[0].snapshot_id is not None
+        assert other.read("t").count() == 142 and other.read("d").count() == 40
+
+        lake.sql("BEGIN; INSERT INTO t VALUES (5000, 'gone'); UPDATE d SET id = id + 100 WHERE id >= 45")
+        assert lake.sql("SELECT count(*) AS c FROM t WHERE id = 5000").collect()[0].c == 1
+        assert _ids(lake.sql("SELECT id FROM d WHERE id >= 40")) == [40, 41, 42, 43, 44, 145, 146, 147, 148, 149]
+        lake.sql("ROLLBACK")
+        assert lake.sql("SELECT count(*) AS c FROM t WHERE id = 5000").collect()[0].c == 0
+        assert _ids(lake.sql("SELECT id FROM d WHERE id >= 40")) == list(range(40, 50))
+    finally:
+        lake.close()
+        other.close()
+    attach(reference, catalog, data)
+    assert reference.execute("SELECT count(*) FROM lake.t").fetchall() == [(142,)]
+    assert reference.execute("SELECT count(*), min(id) FROM lake.d").fetchall() == [(40, 10)]
+    assert reference.execute("SELECT * FROM lake.v ORDER BY s").fetchall() == [("file", 40), ("inlined", 2),
+                                                                              ("p", 100)]
+    assert reference.execute("SELECT sum(x) FROM lake.n").fetchall() == [(3,)]

@@ -143,3 +143,33 @@ def test_alters_in_a_transaction(lake, lake_catalog, spark, reference):
     for name, expected in rows.items():
         assert duckdb_rows(reference, f"SELECT * FROM lake.{name}") == expected, name
     assert rows["t"][0] == (0, "0", 7) and len(rows["v"]) == 8
+
+
+def test_reads_inside_a_transaction_see_its_staged_changes(catalog, lake, spark, reference):
+    lake.sql("CREATE TABLE t (id BIGINT); INSERT INTO t SELECT id FROM range(30)")  # one Parquet file
+    before = lake.current_snapshot()
+    with lake.transaction() as tx:
+        tx.write(spark.range(100, 103), "t")  # inlined: below the limit of 10
+        tx.write(spark.range(200, 250), "t")  # a staged Parquet file
+        tx.delete("t", "id < 5")              # a staged delete of committed rows
+        tx.create_table("u", "x INT")
+        tx.write(pa.table({"x": pa.array([7], pa.int32())}), "u")
+        staged = sorted(r.id for r in tx.read("t").collect())
+        assert staged == list(range(5, 30)) + [100, 101, 102] + list(range(200, 250))
+        assert sorted(r.id for r in tx.read("t", where="id >= 101 AND id < 201").collect()) == [101, 102, 200]
+        assert [tuple(r) for r in tx.read("u").collect()] == [(7,)]
+        # nobody else sees any of it, this handle's own lake.read neither, and nothing was committed
+        assert lake.read("t").count() == 30 and lake.current_snapshot() == before
+        assert "u" not in [t.name for t in lake.tables()]
+    assert lake.current_snapshot() == before + 1
+    assert sorted(r.id for r in lake.read("t").collect()) == staged
+    with pytest.raises(RuntimeError, match="boom"):
+        with lake.transaction() as tx:
+            tx.write(spark.range(300, 302), "t")
+            assert tx.read("t").count() == len(staged) + 2
+            raise RuntimeError("boom")
+    assert lake.read("t").count() == len(staged)
+    lake.close()
+    attach(reference, catalog)
+    assert duckdb_rows(reference, "SELECT count(*), min(id), max(id) FROM lake.t") == [(len(staged), 5, 249)]
+    assert duckdb_rows(reference, "SELECT x FROM lake.u") == [(7,)]

@@ -10,8 +10,6 @@ from spark_ducklake.catalog.database.spec_tables import T
 from spark_ducklake.errors import AlreadyExistsError, DuckLakeError, NotFoundError, UnsupportedSqlError
 from tests.support.reference import attach
 
-pytestmark = pytest.mark.not_on_mysql("views are not run through MySQL catalogs yet (docs/sql.md)")
-
 
 @pytest.fixture
 def where(catalog, tmp_path):
@@ -52,7 +50,7 @@ def test_duckdb_views_are_queryable_and_ours_readable_by_duckdb(where, spark, re
     assert changes == [('created_view:"main"."joined"',), ('created_view:"main"."sv"',)]
 
 
-def test_view_time_travel_drop_and_names(lake, lake_catalog, tmp_path, spark, reference):
+def test_view_time_travel_drop_and_names(catalog, lake, lake_catalog, tmp_path, spark, reference):
     catalog, data = lake_catalog, str(tmp_path / "data") + "/"
     lake.sql("CREATE TABLE t (id INT); INSERT INTO t VALUES (1), (2)")
     lake.sql("CREATE VIEW v AS SELECT id FROM t WHERE id > 1")
@@ -90,3 +88,34 @@ def test_view_time_travel_drop_and_names(lake, lake_catalog, tmp_path, spark, re
     assert reference.execute("SELECT count(*) FROM lake.staged").fetchall() == [(3,)]
     assert reference.execute("SELECT view_name FROM duckdb_views() WHERE database_name = 'lake'").fetchall() \
         == [("staged",)]
+
+
+def test_register_exposes_lake_views_to_plain_spark_sql(where, spark, reference):
+    catalog, data = where
+    attach(reference, catalog, data)
+    reference.execute("CREATE TABLE lake.t (a INT, b VARCHAR)")
+    reference.execute("INSERT INTO lake.t VALUES (1, 'x'), (2, 'y'), (3, 'z')")
+    reference.execute("CREATE VIEW lake.dv AS SELECT a, b || '!' AS c FROM lake.t WHERE a > 1")
+    reference.execute("DETACH lake")
+    lake = DuckLake.attach(catalog, data, spark=spark)
+    try:
+        lake.sql("CREATE SCHEMA s; CREATE VIEW s.sv (x) AS SELECT a * 10 FROM main.t WHERE a <> 2")
+        snapshot = lake.current_snapshot()
+        registered = {r.view: r for r in lake.register(spark)}
+        assert set(registered) == {"main_t", "main_dv", "s_sv"}
+        assert registered["main_dv"].table == "main.dv" and registered["s_sv"].snapshot_id == snapshot
+        assert _rows(spark.sql("SELECT * FROM main_dv")) == [(2, "y!"), (3, "z!")]
+        assert _rows(spark.sql("SELECT x FROM s_sv")) == [(10,), (30,)]
+        lake.sql("INSERT INTO t VALUES (4, 'w')")  # this handle's commit re-registers tables and views
+        assert _rows(spark.sql("SELECT * FROM main_dv")) == [(2, "y!"), (3, "z!"), (4, "w!")]
+        lake.sql("DROP VIEW s.sv")
+        assert "s_sv" not in {t.name for t in spark.catalog.listTables()}
+        lake.sql("CREATE VIEW fine AS SELECT * FROM t; CREATE TABLE gone (i INT); CREATE VIEW g AS SELECT * FROM gone")
+        lake.sql("DROP TABLE gone")  # the view g now names a table that does not exist
+        with pytest.warns(UserWarning, match="lake view main.g is not registered"):
+            names = {r.view for r in lake.register()}
+        assert names == {"main_t", "main_dv", "main_fine"}
+    finally:
+        for name in ("main_t", "main_dv", "s_sv", "main_fine"):
+            spark.catalog.dropTempView(name)
+        lake.close()

@@ -17,6 +17,7 @@ import sqlalchemy as sa
 
 from .catalog.operations.tags import COMMENT
 from .catalog.reads import reader
+from .catalog.reads.macros import MacroRow, list_macros
 from .catalog.reads.metadata_functions import (
     SnapshotRow,
     list_files,
@@ -26,6 +27,7 @@ from .catalog.reads.metadata_functions import (
     table_sizes,
 )
 from .catalog.reads.options import OptionRow
+from .catalog.retry_settings import retry_policy, retry_setting, with_retry_setting
 from .errors import AlreadyExistsError, NotFoundError
 from .operations.context import LakeContext
 from .operations.error_causes import translate_methods
@@ -46,6 +48,7 @@ from .sql.register import register
 from .table import DuckLakeTable
 
 if TYPE_CHECKING:
+    import pyarrow as pa
     from pyspark.sql import DataFrame, SparkSession
 
     from .catalog.reads.metadata_functions import FileRow, SettingsRow, TableInfoRow
@@ -91,6 +94,11 @@ class DuckLake:
         author: str | None = None,
         automatic_migration: bool = False,
         override_data_path: bool = False,
+        metadata_schema: str | None = None,
+        metadata_catalog: str | None = None,
+        ducklake_max_retry_count: int | None = None,
+        ducklake_retry_wait_ms: int | None = None,
+        ducklake_retry_backoff: float | None = None,
     ) -> DuckLake:
         """Open (or create) a lake; `catalog` takes the reference's ATTACH strings. Never starts Spark.
 
@@ -98,12 +106,18 @@ class DuckLake:
         AUTOMATIC_MIGRATION (one catalog transaction). An existing lake keeps the data path it stores: a different
         `data_path` is an error naming both, unless `override_data_path=True` (the reference's OVERRIDE_DATA_PATH)
         uses it for this handle only; the catalog keeps the stored one. Local paths are compared resolved, so
-        `data`, `./data/` and its absolute form are the same path."""
+        `data`, `./data/` and its absolute form are the same path. `metadata_schema` (the reference's
+        METADATA_SCHEMA) keeps the catalog tables in that schema of a PostgreSQL or DuckDB catalog; `metadata_catalog`
+        names them in `lake.sql`; the `ducklake_*retry*` keywords are the reference's commit-retry settings
+        (docs/catalogs.md)."""
         return cls(LakeContext.attach(
             catalog, data_path, spark=spark, create_if_missing=create_if_missing, read_only=read_only,
             data_inlining_row_limit=data_inlining_row_limit, snapshot_version=snapshot_version,
             snapshot_time=snapshot_time, author=author, automatic_migration=automatic_migration,
-            override_data_path=override_data_path))
+            override_data_path=override_data_path, metadata_schema=metadata_schema,
+            metadata_catalog=metadata_catalog, retry=retry_policy(
+                ducklake_max_retry_count=ducklake_max_retry_count, ducklake_retry_wait_ms=ducklake_retry_wait_ms,
+                ducklake_retry_backoff=ducklake_retry_backoff)))
 
     def close(self) -> None:
         """Release catalog connections (DuckDB catalog files can then be opened elsewhere)."""
@@ -303,6 +317,35 @@ class DuckLake:
         frame = plan.to_dataframe(spark)
         return frame.where(where) if where else frame
 
+    def read_arrow(self, table: str, *, columns: list[str] | None = None, where: str | None = None,
+                   version: int | None = None, timestamp: datetime | None = None) -> pa.Table:
+        """The table as a pyarrow Table, read in-process with pyarrow: no Spark, no Java (small data; the same
+        rows and types as `read(...).toArrow()`). `where` is a SQL predicate (a subset of Spark SQL: comparisons,
+        AND/OR/NOT, IN, BETWEEN, IS NULL, LIKE, arithmetic); `columns` picks and orders the columns."""
+        from .operations.local.read import read_arrow
+
+        return read_arrow(self.context, table, columns=columns, where=where, version=version, timestamp=timestamp)
+
+    def to_pandas(self, table: str, *, columns: list[str] | None = None, where: str | None = None,
+                  version: int | None = None, timestamp: datetime | None = None):
+        """`read_arrow(...)` as a pandas DataFrame (no Spark, no Java)."""
+        return self.read_arrow(table, columns=columns, where=where, version=version,
+                               timestamp=timestamp).to_pandas()
+
+    @property
+    def small_data_threshold(self) -> int:
+        """Bytes up to which reads, writes, deletes and updates run in-process with pyarrow instead of on Spark
+        (default 64 MiB or SPARK_DUCKLAKE_SMALL_DATA_BYTES; 0: always Spark). Settable: an int or '16MB'."""
+        from .operations.local.threshold import threshold_of
+
+        return threshold_of(self.context)
+
+    @small_data_threshold.setter
+    def small_data_threshold(self, value: int | str) -> None:
+        from .operations.local.threshold import check_threshold
+
+        self.context.small_data_threshold = check_threshold(value)
+
     def plan_scan(self, table: str, *, version: int | None = None, timestamp: datetime | None = None,
                   where: str | None = None) -> ScanPlan:
         """Everything a scan needs from the catalog (files after pruning, inlined rows), without Spark."""
@@ -357,6 +400,19 @@ class DuckLake:
     def last_committed_snapshot(self) -> int | None:
         """The newest snapshot this handle committed (None before its first commit), like the reference's."""
         return self.last_committed
+
+    def set_setting(self, name: str, value: Any) -> None:
+        """Change one of the reference's retry settings for this handle (`SET ducklake_max_retry_count = 5`)."""
+        self.context.retry = with_retry_setting(self.context.retry, name, value)
+
+    def current_setting(self, name: str) -> int | float:
+        """A retry setting's value for this handle (the reference's `current_setting('ducklake_retry_wait_ms')`)."""
+        return retry_setting(self.context.retry, name)
+
+    def macros(self, schema: str | None = None, *, version: int | None = None) -> list[MacroRow]:
+        """The lake's macros (scalar and table, with parameters and bodies), as the reference lists them."""
+        with self.context.connect() as conn:
+            return list_macros(conn, self.context.snapshot_id(conn, version), schema)
 
     def settings(self) -> list[SettingsRow]:
         """The reference's `settings()`: one row of catalog_type, extension_version (ours) and data_path."""

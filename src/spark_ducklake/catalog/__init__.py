@@ -8,6 +8,7 @@ only those below it (pyproject.toml's `catalog-layers` contract):
 
 - attach.py    opening a lake from an ATTACH string: connect, create or check (and migrate), pin a snapshot
 - commit.py    one snapshot per commit: a short transaction with the spec's conflict rules and retries
+- retry_settings.py  the reference's ducklake_max_retry_count / retry_wait_ms / retry_backoff -> RetryPolicy
 - conflicts.py the spec's conflict rules: may our changes commit after a snapshot committed meanwhile
 - stats.py     column statistics from Parquet footers, merged into table-level stats
 - database/    dialects, engines, the spec tables, bootstrap and migration

@@ -11,6 +11,7 @@ from ..errors import CatalogError
 from ..spec.paths import absolute_data_path
 from .database import bootstrap
 from .database.connection import CatalogLocation, catalog_exists, create_engine
+from .encryption import check_not_encrypted
 from .reads import reader
 
 
@@ -33,13 +34,14 @@ def attach_catalog(location: CatalogLocation, data_path: str | None, *, create_i
     engine = create_engine(location)
     try:
         with engine.begin() as conn:
-            if bootstrap.lake_exists(conn):
+            if bootstrap.lake_exists(conn, location.metadata_schema):
                 metadata = bootstrap.read_global_metadata(conn)
                 if automatic_migration:
                     from .database.migration import migrate_if_needed
 
                     metadata = migrate_if_needed(conn, metadata, read_only=read_only)
                 bootstrap.check_version(metadata)
+                check_not_encrypted(metadata)
                 stored = metadata.get("data_path")
                 if stored is None:
                     raise CatalogError("catalog has no data_path in ducklake_metadata")
@@ -51,7 +53,7 @@ def attach_catalog(location: CatalogLocation, data_path: str | None, *, create_i
                 if data_path is None:
                     raise CatalogError(f"a new lake on {location.kind} needs data_path=")
                 data_path = absolute_data_path(data_path)
-                bootstrap.create_lake(conn, data_path)
+                bootstrap.create_lake(conn, data_path, metadata_schema=location.metadata_schema)
             pinned = None
             if snapshot_version is not None:
                 pinned = reader.get_snapshot(conn, snapshot_version).snapshot_id
@@ -61,6 +63,16 @@ def attach_catalog(location: CatalogLocation, data_path: str | None, *, create_i
         engine.dispose()
         raise
     return AttachedCatalog(location, engine, data_path, pinned)
+
+
+def check_metadata_catalog(name: str | None) -> str | None:
+    """The reference's METADATA_CATALOG: the name its DuckDB gives the attached catalog database. Nothing stored
+    depends on it; here it is the name `lake.sql` reads the catalog tables under (`name.ducklake_snapshot`)."""
+    if name is None:
+        return None
+    if not isinstance(name, str) or not name.strip() or "." in name:
+        raise CatalogError(f"metadata_catalog must be a plain database name (no dots); got {name!r}")
+    return name.strip()
 
 
 def _attached_data_path(stored: str, given: str | None, override: bool) -> str:

@@ -12,6 +12,8 @@ from __future__ import annotations
 import logging
 import random
 import time
+from collections.abc import Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass, field
 from datetime import datetime, timezone
 from typing import Protocol
@@ -32,17 +34,19 @@ from .reads import reader
 log = logging.getLogger(__name__)
 
 
-@dataclass
+@dataclass(frozen=True)
 class RetryPolicy:
-    """How often and how patiently to retry a commit that lost a race (the reference's defaults)."""
+    """How often and how patiently to retry a commit that lost a race: the reference's settings
+    `ducklake_max_retry_count`, `ducklake_retry_wait_ms`, `ducklake_retry_backoff` (catalog/retry_settings.py)."""
 
     max_retries: int = 10
     wait_ms: float = 100.0
     backoff: float = 1.5
 
     def delay(self, attempt: int) -> float:
-        """Seconds to sleep before retry `attempt` (1-based): exponential with full jitter."""
-        return random.uniform(0, self.wait_ms * self.backoff ** (attempt - 1)) / 1000.0
+        """Seconds to sleep before retry `attempt` (1-based): wait_ms * backoff^(attempt-1), times a random
+        0.5-1.0 as the reference draws it (so racing writers spread out)."""
+        return self.wait_ms * random.uniform(0.5, 1.0) * self.backoff ** (attempt - 1) / 1000.0
 
 
 @dataclass
@@ -123,7 +127,9 @@ def commit(
             attempt += 1
             if attempt > retry.max_retries:
                 raise ConflictError(
-                    f"gave up after {retry.max_retries} retries: other writers kept committing first"
+                    f"gave up after {retry.max_retries} retries: other writers kept committing first (raise "
+                    f"ducklake_max_retry_count, e.g. lake.sql('SET ducklake_max_retry_count = "
+                    f"{max(retry.max_retries, 1) * 10}'))"
                 ) from exc
             log.debug("commit lost a race (attempt %d), retrying: %s", attempt, exc.__class__.__name__)
             time.sleep(retry.delay(attempt))
@@ -154,44 +160,93 @@ def _attempt(engine: sa.Engine, operations, read_snapshot: int, data_path: str, 
             for op in operations:  # reads that stay valid while we queue (DDL in the commit would change them)
                 if hasattr(op, "prepare"):
                     op.prepare(conn)
-        if not info.commit_message:
+        checked_later = conn.dialect.name == "postgresql"  # in the snapshot's own statement: no round trip
+        if not info.commit_message and not checked_later:
             _check_message_optional(conn)
         queue_behind_other_writers(conn)
-        # One query for the newest snapshot and everything committed since we read.
-        recent = reader.list_snapshots(conn, since=read_snapshot - 1) or [reader.latest_snapshot(conn)]
-        base = recent[-1]
-        based_on.append(base.snapshot_id)
-        snapshot_id = base.snapshot_id + 1
-        newer = [snap for snap in recent if snap.snapshot_id > read_snapshot]
-        if newer:
-            _check_conflicts(conn, operations, newer)
-        ctx = CommitContext(
-            conn=conn, dialect=dialect_for(engine), data_path=data_path, base=base, snapshot_id=snapshot_id,
-            next_catalog_id=base.next_catalog_id, next_file_id=base.next_file_id,
-            newer=[change for snap in newer for change in parse_changes(snap.changes)],
-        )
-        for op in operations:
-            op.apply(ctx)
-        if not ctx.changes:
-            raise DuckLakeError("nothing to commit")
-        # The snapshot's primary key is the serialization point with writers that do not queue (the
-        # reference): if one took this id meanwhile, the insert fails and the whole attempt retries.
-        conn.execute(T["ducklake_snapshot"].insert().values(
-            snapshot_id=snapshot_id, snapshot_time=ctx.now, schema_version=ctx.schema_version,
-            next_catalog_id=ctx.next_catalog_id, next_file_id=ctx.next_file_id,
-        ))
-        conn.execute(T["ducklake_snapshot_changes"].insert().values(
-            snapshot_id=snapshot_id, changes_made=render_changes(ctx.changes), author=info.author,
-            commit_message=info.commit_message, commit_extra_info=info.extra_info,
-        ))
-        return snapshot_id
+        return _write_snapshot(conn, operations, read_snapshot, data_path, info, based_on,
+                               check_message=checked_later)
+
+
+@contextmanager
+def preview(engine: sa.Engine, operations: list[Operation], *, read_snapshot: int,
+            data_path: str) -> Iterator[tuple[sa.Connection, int]]:
+    """(connection, snapshot id) of the catalog as it would be after committing `operations`, inside a transaction
+    that is rolled back when the block ends: an open transaction reads its own staged changes, nobody else does.
+    It queues like a commit (other writers wait for the block), and raises ConflictError as the commit would."""
+    dialect = dialect_for(engine)
+    with engine.connect().execution_options(**dialect.write_options) as conn:
+        transaction = conn.begin()
+        try:
+            if not any(change.kind in _DDL_KINDS for op in operations for change in op.intents()):
+                for op in operations:
+                    if hasattr(op, "prepare"):
+                        op.prepare(conn)
+            queue_behind_other_writers(conn)
+            yield conn, _write_snapshot(conn, operations, read_snapshot, data_path, CommitProperties(), [],
+                                        require_changes=False)
+        finally:
+            transaction.rollback()
+            dialect.unlock_commits(conn)
+
+
+def _write_snapshot(conn: sa.Connection, operations, read_snapshot: int, data_path: str, info: CommitProperties,
+                    based_on: list[int], *, require_changes: bool = True, check_message: bool = False) -> int:
+    """Check conflicts, apply the operations and insert the snapshot rows, in `conn`'s queued transaction.
+
+    `check_message` (PostgreSQL): the insert also returns the lake's require_commit_message option, refused
+    (rolling back the whole transaction) when the commit has no message."""
+    # One query for the newest snapshot and everything committed since we read.
+    recent = reader.list_snapshots(conn, since=read_snapshot - 1) or [reader.latest_snapshot(conn)]
+    base = recent[-1]
+    based_on.append(base.snapshot_id)
+    snapshot_id = base.snapshot_id + 1
+    newer = [snap for snap in recent if snap.snapshot_id > read_snapshot]
+    if newer:
+        _check_conflicts(conn, operations, newer)
+    ctx = CommitContext(
+        conn=conn, dialect=dialect_for(conn), data_path=data_path, base=base, snapshot_id=snapshot_id,
+        next_catalog_id=base.next_catalog_id, next_file_id=base.next_file_id,
+        newer=[change for snap in newer for change in parse_changes(snap.changes)],
+    )
+    for op in operations:
+        op.apply(ctx)
+    if not ctx.changes and require_changes:
+        raise DuckLakeError("nothing to commit")
+    # The snapshot's primary key is the serialization point with writers that do not queue (the
+    # reference): if one took this id meanwhile, the insert fails and the whole attempt retries.
+    snapshot = T["ducklake_snapshot"].insert().values(
+        snapshot_id=snapshot_id, snapshot_time=ctx.now, schema_version=ctx.schema_version,
+        next_catalog_id=ctx.next_catalog_id, next_file_id=ctx.next_file_id,
+    )
+    changes = T["ducklake_snapshot_changes"].insert().values(
+        snapshot_id=snapshot_id, changes_made=render_changes(ctx.changes), author=info.author,
+        commit_message=info.commit_message, commit_extra_info=info.extra_info,
+    )
+    if conn.dialect.name == "postgresql":  # one round trip while other writers queue: a data-modifying CTE
+        statement = changes.add_cte(snapshot.cte("new_snapshot"))
+        if check_message and not info.commit_message:
+            statement = statement.returning(_message_option().scalar_subquery())
+            _refuse_without_message(conn.execute(statement).scalar())
+        else:
+            conn.execute(statement)
+    else:
+        conn.execute(snapshot)
+        conn.execute(changes)
+    return snapshot_id
 
 
 def _check_message_optional(conn: sa.Connection) -> None:
     """The lake option `require_commit_message` refuses commits without a message, as the reference does."""
+    _refuse_without_message(conn.execute(_message_option()).scalar())
+
+
+def _message_option() -> sa.Select:
     md = T["ducklake_metadata"]
-    value = conn.execute(sa.select(md.c.value).where(md.c.key == "require_commit_message",
-                                                     md.c.scope.is_(None))).scalar()
+    return sa.select(md.c.value).where(md.c.key == "require_commit_message", md.c.scope.is_(None))
+
+
+def _refuse_without_message(value: str | None) -> None:
     if value is not None and value.strip().lower() in ("true", "1"):
         raise DuckLakeError("this lake requires a commit message (option require_commit_message): pass "
                             "commit_message=..., or set_option('require_commit_message', False)")

@@ -11,10 +11,11 @@ import pyarrow as pa
 import pyarrow.parquet as pq
 
 from ..spec.model import Column, ColumnStats
-from ..spec.types import format_literal, parse_literal
+from ..spec.types import EXTRA_STATS_TYPES, format_literal, parse_literal
+from . import extra_stats
 
 # No min/max for these (the reference writes none either).
-_NO_MINMAX = {"int128", "uint128", "interval", "timetz", "json"}
+_NO_MINMAX = {"int128", "uint128", "interval", "timetz", "json"} | EXTRA_STATS_TYPES
 _FLOATS = {"float32", "float64"}
 
 
@@ -26,6 +27,7 @@ class TableColumnStats:
     contains_nan: bool | None = None
     min_value: str | None = None
     max_value: str | None = None
+    extra_stats: str | None = None
 
 
 def _leaf_columns(schema: pa.Schema, columns: list[Column]) -> list[Column | None]:
@@ -43,7 +45,9 @@ def _leaf_columns(schema: pa.Schema, columns: list[Column]) -> list[Column | Non
         fid = field_id(field)
         col = by_id.get(fid) if fid is not None else guess
         t = field.type
-        if pa.types.is_map(t):
+        if col is not None and col.type == "variant":  # every leaf of the variant group is the variant's
+            leaves.extend([col] * _count_leaves(t))
+        elif pa.types.is_map(t):
             kids = col.children if col is not None and col.type == "map" else [None, None]
             walk(t.key_field, kids[0])
             walk(t.item_field, kids[1])
@@ -56,9 +60,21 @@ def _leaf_columns(schema: pa.Schema, columns: list[Column]) -> list[Column | Non
         else:
             leaves.append(col)
 
+    # Spark writes no field id on a variant column's group: such a top-level group is matched by name.
+    variants = {c.name: c for c in columns if c.type == "variant"}
     for field in schema:
-        walk(field, None)
+        walk(field, variants.get(field.name))
     return leaves
+
+
+def _count_leaves(t: pa.DataType) -> int:
+    if pa.types.is_map(t):
+        return _count_leaves(t.key_type) + _count_leaves(t.item_type)
+    if pa.types.is_list(t) or pa.types.is_large_list(t):
+        return _count_leaves(t.value_type)
+    if pa.types.is_struct(t):
+        return sum(_count_leaves(f.type) for f in t)
+    return 1
 
 
 def file_column_stats(metadata: pq.FileMetaData, columns: list[Column],
@@ -71,8 +87,16 @@ def file_column_stats(metadata: pq.FileMetaData, columns: list[Column],
     # no NaN max means none. Other writers (Arrow, DuckDB) leave NaN out, so their files say nothing about NaN.
     nan_in_stats = (metadata.created_by or "").startswith("parquet-mr")
     out: dict[int, ColumnStats] = {}
+    variants: dict[int, list[int]] = {}
     for index, col in enumerate(leaves):
-        if col is None:
+        if col is not None and col.type == "variant":
+            variants.setdefault(col.column_id, []).append(index)
+    for cid, indices in variants.items():
+        values, nulls, size, extra = extra_stats.variant_column_stats(metadata, indices)
+        out[cid] = ColumnStats(column_id=cid, value_count=values, null_count=nulls, column_size_bytes=size,
+                               extra_stats=extra)
+    for index, col in enumerate(leaves):
+        if col is None or col.type == "variant":
             continue
         values = nulls = size = 0
         low = high = None
@@ -111,6 +135,8 @@ def file_column_stats(metadata: pq.FileMetaData, columns: list[Column],
             stats.contains_nan = True if has_nan else (False if nan_in_stats and minmax_ok else None)
         if minmax_ok and low is not None:
             stats.min_value, stats.max_value = format_literal(col.type, low), format_literal(col.type, high)
+        if col.type == "geometry":
+            stats.extra_stats = extra_stats.geometry_extra_stats(metadata, index)
         out[col.column_id] = stats
     return out
 
@@ -149,6 +175,9 @@ def merge_table_column_stats(
                     continue
                 entry = TableColumnStats(contains_null=False, contains_nan=False if type_str in _FLOATS else None)
                 merged[cid] = entry
+                fresh = True
+            else:
+                fresh = False
             if fs.null_count:
                 entry.contains_null = True
             elif entry.contains_null is None and first_write:
@@ -160,6 +189,10 @@ def merge_table_column_stats(
                     entry.contains_nan = True
             entry.min_value = _bound(type_str, entry.min_value, fs.min_value, min)
             entry.max_value = _bound(type_str, entry.max_value, fs.max_value, max)
+            if type_str in EXTRA_STATS_TYPES and (fs.value_count or fs.extra_stats is not None):
+                # (a file of NULLs alone says nothing of bounding boxes or shredding: it leaves them as they are)
+                merge = extra_stats.merge_geometry if type_str == "geometry" else extra_stats.merge_variant
+                entry.extra_stats = fs.extra_stats if fresh else merge(entry.extra_stats, fs.extra_stats)
     return merged
 
 

@@ -16,4 +16,5 @@ Imports `spark`, `catalog`, `spec` and `errors`; never `sql`, `lake` or `table`.
 - transaction.py    many operations staged, committed as one snapshot or not at all
 - maintenance/      flush, compaction, expire, cleanup, add_data_files, checkpoint
 - streaming/        Structured Streaming: the `ducklake` stream source and the exactly-once sink
+- local/            small data without Spark: reads, writes, deletes, updates with pyarrow on the driver
 """

@@ -13,12 +13,13 @@ from typing import TYPE_CHECKING
 
 import sqlalchemy as sa
 
-from ..catalog.attach import attach_catalog
-from ..catalog.commit import commit
-from ..catalog.database.connection import CatalogLocation, parse_catalog
+from ..catalog.attach import attach_catalog, check_metadata_catalog
+from ..catalog.commit import RetryPolicy, commit
+from ..catalog.database.connection import CatalogLocation, parse_catalog, with_metadata_schema
 from ..catalog.inlined import tables as inlined_tables
 from ..catalog.planners.pruning import prune_files
 from ..catalog.reads import reader
+from ..catalog.reads.file_cache import FileListCache
 from ..catalog.reads.file_columns import mark_absent_columns
 from ..catalog.reads.options import set_option
 from ..errors import CatalogError, InvalidArgumentError, NotFoundError, ReadOnlyError
@@ -42,7 +43,8 @@ class LakeContext:
 
     def __init__(self, location: CatalogLocation, engine: sa.Engine, data_path: str, *, spark=None,
                  read_only: bool = False, data_inlining_row_limit: int | None = None,
-                 pinned_snapshot: int | None = None, author: str | None = None):
+                 pinned_snapshot: int | None = None, author: str | None = None,
+                 retry: RetryPolicy | None = None, metadata_catalog: str | None = None):
         self.location = location
         self.engine = engine
         self.data_path = data_path
@@ -50,8 +52,11 @@ class LakeContext:
         self.data_inlining_row_limit = data_inlining_row_limit
         self.pinned_snapshot = pinned_snapshot
         self.author = author
+        self.retry = retry or RetryPolicy()  # the ducklake_*retry* settings; lake.sql's SET changes them
+        self.metadata_catalog = metadata_catalog
         self._spark = spark
         self.table_cache = reader.TableCache()
+        self.file_cache = FileListCache()  # big tables' file lists, per snapshot
         self.last_committed: int | None = None  # the newest snapshot this handle committed
 
     @classmethod
@@ -59,9 +64,11 @@ class LakeContext:
                read_only: bool = False, data_inlining_row_limit: int | None = None,
                snapshot_version: int | None = None, snapshot_time: datetime | None = None,
                author: str | None = None, automatic_migration: bool = False,
-               override_data_path: bool = False) -> LakeContext:
+               override_data_path: bool = False, metadata_schema: str | None = None,
+               metadata_catalog: str | None = None, retry: RetryPolicy | None = None) -> LakeContext:
         """Open (or create) a lake from an ATTACH string; a driver error becomes a CatalogError naming its cause."""
-        location = parse_catalog(catalog)
+        location = with_metadata_schema(parse_catalog(catalog), metadata_schema)
+        metadata_catalog = check_metadata_catalog(metadata_catalog)
         snapshot_version = check_version(snapshot_version, "snapshot_version")
         snapshot_time = check_time(snapshot_time, "snapshot_time")
         try:
@@ -77,7 +84,7 @@ class LakeContext:
         else:
             return cls(location, opened.engine, opened.data_path, spark=spark, read_only=read_only,
                        data_inlining_row_limit=data_inlining_row_limit, pinned_snapshot=opened.pinned_snapshot,
-                       author=author)
+                       author=author, retry=retry, metadata_catalog=metadata_catalog)
         # raised outside the handler: the driver's error (and its text, which may hold a password) stays unchained
         raise CatalogError(f"cannot open catalog {location.describe()}: {failure}")
 
@@ -148,7 +155,7 @@ class LakeContext:
         with self.connect() as conn:
             snap = self.snapshot_id(conn, version, timestamp)
             info = reader.find_table(conn, snap, self.data_path, schema, name)
-            files = reader.data_files(conn, info, snap)
+            files = self.file_cache.data_files(conn, info, snap)
             mark_absent_columns(conn, info, files)
             pruned = prune_files(conn, info, files, where)
             return ScanPlan(
@@ -156,6 +163,9 @@ class LakeContext:
                 inlined=inlined_tables.read_rows(conn, info.table_id, info.columns, snap),
                 inlined_deletes=inlined_tables.inlined_deletes(conn, info.table_id, snap),
                 names_stable=reader.column_names_stable(conn, info.table_id),
+                deletion_vectors=(reader.option_value(reader.options(conn), "write_deletion_vectors",
+                                                      table_id=info.table_id, schema_id=info.schema_id)
+                                  or "").lower() in ("true", "1"),
             )
 
     def option(self, key: str, table: TableInfo | None = None) -> str | None:
@@ -215,7 +225,7 @@ class LakeContext:
                 read_snapshot = self.latest_snapshot()
             info = (properties or CommitProperties()).with_default_author(self.author)
             self.last_committed = commit(self.engine, operations, read_snapshot=read_snapshot,
-                                         data_path=self.data_path, info=info)
+                                         data_path=self.data_path, info=info, retry=self.retry)
             return self.last_committed
         except BaseException:
             if staged_files:

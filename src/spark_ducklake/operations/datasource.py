@@ -10,9 +10,9 @@ applies every filter, so pruning
 never changes a result. The Python API has no column pruning and reads slower than `lake.read` (bench/datasource.py).
 
 `df.write.format("ducklake").mode("append" | "overwrite").option("table", ...).save()` writes an existing
-table: each task writes one Parquet file (field ids, the table's types) with pyarrow into the table's directory,
-and the planner commits them as one snapshot (overwrite: the table's rows end in that same snapshot). Files are
-not partitioned or sorted by the table's keys and rows are never inlined: use `lake.write` for that.
+table as `lake.write` would (operations/datasource_write.py): tasks write Parquet files with pyarrow, split by the
+table's partition keys, or hand small batches back for the planner to inline; one snapshot (overwrite: the table's
+rows end in that same snapshot). Files are not sorted by SET SORTED BY keys.
 
 Options: `catalog` (attach string), `table` (or the load path), `data_path`, `versionAsOf`, `filterPushdown`
 (Spark refuses a source implementing pushdown while its conf is off, so this option must follow the conf).
@@ -26,8 +26,9 @@ import datetime as dt
 from typing import TYPE_CHECKING, Any
 
 import pyarrow as pa
-from pyspark.sql.datasource import DataSourceArrowWriter, DataSourceReader, InputPartition, WriterCommitMessage
+from pyspark.sql.datasource import DataSourceReader, InputPartition
 
+from .datasource_write import DuckLakeWriter
 from .streaming.source import DuckLakeDataSource, StreamOptions
 
 if TYPE_CHECKING:
@@ -78,18 +79,28 @@ class DuckLakeBatchSource(DuckLakeDataSource):
         return stream_schema(self.table, False)
 
     def writer(self, schema, overwrite: bool) -> DuckLakeWriter:
-        """The batch writer: files written by the tasks, one snapshot committed by `commit`."""
+        """The batch writer: files written (or rows handed back) by the tasks, one snapshot committed by `commit`."""
+        from ..catalog.operations.partitioning import current_spec
         from ..catalog.reads import reader
+        from ..spark.write import WriteOptions, rows_per_file
         from ..spec.names import parse_table_name as split_name
 
         if self.version is not None:
             raise ValueError("versionAsOf is a read option: a write always goes to the newest snapshot")
         table, name = split_name(self.settings.table)
+        explicit = _option(self.options, "data_inlining_row_limit")
+        if explicit is not None and not str(explicit).strip().isdigit():
+            raise ValueError(f"data_inlining_row_limit must be a row count, got {explicit!r}")
         lake = self.settings.attach()
+        if explicit is not None:
+            lake.data_inlining_row_limit = int(explicit)  # as lake.write on a handle attached with it
         try:
             with lake.engine.connect() as conn:
                 snapshot = reader.latest_snapshot(conn).snapshot_id
                 info = reader.find_table(conn, snapshot, lake.data_path, table, name)
+                info.partition = current_spec(conn, info.table_id, snapshot)
+                limit = lake.inlining_limit(info, conn)
+            options = WriteOptions.from_lake_options(lambda key: lake.option(key, info))
         finally:
             lake.close()
         by_name = {c.name.lower(): c for c in info.columns}
@@ -97,7 +108,8 @@ class DuckLakeBatchSource(DuckLakeDataSource):
         if sorted(names) != sorted(by_name):
             raise ValueError(f"format('ducklake') writes need the table's columns {[c.name for c in info.columns]}, "
                              f"got {schema.fieldNames()} (lake.write(..., merge_schema=True) evolves the schema)")
-        return DuckLakeWriter(self.settings, info, snapshot, overwrite)
+        return DuckLakeWriter(self.settings, info, snapshot, overwrite, limit=limit, options=options,
+                              rows_per_file=rows_per_file(info, options))
 
     def reader(self, schema) -> DuckLakeBatchReader:
         """The batch reader at the source's snapshot."""
@@ -177,80 +189,6 @@ class PushdownBatchReader(DuckLakeBatchReader):
         return list(filters)
 
 
-class FilesWritten(WriterCommitMessage):
-    """The data files one write task left (not yet part of the lake)."""
-
-    def __init__(self, files: list):
-        self.files = files
-
-
-class DuckLakeWriter(DataSourceArrowWriter):
-    """Tasks write Parquet files with field ids into the table's directory; `commit` adds them in one snapshot
-    (after ending every row first when overwriting); `abort` deletes them."""
-
-    def __init__(self, settings: StreamOptions, table, read_snapshot: int, overwrite: bool):
-        self.settings, self.table, self.read_snapshot, self.overwrite = settings, table, read_snapshot, overwrite
-
-    def write(self, iterator) -> FilesWritten:
-        """One Parquet file of the task's rows (none for an empty task)."""
-        import pyarrow.parquet as pq
-
-        from ..spark.paths import filesystem
-        from ..spark.write import describe_file
-        from ..spec import types
-        from ..spec.uuid7 import new_uuid
-
-        batches = list(iterator)
-        rows = sum(b.num_rows for b in batches)
-        if not rows:
-            return FilesWritten([])
-        data = pa.Table.from_batches(batches)
-        by_name = {name.lower(): name for name in data.column_names}
-        target = types.to_arrow_schema(self.table.columns)
-        arrays = []
-        for col, field in zip(self.table.columns, target, strict=True):
-            values = data.column(by_name[col.name.lower()])
-            if not col.nullable and values.null_count:
-                raise ValueError(f"NOT NULL column {col.name!r} of {self.table.schema_name}.{self.table.name} got "
-                                 f"{values.null_count} nulls")
-            arrays.append(values.cast(field.type))
-        path = f"{self.table.path}ducklake-{new_uuid()}.parquet"
-        fs, inner = filesystem(path)
-        fs.create_dir(inner.rsplit("/", 1)[0], recursive=True)  # a new table has no directory yet
-        with fs.open_output_stream(inner) as out:
-            pq.write_table(pa.Table.from_arrays(arrays, schema=target), out)
-        return FilesWritten([describe_file(path, self.table.columns)])
-
-    def commit(self, messages) -> None:
-        """Add every task's files as one snapshot (an overwrite ends the table's rows in it first)."""
-        from ..catalog.operations.data import AppendFiles, ReplaceAll
-
-        files = [f for m in messages if m is not None for f in m.files]
-        ops = ([ReplaceAll(self.table)] if self.overwrite else []) + ([AppendFiles(self.table, files)] if files
-                                                                     else [])
-        if not ops:
-            return
-        lake = _attach_writable(self.settings)
-        try:
-            lake.commit(ops, read_snapshot=self.read_snapshot)
-        finally:
-            lake.close()
-
-    def abort(self, messages) -> None:
-        """Remove the files the tasks wrote."""
-        from ..spark.write import delete_paths
-
-        delete_paths([f.path for m in messages if m is not None for f in m.files])
-
-
-def _attach_writable(settings: StreamOptions):
-    """The lake to commit to, catalog only."""
-    from .context import LakeContext
-
-    return LakeContext.attach(settings.catalog, settings.data_path, create_if_missing=False,
-                              override_data_path=True)
-
-
 def _predicate(flt, names: set[str]) -> str | None:
     """Spark SQL for a pushed filter the catalog can prune by, or None."""
     kind = type(flt).__name__
@@ -288,25 +226,33 @@ def register(spark, lake: LakeContext | None = None) -> None:
     catalog and data path as defaults); one class per format name, so the batch source reads streams too."""
     source = DuckLakeBatchSource
     if lake is not None:
-        from .streaming.sink import attach_string
+        from .streaming.sink import attach_string, metadata_schema_option
 
         pushdown = str(spark.conf.get("spark.sql.python.filterPushdown.enabled", "false")).lower()
         source = type("DuckLakeBatchSource", (DuckLakeBatchSource,), {"defaults": {
-            "catalog": attach_string(lake), "data_path": lake.data_path, "filterpushdown": pushdown}})
+            "catalog": attach_string(lake), "data_path": lake.data_path, "filterpushdown": pushdown,
+            **metadata_schema_option(lake), **_limit_option(lake)}})
     spark.dataSource.register(source)
+
+
+def _limit_option(lake: LakeContext) -> dict[str, str]:
+    """The handle's attach-time data_inlining_row_limit (catalog options apply anyway), for its writes."""
+    limit = lake.data_inlining_row_limit
+    return {} if limit is None else {"data_inlining_row_limit": str(int(limit))}
 
 
 def read_stream(ctx: LakeContext, table: str, *, starting_snapshot: str | int = "earliest",
                 max_snapshots_per_trigger: int | None = None, include_changes: bool = False):
     """A streaming DataFrame of the table's new snapshots (see the module docstring for the options)."""
     from ..spec.names import parse_table_name as split_name
-    from .streaming.sink import attach_string
+    from .streaming.sink import attach_string, metadata_schema_option
     from .streaming.source import CATALOG_OPTION, FORMAT
 
     schema, name = split_name(table)
     ctx.table_info(f"{schema}.{name}")  # fail now, naming what is missing
     options = {CATALOG_OPTION: attach_string(ctx), "table": f"{schema}.{name}", "data_path": ctx.data_path,
-               "starting_snapshot": str(starting_snapshot), "include_changes": str(bool(include_changes)).lower()}
+               "starting_snapshot": str(starting_snapshot), "include_changes": str(bool(include_changes)).lower(),
+               **metadata_schema_option(ctx)}
     if max_snapshots_per_trigger is not None:
         options["max_snapshots_per_trigger"] = str(max_snapshots_per_trigger)
     register(ctx.spark)

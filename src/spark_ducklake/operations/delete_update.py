@@ -26,8 +26,24 @@ def _delete_op(plan, staged) -> DeleteRows:
 
 
 def stage_delete_op(ctx: LakeContext, plan, condition) -> tuple[DeleteRows | None, list[str], int]:
-    """(DeleteRows operation or None, staged delete files, rows) for the rows `condition` matches in the plan."""
+    """(DeleteRows operation or None, staged delete files, rows) for the rows `condition` matches in the plan;
+    in-process with pyarrow when the plan's files are small (operations/local), else on Spark."""
     from ..spark.deletes import plan_delete
+
+    if _in_process(ctx, plan):
+        from .local.dml import check_condition, matching_rows, stage_positions
+        from .local.expressions import NotLocal
+
+        try:
+            check_condition(plan, condition)
+            matches = matching_rows(plan, condition)
+        except NotLocal:
+            matches = None  # outside the in-process subset: Spark evaluates it
+        if matches is not None:
+            staged = stage_positions(plan, matches, ctx.inlining_limit(plan.table))
+            if staged.empty:
+                return None, [], 0
+            return _delete_op(plan, staged), [d.path for d in staged.delete_files], staged.deleted_rows
     from ..spark.expressions import check_expression
 
     spark = ctx.spark  # checked once per operation (ctx.spark re-verifies the session's confs on each use)
@@ -36,6 +52,13 @@ def stage_delete_op(ctx: LakeContext, plan, condition) -> tuple[DeleteRows | Non
     if staged.empty:
         return None, [], 0
     return _delete_op(plan, staged), [d.path for d in staged.delete_files], staged.deleted_rows
+
+
+def _in_process(ctx: LakeContext, plan) -> bool:
+    """Whether the plan's files (and their delete files) are small enough to change without Spark."""
+    from .local.threshold import is_small, scan_bytes, threshold_of
+
+    return is_small(threshold_of(ctx), scan_bytes(plan.files))
 
 
 def pruning_filter(condition) -> str | None:
@@ -59,6 +82,10 @@ def stage_update(ctx: LakeContext, plan, assignments: dict, condition) -> tuple[
     unknown = [name for name in assignments if name.lower() not in columns]
     if unknown:
         raise SchemaMismatchError(f"columns not in table {plan.table.qualified_name}: {', '.join(unknown)}")
+    if _in_process(ctx, plan):
+        local = _stage_update_in_process(ctx, plan, assignments, condition)
+        if local is not None:
+            return local
     spark = ctx.spark  # checked once per operation (ctx.spark re-verifies the session's confs on each use)
     check_expression(spark, plan.table, condition, "condition")
     for name, value in assignments.items():
@@ -87,6 +114,41 @@ def stage_update(ctx: LakeContext, plan, assignments: dict, condition) -> tuple[
         return [_delete_op(plan, staged), insert], written + files, staged.deleted_rows
     finally:
         new_rows.unpersist()
+
+
+def _stage_update_in_process(ctx: LakeContext, plan, assignments: dict, condition) -> tuple | None:
+    """An UPDATE staged with pyarrow (new versions written first, then the deletes), or None when a string or
+    the table's file layout is outside what the in-process path does exactly as Spark."""
+    from ..spark.write import delete_paths
+    from .local.dml import check_condition, matching_rows, stage_positions, updated_rows
+    from .local.expressions import NotLocal
+    from .local.scan import ROWID
+    from .write import write_arrow_files
+
+    try:
+        check_condition(plan, condition)
+        matches = matching_rows(plan, condition, row_ids=True)
+        new_rows = updated_rows(plan, matches, assignments)
+    except NotLocal:
+        return None
+    if not matches.num_rows:
+        return [], [], 0
+    ids = matches.column(ROWID).combine_chunks()
+    limit = ctx.inlining_limit(plan.table)
+    data = conform_arrow(new_rows, plan.table)
+    if matches.num_rows <= limit and inlined.inlinable(plan.table.columns, ctx.engine, data):
+        insert, files = InlineInsert(plan.table, data, row_ids=ids.to_pylist()), []
+    else:
+        written = write_arrow_files(ctx, data, plan.table, plan.snapshot_id, options_table=plan.table, row_ids=ids)
+        if written is None:
+            return None
+        insert, files = AppendFiles(plan.table, written), [f.path for f in written]
+    try:
+        staged = stage_positions(plan, matches, limit)
+    except BaseException:
+        delete_paths(files)
+        raise
+    return [_delete_op(plan, staged), insert], [d.path for d in staged.delete_files] + files, staged.deleted_rows
 
 
 def stage_rows(ctx: LakeContext, plan, rows, count: int, *, keep_ids: bool) -> tuple[object, list[str]]:

@@ -2,8 +2,9 @@
 
 Operations are staged as they are called (files written by executors, catalog rows not yet) and committed in one
 catalog transaction when the block ends without an exception; an exception, or a conflict at commit, deletes every
-staged file and leaves the catalog untouched. Reads inside the block see the lake as of the block's start, and
-tables created in the block can be written to; row-level changes (delete/update) address tables as they were at the
+staged file and leaves the catalog untouched. `tx.read(table)` (and `tx.staged()`) see the transaction's own
+staged changes, no other reader does; `lake.read` inside the block sees the lake without them. Tables created in
+the block can be written to; row-level changes (delete/update) address tables as they were at the
 start, one change (delete, update or merge) per table per transaction. ALTERs (update_schema, partitioning, sort
 keys) take tables as they were at the start too, one per table, and such a table is not written in the same block.
 """
@@ -229,6 +230,27 @@ class Transaction:
         if key in self.new_tables or key in self.row_changed:
             raise DuckLakeError(f"only one row-level change per pre-existing table in a transaction: {schema}.{name}")
         self.row_changed.add(key)
+
+    # ----------------------------------------------------------------------------------------- reads
+    def staged(self):
+        """`with tx.staged() as ctx:` a read-only LakeContext of the lake as this transaction would leave it (its
+        staged operations applied, nothing committed; operations/staged_reads.py). Plan reads inside the block."""
+        from .staged_reads import staged_context
+
+        return staged_context(self.ctx, self.ops, self.read_snapshot)
+
+    def read(self, table: str, *, where: str | None = None):
+        """The table as this transaction sees it: its staged rows, deletes and updates included (other readers
+        see none of them before the commit). The DataFrame reads staged files: use it before an abort."""
+        from ..spark.expressions import check_expression
+
+        with self.staged() as ctx:
+            plan = ctx.plan_scan(table, where=where)
+        spark = self.ctx.spark
+        if where:
+            check_expression(spark, plan.table, where, "where")
+        frame = plan.to_dataframe(spark)
+        return frame.where(where) if where else frame
 
     # ----------------------------------------------------------------------------------------- helpers
     def _existing(self, name: str) -> TableInfo:

@@ -35,19 +35,44 @@ def new_table(schema: str, name: str, source_schema, schema_id: int, schema_path
     return create, info
 
 
-def write_files(ctx: LakeContext, frame, table: TableInfo, snapshot_id: int, *, options_table: TableInfo | None,
-                row_ids: bool = False) -> list:
-    """Write a conformed DataFrame as the table's Parquet files, partitioned and sorted as the table is at the
-    snapshot (looked up once per TableInfo); nothing committed. `options_table` scopes the lake options (None for
-    a table not yet created)."""
+def load_layout(ctx: LakeContext, table: TableInfo, snapshot_id: int) -> None:
+    """Fill in the table's partitioning and sort keys as of the snapshot, unless this TableInfo has them."""
     from ..catalog.operations.partitioning import current_spec
     from ..catalog.operations.sorting import current_sort
-    from ..spark.write import write_data_files
 
     if table.partition is None or table.sort_keys is None:
         with ctx.engine.connect() as conn:
             table.partition = current_spec(conn, table.table_id, snapshot_id)
             table.sort_keys = current_sort(conn, table.table_id, snapshot_id)
+
+
+def write_arrow_files(ctx: LakeContext, data: pa.Table, table: TableInfo, snapshot_id: int, *,
+                      options_table: TableInfo | None, row_ids: pa.Array | None = None) -> list | None:
+    """Write Arrow rows (the table's columns) as data files in-process with pyarrow when they are small
+    (operations/local/threshold.py) and the table's layout allows it; None: the caller writes on Spark."""
+    from .local.expressions import NotLocal
+    from .local.threshold import is_small, threshold_of
+    from .local.write import check_layout, write_table_files
+
+    if not is_small(threshold_of(ctx), data.nbytes):
+        return None
+    load_layout(ctx, table, snapshot_id)
+    options = _write_options(ctx, options_table)
+    try:
+        check_layout(table, options.sort_on_insert)
+    except NotLocal:
+        return None
+    return write_table_files(conform_arrow(data, table), table, options, row_ids=row_ids)
+
+
+def write_files(ctx: LakeContext, frame, table: TableInfo, snapshot_id: int, *, options_table: TableInfo | None,
+                row_ids: bool = False) -> list:
+    """Write a conformed DataFrame as the table's Parquet files, partitioned and sorted as the table is at the
+    snapshot (looked up once per TableInfo); nothing committed. `options_table` scopes the lake options (None for
+    a table not yet created)."""
+    from ..spark.write import write_data_files
+
+    load_layout(ctx, table, snapshot_id)
     required = [c for c in table.columns if not c.nullable]
     try:
         return write_data_files(ctx.spark, _not_null_guard(frame, table, required), table,
@@ -102,10 +127,14 @@ def stage_write(ctx: LakeContext, data, table: TableInfo, ref: TableRef | None, 
     if limit is None:
         limit = ctx.inlining_limit(table if replace_existing else None)
     small = None
+    options_table = table if ref is None else None
     if is_arrow:
         if data.num_rows <= limit:
             small = conform_arrow(data, table)
         else:
+            local = write_arrow_files(ctx, data, table, read_snapshot, options_table=options_table)
+            if local is not None:
+                return _with_files(staged, local, table, ref)
             data = _arrow_frame(ctx, data)
     if small is None:
         conformed = conform_spark(data, table)  # schema errors surface before any Spark job runs
@@ -116,12 +145,19 @@ def stage_write(ctx: LakeContext, data, table: TableInfo, ref: TableRef | None, 
     if small is not None and not inlined.inlinable(table.columns, ctx.engine, small):
         small = None  # values DuckDB could not read back from this catalog's text form: write Parquet
         if is_arrow:
+            local = write_arrow_files(ctx, data, table, read_snapshot, options_table=options_table)
+            if local is not None:
+                return _with_files(staged, local, table, ref)
             conformed = conform_spark(_arrow_frame(ctx, data), table)
     if small is not None:
         if small.num_rows:
             staged.ops.append(InlineInsert(table, small, ref))
         return staged
-    files = write_files(ctx, conformed, table, read_snapshot, options_table=table if ref is None else None)
+    files = write_files(ctx, conformed, table, read_snapshot, options_table=options_table)
+    return _with_files(staged, files, table, ref)
+
+
+def _with_files(staged: StagedWrite, files: list, table: TableInfo, ref: TableRef | None) -> StagedWrite:
     staged.files += [f.path for f in files]
     if files:
         staged.ops.append(AppendFiles(table, files, ref))

@@ -14,6 +14,7 @@ from decimal import Decimal
 import pyarrow as pa
 import pyarrow.parquet as pq
 
+from ..errors import SchemaMismatchError
 from ..spec import types
 from ..spec.internal_columns import ROW_ID_COLUMN, SNAPSHOT_ID_COLUMN
 from ..spec.model import Column, DataFile
@@ -27,6 +28,10 @@ def read_with_arrow(spark, files: list[DataFile], present: list[Column], interna
     `name_map` (catalog.name_maps) are matched by top-level name, their hive-path columns from `hive_values`."""
     from pyspark.sql import types as T
 
+    variants = [c.name for c in present if any(part.type == "variant" for part in c.walk())]
+    if variants:  # shredded variants need Spark's own reader; this path would have to unshred them
+        raise SchemaMismatchError(f"column {variants[0]!r}: a variant column cannot be read in a table that also has "
+                                  "uuid, time, timetz, timestamp_ns or interval columns (docs/types.md)")
     out_fields = [T.StructField(internal[c.column_id], spark_types.to_spark_type(c), True) for c in present]
     out_fields += [T.StructField(SNAPSHOT_ID_COLUMN, T.LongType(), True),
                    T.StructField(ROW_ID_COLUMN, T.LongType(), True),

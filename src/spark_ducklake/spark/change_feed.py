@@ -16,6 +16,7 @@ from ..catalog.planners.change_feed import ChangePlan
 from ..spec.internal_columns import ROW_ID_COLUMN, SNAPSHOT_ID_COLUMN
 from ..spec.names import spark_name
 from . import types as spark_types
+from .deletion_vectors import deletion_vector_positions
 from .scan import (
     BEGIN,
     DELETED,
@@ -79,8 +80,12 @@ def _first_deletions(spark, plan: ChangePlan):
     from pyspark.sql import functions as F
 
     parts = []
-    if plan.delete_files:
-        parts.append(delete_file_positions(spark, plan.delete_files))
+    vectors = [(path, fid, begin, None) for path, fid, begin in plan.delete_files if path.endswith(".puffin")]
+    positional = [d for d in plan.delete_files if not d[0].endswith(".puffin")]
+    if positional:
+        parts.append(delete_file_positions(spark, positional))
+    if vectors:  # deletion vectors (write_deletion_vectors), read by executor tasks
+        parts.append(deletion_vector_positions(spark, vectors, (FILE, POS, DELETED)))
     if plan.inlined_deletes:
         parts.append(spark.createDataFrame(plan.inlined_deletes, f"{FILE} long, {POS} long, {DELETED} long"))
     if not parts:

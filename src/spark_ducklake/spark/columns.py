@@ -4,6 +4,10 @@ from __future__ import annotations
 
 from ..spec.names import spark_name
 
+# Helper columns a scan adds (file path, row position, data file id, first row id, first snapshot): underscored
+# so no lake column collides with them.
+PATH, POS, FILE, ROW_START, BEGIN = "_dl_path", "_dl_pos", "_dl_file", "_dl_row_start", "_dl_begin"
+
 
 def spark_col(name: str, qualifier: str | None = None):
     """A Spark Column referring to the column named exactly `name` (optionally of a DataFrame alias)."""

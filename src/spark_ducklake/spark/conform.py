@@ -100,7 +100,7 @@ def _by_name(expr, got, col: Column, path: str):
 
     target = spark_types.to_spark_type(col)
     if not col.is_nested or got == target:
-        return expr.cast(target)
+        return spark_types.conform_column(col, expr, got)
     if col.type == "struct" and isinstance(got, StructType):
         fields = {f.name.lower(): f for f in got.fields}
         unknown = sorted(set(fields) - {c.name.lower() for c in col.children})

@@ -106,6 +106,10 @@ def _to_spark(dtype: exp.DataType, ddl: str):
         return T.TimestampType()  # Spark's TIMESTAMP is the local-time-zone kind
     if name == "TIMESTAMPNTZ":
         return T.TimestampNTZType()
+    if name == "VARIANT":
+        return T.VariantType()
+    if name == "GEOMETRY":  # DuckLake's geometry (no CRS kept): Spark's GEOMETRY stands for it in a schema
+        return T.GeometryType(0)
     if name in _SIMPLE:
         return getattr(T, _SIMPLE[name])()
     raise SchemaMismatchError(f"unsupported column type {dtype.sql(dialect='spark')} in {ddl!r}")

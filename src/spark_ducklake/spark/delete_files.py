@@ -18,6 +18,8 @@ import pyarrow.parquet as pq
 
 from ..spec.internal_columns import SNAPSHOT_ID_COLUMN, SNAPSHOT_ID_FIELD_ID
 from ..spec.model import DeleteFile
+from .columns import POS
+from .deletion_vectors import as_positional, write_vectors
 from .paths import filesystem
 
 # This module runs on executors, which have pyarrow but not sqlalchemy: it imports nothing that needs the catalog
@@ -57,17 +59,17 @@ class WrittenDeleteFile:
     last_snapshot: int | None = None
 
 
-def write_delete_files(spark, positions, targets: dict[str, DeleteTarget], table_path: str) -> dict[
-        str, WrittenDeleteFile]:
+def write_delete_files(spark, positions, targets: dict[str, DeleteTarget], table_path: str, *,
+                       vectors: bool = False) -> dict[str, WrittenDeleteFile]:
     """One delete file per key of `positions` (columns `_dl_key`, `_dl_pos` and maybe `_dl_snap`; the key names a
     target), written in one Spark job: each key's positions meet in one task, which merges them with the target's
     old delete file and writes the result straight to its final name. Returns the files by key; on failure none
     is left behind."""
     from ..spec.uuid7 import new_uuid
-    from .scan import POS
     from .write import delete_paths
 
-    names = {key: f"{table_path}ducklake-{new_uuid()}-delete.parquet" for key in targets}
+    suffix = "puffin" if vectors else "parquet"  # the lake's write_deletion_vectors option
+    names = {key: f"{table_path}ducklake-{new_uuid()}-delete.{suffix}" for key in targets}
     stamped = SNAP in positions.columns
     result_schema = (f"{KEY} string, path string, delete_count long, file_size_bytes long, footer_size long, "
                      "first_snapshot long, last_snapshot long")
@@ -117,7 +119,8 @@ def write_delete_file(path: str, data_path: str, positions, snapshots=None,
     pos_parts, snap_parts = [pos], [snaps]
     if old is not None:
         fs, inner = filesystem(old.path)
-        stored = pq.read_table(inner, filesystem=fs)
+        stored = (as_positional(old.path, old.begin_snapshot, old.partial_max) if old.format == "puffin"
+                  else pq.read_table(inner, filesystem=fs))
         pos_parts.append(stored.column("pos").cast(pa.int64()))
         old_snaps = (stored.column(SNAPSHOT_ID_COLUMN).cast(pa.int64()) if SNAPSHOT_ID_COLUMN in stored.column_names
                      else pa.chunked_array([pa.nulls(stored.num_rows, pa.int64())]))
@@ -138,7 +141,11 @@ def restamp(path: str, before: int, after: int) -> WrittenDeleteFile:
     """Rewrite a partial delete file (not yet committed, so nobody reads it) in place, its positions deleted at
     snapshot `before` now deleted at `after`: the commit landed on another snapshot id than the one foreseen."""
     fs, inner = filesystem(path)
-    stored = pq.read_table(inner, filesystem=fs)
+    if path.endswith(".puffin"):  # every blob of a partial vector file names its snapshot
+        stored = as_positional(path, before, None)
+        stored = stored.append_column("file_path", pa.array([""] * stored.num_rows, pa.string()))
+    else:
+        stored = pq.read_table(inner, filesystem=fs)
     snaps = stored.column(SNAPSHOT_ID_COLUMN)
     fixed = pc.if_else(pc.equal(snaps, before), pa.scalar(after, pa.int64()), snaps)
     written = _write(path, pa.table({"file_path": stored.column("file_path"), "pos": stored.column("pos"),
@@ -146,6 +153,23 @@ def restamp(path: str, before: int, after: int) -> WrittenDeleteFile:
     written.first_snapshot = pc.min(fixed).as_py()
     written.last_snapshot = pc.max(fixed).as_py()
     return written
+
+
+def positions_as_of(delete_file: DeleteFile, snapshot_id: int) -> pa.Array:
+    """The positions a delete file lists as deleted at `snapshot_id` (int64): a partial file's per-position
+    snapshots are honoured, a plain file's positions all date from its begin snapshot."""
+    fs, inner = filesystem(delete_file.path)
+    if delete_file.format == "puffin":
+        stored = as_positional(delete_file.path, delete_file.begin_snapshot, delete_file.partial_max)
+    else:
+        schema = pq.read_schema(inner, filesystem=fs)
+        columns = ["pos"] + ([SNAPSHOT_ID_COLUMN] if SNAPSHOT_ID_COLUMN in schema.names else [])
+        stored = pq.read_table(inner, columns=columns, filesystem=fs)
+    pos = stored.column("pos").cast(pa.int64())
+    if SNAPSHOT_ID_COLUMN in stored.column_names:
+        when = pc.fill_null(stored.column(SNAPSHOT_ID_COLUMN).cast(pa.int64()), delete_file.begin_snapshot)
+        pos = pos.filter(pc.less_equal(when, snapshot_id))
+    return pos.combine_chunks()
 
 
 def snapshot_range(path: str) -> tuple[int, int] | None:
@@ -168,6 +192,8 @@ def snapshot_range(path: str) -> tuple[int, int] | None:
 
 
 def _write(path: str, table: pa.Table) -> WrittenDeleteFile:
+    if path.endswith(".puffin"):  # write_deletion_vectors: the same rows as Iceberg deletion vectors
+        return WrittenDeleteFile(path, *write_vectors(path, table))
     fs, inner = filesystem(path)
     with fs.open_output_stream(inner) as out:
         pq.write_table(table, out)

@@ -33,6 +33,16 @@ class DeletePlan:
         return self.deleted_rows == 0
 
 
+def split_ended(files: dict, file_counts: dict[int, int]) -> tuple[list[int], dict[int, int]]:
+    """The data files (`files` by id) a delete of `file_counts` rows per file id ends, and the rest with their
+    counts."""
+    # As the reference: a data file ends when its delete file would hold every row (inlined deletes of it are not
+    # counted: such a file keeps a delete file of its other rows, which DuckDB's change feed needs).
+    already = {fid: f.delete_file.delete_count if f.delete_file else 0 for fid, f in files.items()}
+    ended = [fid for fid, n in file_counts.items() if n + already[fid] >= files[fid].record_count]
+    return ended, {fid: n for fid, n in file_counts.items() if fid not in ended}
+
+
 def plan_delete(spark, plan: ScanPlan, condition, inline_limit: int) -> DeletePlan:
     """Find the rows `condition` matches (on executors) and stage what deleting them takes."""
     frame = plan.to_dataframe(spark, positions=True)
@@ -62,11 +72,7 @@ def stage_deletes(spark, plan: ScanPlan, matches, inline_limit: int) -> DeletePl
     if not file_counts:
         return result
     files = {f.data_file_id: f for f in plan.files if f.data_file_id in file_counts}
-    # As the reference: a data file ends when its delete file would hold every row (inlined deletes of it are not
-    # counted: such a file keeps a delete file of its other rows, which DuckDB's change feed needs).
-    already = {fid: f.delete_file.delete_count if f.delete_file else 0 for fid, f in files.items()}
-    result.ended_files = [fid for fid, n in file_counts.items() if n + already[fid] >= files[fid].record_count]
-    rest = {fid: n for fid, n in file_counts.items() if fid not in result.ended_files}
+    result.ended_files, rest = split_ended(files, file_counts)
     if rest and sum(rest.values()) <= inline_limit:
         if positions is None:
             positions = matches.where(F.col(FILE).isin(list(rest))).collect()
@@ -79,10 +85,10 @@ def stage_deletes(spark, plan: ScanPlan, matches, inline_limit: int) -> DeletePl
         targets = {str(fid): DeleteTarget(files[fid].path, files[fid].delete_file, plan.snapshot_id + 1)
                    for fid in rest}
         new = matches.where(F.col(FILE).isin(list(rest))).select(F.col(FILE).cast("string").alias(KEY), POS)
-        written = write_delete_files(spark, new, targets, plan.table.path)
+        written = write_delete_files(spark, new, targets, plan.table.path, vectors=plan.deletion_vectors)
         result.delete_files = [
             NewDeleteFile(int(key), w.path, w.delete_count, w.file_size_bytes, w.footer_size,
-                          replaces=targets[key].old, first_snapshot=w.first_snapshot,
+                          replaces=None if plan.deletion_vectors else targets[key].old, first_snapshot=w.first_snapshot,
                           predicted_snapshot=targets[key].snapshot)
             for key, w in written.items()]
     return result

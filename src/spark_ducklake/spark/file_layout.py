@@ -22,5 +22,5 @@ def estimated_row_width(columns: list[Column]) -> int:
 
 
 def needs_name_mapping(columns: list[Column]) -> bool:
-    """Spark leaves list elements and map keys/values without field ids; readers then need names."""
-    return any(c.type in ("list", "map") for top in columns for c in top.walk())
+    """Spark leaves list elements, map keys/values and variant columns without field ids; readers then need names."""
+    return any(c.type in ("list", "map", "variant") for top in columns for c in top.walk())

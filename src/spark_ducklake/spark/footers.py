@@ -115,6 +115,8 @@ def describe(path: str, plan: AddPlan) -> dict:
     schema = meta.schema.to_arrow_schema()
     hive = _hive_values(path) if plan.hive_partitioning is not False else {}
     mapper = _Mapper(plan, path)
+    mapper.geometry_paths = {meta.schema.column(i).path for i in range(meta.num_columns)
+                             if meta.schema.column(i).logical_type.type == "GEOMETRY"}
     _check_field_ids(schema, plan, path)
     entries, hive_columns = mapper.map_top(schema, hive)
     stats = file_column_stats(meta, plan.columns, leaves=mapper.leaves)
@@ -127,7 +129,7 @@ def describe(path: str, plan: AddPlan) -> dict:
         "path": path, "record_count": meta.num_rows, "file_size_bytes": size, "footer_size": meta.serialized_size,
         "mapping": entries,
         "stats": {str(cid): [s.value_count, s.null_count, s.min_value, s.max_value, s.contains_nan,
-                             s.column_size_bytes] for cid, s in stats.items()},
+                             s.column_size_bytes, s.extra_stats] for cid, s in stats.items()},
         "partition_values": _partition_values(plan, path, hive, hive_columns),
     }
 
@@ -155,7 +157,8 @@ def describe_json(path: str, plan: AddPlan) -> str:
 def stats_of(description: dict) -> dict[int, ColumnStats]:
     """The ColumnStats of a description."""
     return {int(cid): ColumnStats(column_id=int(cid), value_count=v[0], null_count=v[1], min_value=v[2],
-                                  max_value=v[3], contains_nan=v[4], column_size_bytes=v[5])
+                                  max_value=v[3], contains_nan=v[4], column_size_bytes=v[5],
+                                  extra_stats=v[6] if len(v) > 6 else None)
             for cid, v in description["stats"].items()}
 
 
@@ -208,6 +211,7 @@ class _Mapper:
     def __init__(self, plan: AddPlan, path: str):
         self.plan, self.path = plan, path
         self.leaves: list[Column | None] = []
+        self.geometry_paths: set[str] = set()  # leaves of Parquet's GEOMETRY logical type (binary to Arrow)
 
     def map_top(self, schema: pa.Schema, hive: dict[str, str | None]):
         by_name = {c.name.lower(): c for c in self.plan.columns}
@@ -307,6 +311,11 @@ class _Mapper:
                     f'Failed to map column "{name}" from file "{self.path}" to the column in table '
                     f'"{self.plan.table_name}"\n* Incompatible decimal precision/scale - found precision '
                     f'{t.precision}, scale {t.scale} - but table is defined with precision {precision}, scale {scale}')
+            return
+        if col.type == "geometry":
+            if name not in self.geometry_paths:  # the reference's words: GeoParquet's WKB is a plain BLOB
+                self._fail(name, '"GEOMETRY"', f'"{found}". Is this a GeoParquet v1.*.* file? DuckLake only supports '
+                           "GEOMETRY types stored in native Parquet(V3) format, not GeoParquet(v1.*.*)")
             return
         accepted = _accepted(col.type)
         if accepted is None:

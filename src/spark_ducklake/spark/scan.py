@@ -1,10 +1,12 @@
 """Building a table's DataFrame at a snapshot on Spark's native Parquet reader.
 
-Data files are read by Parquet field id (column pruning and filter pushdown stay Spark's). Deletes are applied as
-an anti-join on (file, `_metadata.row_index`). Files that predate a column yield its initial default; inlined rows
-from the catalog are unioned in. When a column name ever changed meaning, columns are read under internal names
-so Spark's by-name row-group filters cannot pick the wrong column. Columns Spark cannot decode (uuid, time,
-timestamp_ns, interval) make the scan read its files with pyarrow on the executors instead (`arrow_files.py`).
+Data files are read by Parquet field id (column pruning and filter pushdown stay Spark's). Files without deletes are
+a plain scan; deleted positions (read on the driver when few) are broadcast and anti-joined on
+`_metadata.row_index`, per file or on (file, position), never shuffling a row (`without_deleted`). Files that
+predate a column yield its initial default; inlined rows from the catalog are unioned in. When a column name ever
+changed meaning, columns are read under internal names so Spark's by-name row-group filters cannot pick the wrong
+column. Columns Spark cannot decode (uuid, time, timestamp_ns, interval) make the scan read its files with pyarrow
+on the executors instead (`arrow_files.py`).
 """
 
 from __future__ import annotations
@@ -13,6 +15,7 @@ from collections import defaultdict
 from functools import reduce
 
 import pyarrow as pa
+import pyarrow.compute as pc
 
 from ..spec import types
 from ..spec.internal_columns import ROW_ID_COLUMN, SNAPSHOT_ID_COLUMN
@@ -20,12 +23,16 @@ from ..spec.model import Column, DataFile, TableInfo
 from ..spec.names import spark_name
 from . import types as spark_types
 from .arrow_files import read_with_arrow
+from .columns import BEGIN, FILE, PATH, POS, ROW_START
+from .delete_files import positions_as_of
+from .deletion_vectors import deletion_vector_positions
 from .mapped_files import read_mapped
 from .paths import read_parquet, spark_file_uri
 
-PATH, POS, FILE, ROW_START, BEGIN = "_dl_path", "_dl_pos", "_dl_file", "_dl_row_start", "_dl_begin"
 DELETED = "_dl_deleted"
 BROADCAST_POSITIONS = 1_000_000  # about 16 MB of (file, position) pairs
+LOCAL_DELETE_FILES = 2_000  # delete files a scan reads on the driver (each a request on object storage)
+PER_FILE_SCANS = 16  # files with deletes that get a scan each (every scan adds planning time)
 
 
 def scan_table(spark, table: TableInfo, files: list[DataFile], *, snapshot_id: int,
@@ -40,40 +47,98 @@ def scan_table(spark, table: TableInfo, files: list[DataFile], *, snapshot_id: i
 
     inlined_deletes = {k: v for k, v in (inlined_deletes or {}).items() if v}
     internal = internal_names(table, names_stable)
-    file_ids = {f.data_file_id for f in files}
-    has_deletes = any(f.delete_file for f in files) or bool(set(inlined_deletes) & file_ids)
+    dirty_ids = {f.data_file_id for f in files if f.delete_file} | (set(inlined_deletes) & {f.data_file_id
+                                                                                            for f in files})
     partial = any(f.partial_max is not None and f.partial_max > snapshot_id for f in files)
-    need_pos = has_deletes or row_ids or partial or positions
     lineage = row_ids or partial  # rows rewritten by updates/compaction carry their own row id
-    native = all(spark_types.is_native(c) for c in table.columns)
-
-    data = read_files(spark, table, files, internal, positions=need_pos, snapshots=partial, lineage=lineage)
-    if data is not None:
-        if need_pos:
-            if partial:
-                data = data.where(F.col(SNAPSHOT_ID_COLUMN).isNull() | (F.col(SNAPSHOT_ID_COLUMN) <= snapshot_id))
-            if has_deletes:
-                deleted = deleted_positions(spark, files, inlined_deletes, snapshot_id)
-                known = sum(f.delete_file.delete_count or 0 for f in files if f.delete_file)
-                data = data.join(broadcast_if_small(deleted, known + sum(map(len, inlined_deletes.values()))),
-                                 [FILE, POS], "left_anti")
-            rowid = F.col(ROW_START) + F.col(POS)
-            if lineage or not native:
-                rowid = F.coalesce(F.col(ROW_ID_COLUMN), rowid)
-            data = data.withColumn("rowid", rowid)
     result_cols = [F.col(spark_name(internal[c.column_id])).alias(c.name) for c in table.columns]
     if row_ids:
         result_cols.append(F.col("rowid"))
     if positions:
         result_cols += [F.col(FILE), F.col(POS)]
-    if data is not None:
-        data = data.select(*result_cols)
+
+    def finish(data, with_pos: bool):
+        if with_pos:
+            if partial:
+                data = data.where(F.col(SNAPSHOT_ID_COLUMN).isNull() | (F.col(SNAPSHOT_ID_COLUMN) <= snapshot_id))
+            rowid = F.col(ROW_START) + F.col(POS)
+            if lineage or not all(spark_types.is_native(c) for c in table.columns):
+                rowid = F.coalesce(F.col(ROW_ID_COLUMN), rowid)
+            data = data.withColumn("rowid", rowid)
+        return data.select(*result_cols)
+
+    # Files without deletes are a plain scan: they pay for no join (nor for positions, unless asked).
+    plain_pos = row_ids or partial or positions
+    frames = []
+    clean = read_files(spark, table, [f for f in files if f.data_file_id not in dirty_ids], internal,
+                       positions=plain_pos, snapshots=partial, lineage=lineage)
+    if clean is not None:
+        frames.append(finish(clean, plain_pos))
+    dirty = [f for f in files if f.data_file_id in dirty_ids]
+    frames += [finish(frame, True) for frame in without_deleted(spark, table, dirty, internal, inlined_deletes,
+                                                                snapshot_id, partial=partial, lineage=lineage)]
+    data = reduce(lambda a, b: a.unionByName(b), frames) if frames else None
     if inlined is not None and inlined.num_rows:
         small = _inlined_frame(spark, inlined, table, row_ids, positions)
         data = small if data is None else data.unionByName(small)
     if data is None:
         data = spark.createDataFrame([], _result_schema(table, row_ids, positions))
     return data
+
+
+def without_deleted(spark, table: TableInfo, files: list[DataFile], internal: dict[int, str],
+                    inlined_deletes: dict[int, list[int]], snapshot_id: int, *, partial: bool, lineage: bool) -> list:
+    """Frames of the rows of `files` (each with deletes) not deleted at the snapshot, with position columns.
+
+    Few positions (the catalog's counts) are read on the driver and broadcast, so no Spark job builds them and no
+    row is shuffled. Few files get a scan each, anti-joined on the row position alone: a single long key, which
+    Spark's broadcast join looks up in a dense array, and no per-row file path to match. Many files share one
+    scan and a (file id, position) join; more positions than a broadcast holds are read by Spark and joined.
+    """
+    from pyspark.sql import functions as F
+
+    if not files:
+        return []
+    known = (sum(f.delete_file.delete_count or 0 for f in files if f.delete_file)
+             + sum(len(inlined_deletes.get(f.data_file_id, ())) for f in files))
+    vectors = any(f.delete_file is not None and f.delete_file.format == "puffin" for f in files)
+    if known > BROADCAST_POSITIONS or len(files) > LOCAL_DELETE_FILES or vectors:  # Spark reads the positions
+        data = read_files(spark, table, files, internal, positions=True, snapshots=partial, lineage=lineage)
+        deleted = deleted_positions(spark, files, inlined_deletes, snapshot_id)
+        return [data.join(broadcast_if_small(deleted, known), [FILE, POS], "left_anti")]
+    gone = _local_positions(files, inlined_deletes, snapshot_id)
+    if len(files) > PER_FILE_SCANS:
+        data = read_files(spark, table, files, internal, positions=True, snapshots=partial, lineage=lineage)
+        table_of = pa.table({FILE: pa.concat_arrays([pa.array([fid] * len(p), pa.int64()) for fid, p in gone.items()]),
+                             POS: pa.concat_arrays(list(gone.values()))})
+        return [data.join(F.broadcast(spark.createDataFrame(table_of)), [FILE, POS], "left_anti")]
+    frames = []
+    for f in files:
+        data = read_files(spark, table, [f], internal, positions=True, snapshots=partial, lineage=lineage)
+        if len(gone[f.data_file_id]):  # a partial delete file may hold only later deletions
+            positions = spark.createDataFrame(pa.table({POS: gone[f.data_file_id]}))
+            data = data.join(F.broadcast(positions), POS, "left_anti")
+        frames.append(data)
+    return frames
+
+
+def _local_positions(files: list[DataFile], inlined_deletes: dict[int, list[int]],
+                     snapshot_id: int) -> dict[int, pa.Array]:
+    """Data file id -> its positions deleted at the snapshot (delete file and inlined deletes), read on the driver
+    (delete files in parallel: on object storage each read is a request)."""
+    from concurrent.futures import ThreadPoolExecutor
+
+    with_files = [f for f in files if f.delete_file is not None]
+    with ThreadPoolExecutor(max_workers=max(1, min(8, len(with_files)))) as pool:
+        read = dict(zip([f.data_file_id for f in with_files],
+                        pool.map(lambda f: positions_as_of(f.delete_file, snapshot_id), with_files), strict=True))
+    out = {}
+    for f in files:
+        parts = [read[f.data_file_id]] if f.data_file_id in read else []
+        if inlined_deletes.get(f.data_file_id):
+            parts.append(pa.array(inlined_deletes[f.data_file_id], pa.int64()))
+        out[f.data_file_id] = pc.unique(pa.concat_arrays(parts)) if parts else pa.array([], pa.int64())
+    return out
 
 
 def broadcast_if_small(positions, count: int):
@@ -186,6 +251,11 @@ def _same(a, b) -> bool:
 def _attach_file_ids(spark, data, files: list[DataFile]):
     from pyspark.sql import functions as F
 
+    if len(files) == 1:  # one file (a scan of its own, to apply its deletes): constants, no join on its path
+        f = files[0]
+        return data.withColumns({FILE: F.lit(f.data_file_id).cast("long"),
+                                 ROW_START: F.lit(f.row_id_start or 0).cast("long"),
+                                 BEGIN: F.lit(f.begin_snapshot).cast("long")})
     lookup = spark.createDataFrame(pa.table({  # Arrow: far cheaper than Python rows for thousands of files
         PATH: pa.array([spark_file_uri(f.path) for f in files], pa.string()),
         FILE: pa.array([f.data_file_id for f in files], pa.int64()),
@@ -200,7 +270,12 @@ def deleted_positions(spark, files: list[DataFile], inlined_deletes: dict[int, l
 
     parts = []
     with_files = [(f.delete_file.path, f.data_file_id, f.delete_file.begin_snapshot) for f in files
-                  if f.delete_file is not None]
+                  if f.delete_file is not None and f.delete_file.format != "puffin"]
+    vectors = [(f.delete_file.path, f.data_file_id, f.delete_file.begin_snapshot, f.delete_file.partial_max)
+               for f in files if f.delete_file is not None and f.delete_file.format == "puffin"]
+    if vectors:
+        raw = deletion_vector_positions(spark, vectors, (FILE, POS, DELETED))
+        parts.append(raw.where(F.col(DELETED) <= snapshot_id).select(FILE, POS))
     if with_files:
         raw = delete_file_positions(spark, with_files)
         parts.append(raw.where(F.col(DELETED) <= snapshot_id).select(FILE, POS))

@@ -20,6 +20,7 @@ class ScanPlan:
     inlined: pa.Table | None
     inlined_deletes: dict[int, list[int]]
     names_stable: bool
+    deletion_vectors: bool = False  # the write_deletion_vectors option: new delete files are Puffin files
 
     def to_dataframe(self, spark, *, row_ids: bool = False, positions: bool = False):
         """The Spark DataFrame for this plan (Spark's native Parquet scan underneath)."""

@@ -19,6 +19,7 @@ _SPARK_NAMES = {
     "blob": "BinaryType", "date": "DateType", "timestamp": "TimestampNTZType", "timestamptz": "TimestampType",
     "timestamp_s": "TimestampNTZType", "timestamp_ms": "TimestampNTZType", "timestamp_ns": "TimestampNTZType",
     "uuid": "StringType", "time": "StringType", "timetz": "StringType", "interval": "StringType",
+    "variant": "VariantType", "geometry": "BinaryType",  # geometry: its WKB (write_column turns it back)
 }
 # Types whose Parquet encoding Spark's reader rejects; those files are read with pyarrow on executors.
 NOT_NATIVE = {"uuid", "time", "timetz", "timestamp_ns", "interval"}
@@ -91,8 +92,9 @@ def native_read_type(col: Column):
 
 
 def is_native(col: Column) -> bool:
-    """Whether Spark's Parquet reader can read this column (and all its children)."""
-    return native_read_type(col) is not None
+    """Whether Spark's Parquet reader can read this column (and all its children); needs no pyspark, as
+    `native_read_type` is None exactly then (the in-process reader asks it without Spark)."""
+    return col.type not in NOT_NATIVE and all(is_native(child) for child in col.children)
 
 
 def columns_from_spark(schema, first_id: int = 1) -> list[Column]:
@@ -130,8 +132,43 @@ def _from_spark(name: str, dtype, nullable: bool, counter) -> Column:
         else:
             if type(dtype).__name__ in ("CharType", "VarcharType"):
                 col.type = "varchar"
+            elif type(dtype).__name__ in ("VariantType", "GeometryType"):  # Spark 4.0 / 4.1 types
+                col.type = type(dtype).__name__[:-4].lower()
             else:
                 raise SchemaMismatchError(
                     f"column {name!r}: Spark type {dtype.simpleString()} has no DuckLake equivalent here"
                 )
     return col
+
+
+def conform_column(col: Column, expr, got):
+    """`expr` (of Spark type `got`) as the column's Spark type; a Spark GEOMETRY into a geometry column as WKB."""
+    if col.type == "geometry" and type(got).__name__ == "GeometryType":
+        from pyspark.sql import functions as F
+
+        return F.call_function("st_asbinary", expr)
+    return expr.cast(to_spark_type(col))
+
+
+def write_column(col: Column, expr):
+    """`expr` (of the column's Spark type) as Spark writes it: a geometry's WKB as Spark's GEOMETRY, so the file
+    has Parquet's GEOMETRY type and bounding-box statistics, which DuckDB needs (it casts no BLOB to GEOMETRY)."""
+    if col.type == "geometry":
+        from pyspark.sql import functions as F
+
+        return F.call_function("st_geomfromwkb", expr.cast(to_spark_type(col)))
+    return expr.cast(to_spark_type(col))
+
+
+def geometry_as_wkb(table, schema):
+    """A pyarrow table from Spark's Arrow batches with its GEOMETRY columns (struct<srid, wkb>) reduced to the WKB
+    that `schema` (with `spec.types.GEOMETRY_WKB` fields) expects: for pyarrow writers (object stores)."""
+    import pyarrow as pa
+
+    for i, field in enumerate(schema):
+        got = table.schema.field(i).type
+        if getattr(field.type, "extension_name", None) == "geoarrow.wkb" and pa.types.is_struct(got):
+            index = got.get_field_index("wkb")
+            wkb = pa.chunked_array([chunk.flatten()[index] for chunk in table.column(i).chunks], pa.binary())
+            table = table.set_column(i, table.schema.field(i).name, wkb)
+    return table

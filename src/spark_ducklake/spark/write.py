@@ -88,7 +88,7 @@ def with_field_ids(df, table: TableInfo, *, row_ids: bool = False, snapshot_ids:
     """
     from pyspark.sql import functions as F
 
-    cols = [F.col(spark_name(col.name)).cast(spark_types.to_spark_type(col)).alias(
+    cols = [spark_types.write_column(col, F.col(spark_name(col.name))).alias(
         col.name, metadata={types.FIELD_ID_KEY: col.column_id}) for col in table.columns]
     if row_ids:
         cols.append(F.col("rowid").cast("long").alias(ROW_ID_COLUMN, metadata={types.FIELD_ID_KEY: ROW_ID_FIELD_ID}))

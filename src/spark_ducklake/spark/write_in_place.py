@@ -19,11 +19,13 @@ import pyarrow.fs as pafs
 import pyarrow.parquet as pq
 
 from ..catalog import stats
+from ..errors import SchemaMismatchError
 from ..spec import types
 from ..spec.model import NewDataFile, PartitionSpec, TableInfo
 from ..spec.uuid7 import new_uuid
 from .file_layout import estimated_row_width, needs_name_mapping
 from .paths import filesystem
+from .types import geometry_as_wkb
 
 _RESULT = "path string, info binary"
 _PA_CODECS = {"uncompressed": "none", "lz4_raw": "lz4"}
@@ -50,6 +52,11 @@ def _type(arrow_type: pa.DataType, spark_type) -> pa.DataType:
 
     if isinstance(spark_type, T.StructType):
         return pa.struct([_field(arrow_type.field(i), f) for i, f in enumerate(spark_type.fields)])
+    if type(spark_type).__name__ == "GeometryType":  # written as Parquet GEOMETRY, with its statistics
+        return types.GEOMETRY_WKB
+    if isinstance(spark_type, T.VariantType):
+        raise SchemaMismatchError("variant columns cannot be written to object storage yet: its Parquet writer "
+                                  "(pyarrow) has no VARIANT type (docs/types.md)")
     if isinstance(spark_type, T.ArrayType):  # Spark writes no ids for elements: neither do we
         return pa.list_(pa.field("element", _type(arrow_type.value_type, spark_type.elementType)))
     return arrow_type
@@ -120,6 +127,20 @@ def write_groups_in_place(frame, table: TableInfo, key_columns: list[str], place
 
 
 
+def write_arrow_groups(groups, table: TableInfo, *, options, rows_per_file: int, row_width: int,
+                       needs_name_mapping: bool) -> list[NewDataFile]:
+    """Write conformed Arrow rows, given as ((directory, partition values), key, rows) groups, as files under
+    their final names (the data source's tasks and planner); nothing committed."""
+    schema = types.to_arrow_schema(table.columns)
+    out = _TaskWriter(table.path, schema, writer_options(options, row_width), row_group_rows(options, row_width),
+                      rows_per_file, table.columns, needs_name_mapping)
+    for where, key, rows in groups:
+        for batch in rows.cast(schema).to_batches():
+            out.write(where, key, batch)
+    out.close()
+    return [f for _key, f in out.files]
+
+
 def _runs(batch: pa.RecordBatch, key_columns: list[str]):
     """(partition key values, rows) for each run of equal keys in the batch (the whole batch when unpartitioned)."""
     if not key_columns:
@@ -179,7 +200,7 @@ class _TaskWriter:
 
     def _flush(self) -> None:
         if self._pending:
-            table = pa.Table.from_batches(self._pending).cast(self.schema)
+            table = geometry_as_wkb(pa.Table.from_batches(self._pending), self.schema).cast(self.schema)
             self._open[2].write_table(table, row_group_size=self.group_rows)
         self._pending, self._pending_rows = [], 0
 

@@ -121,6 +121,7 @@ class DeleteFile:
     partial_max: int | None = None
     file_size_bytes: int | None = None
     footer_size: int | None = None
+    format: str = "parquet"  # or "puffin": an Iceberg deletion vector (spark/deletion_vectors.py)
 
 
 @dataclass
@@ -157,6 +158,7 @@ class ColumnStats:
     max_value: str | None = None
     contains_nan: bool | None = None
     column_size_bytes: int | None = None
+    extra_stats: str | None = None  # geometry and variant: JSON (spec "Extra Statistics")
 
 
 @dataclass

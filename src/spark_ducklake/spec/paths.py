@@ -44,3 +44,8 @@ def relative_to(base: str, path: str) -> tuple[str, bool]:
 def dir_name_for(name: str, fallback: str) -> str:
     """The directory a schema/table gets: its name when plain, else its uuid (as the reference does)."""
     return f"{name}/" if re.fullmatch(r"[A-Za-z0-9_\-]+", name) else f"{fallback}/"
+
+
+def delete_file_format(path: str) -> str:
+    """`ducklake_delete_file.format` of a delete file we wrote: `puffin` for deletion vectors, else `parquet`."""
+    return "puffin" if path.endswith(".puffin") else "parquet"

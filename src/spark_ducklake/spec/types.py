@@ -44,7 +44,34 @@ _ARROW_TYPES: dict[str, pa.DataType] = {
     "time": pa.string(),
     "timetz": pa.string(),
     "interval": pa.string(),
+    "geometry": pa.binary(),  # WKB, as in the Parquet GEOMETRY logical type
 }
+# A variant as Spark's Arrow conversion has it (unshredded value and metadata; the field metadata marks it).
+VARIANT_ARROW = pa.struct([pa.field("value", pa.binary(), False),
+                           pa.field("metadata", pa.binary(), False, metadata={b"variant": b"true"})])
+
+
+class GeometryWKB(pa.ExtensionType):
+    """WKB in GeoArrow's extension type: pyarrow writes it as Parquet's GEOMETRY type, with its statistics."""
+
+    def __init__(self):
+        super().__init__(pa.binary(), "geoarrow.wkb")
+
+    def __arrow_ext_serialize__(self) -> bytes:
+        return b"{}"
+
+    @classmethod
+    def __arrow_ext_deserialize__(cls, storage_type, serialized):
+        return cls()
+
+
+GEOMETRY_WKB = GeometryWKB()
+try:
+    pa.register_extension_type(GEOMETRY_WKB)
+except pa.ArrowKeyError:  # registered already (by another copy of this module, or by geoarrow itself)
+    pass
+# Types with no string-encoded min/max: their statistics are JSON in `extra_stats` (spec: "Extra Statistics").
+EXTRA_STATS_TYPES = {"geometry", "variant"}
 
 # The spec's type promotions (ALTER ... SET TYPE, merge_schema), exactly its table.
 PROMOTIONS = {
@@ -77,6 +104,8 @@ def to_arrow_type(col: Column) -> pa.DataType:
         return pa.decimal128(38, 0)
     if col.type in _ARROW_TYPES:
         return _ARROW_TYPES[col.type]
+    if col.type == "variant":
+        return VARIANT_ARROW
     raise SchemaMismatchError(f"column {col.name!r}: DuckLake type {col.type!r} is not supported by spark-ducklake")
 
 
@@ -107,6 +136,10 @@ def _from_arrow(name: str, dtype: pa.DataType, nullable: bool, counter) -> Colum
     elif pa.types.is_list(dtype) or pa.types.is_large_list(dtype):
         col.type = "list"
         col.children = [_from_arrow("element", dtype.value_type, True, counter)]
+    elif _is_variant(dtype):
+        col.type = "variant"
+    elif getattr(dtype, "extension_name", None) in ("geoarrow.wkb", "arrow.geometry"):
+        col.type = "geometry"
     elif pa.types.is_struct(dtype):
         col.type = "struct"
         col.children = [_from_arrow(f.name, f.type, f.nullable, counter) for f in dtype]
@@ -130,6 +163,13 @@ def _from_arrow(name: str, dtype: pa.DataType, nullable: bool, counter) -> Colum
             raise SchemaMismatchError(f"column {name!r}: Arrow type {dtype} has no DuckLake equivalent here")
         col.type = simple[dtype]
     return col
+
+
+def _is_variant(dtype: pa.DataType) -> bool:
+    """Spark's Arrow form of a variant: struct<value, metadata> with the metadata field marked `variant`."""
+    if not pa.types.is_struct(dtype) or dtype.num_fields != 2 or dtype.get_field_index("metadata") < 0:
+        return False
+    return (dtype.field("metadata").metadata or {}).get(b"variant") == b"true"
 
 
 def can_promote(old: str, new: str) -> bool:
@@ -158,6 +198,8 @@ def parse_literal(type_str: str, text: str | None):
     """A default or statistics string (spec encoding) as a Python value of the column's Spark/Arrow type."""
     if text is None or text == "NULL":
         return None
+    if type_str in EXTRA_STATS_TYPES:
+        raise ValueError(f"a {type_str} has no string-encoded literal")
     if type_str.startswith(("int", "uint")):
         return int(text)
     if type_str in ("float32", "float64"):

@@ -7,9 +7,12 @@ and statements run on its public methods.
 - statements.py  splitting and parsing statements, one function per statement kind
 - references.py  a query's lake-table references, the QueryContext statements run with, time-travel values
 - queries.py     lake table references read (pruned) as DataFrames, then Spark runs the query
+- series.py, intervals.py  DuckDB's range()/generate_series() tables and INTERVAL (expr) UNIT, for Spark
 - views.py       lake views, stored as DuckDB SQL and expanded into queries
 - dml.py         INSERT, UPDATE, DELETE, MERGE; alter.py: ALTER TABLE; tags.py: COMMENT ON and tags
 - procedures.py  CALL and table functions under the reference's names
 - session.py     BEGIN / COMMIT / ROLLBACK across calls; register.py: lake tables as Spark temp views
 - results.py     what commands return, and small rows turned into DataFrames
+- macros.py      scalar macro calls replaced by their translated bodies; settings.py: SET/RESET of retry settings
+- metadata_tables.py  the catalog tables under the METADATA_CATALOG name (`__ducklake_metadata_lake.ducklake_...`)
 """

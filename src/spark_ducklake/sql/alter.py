@@ -3,6 +3,8 @@ SORTED BY (whose keys go to the lake as the text the user wrote, DuckDB expressi
 
 from __future__ import annotations
 
+import re
+
 import sqlglot
 from sqlglot import exp
 from sqlglot.tokens import TokenType
@@ -113,15 +115,60 @@ def _column_change(ctx: QueryContext, update, action: exp.Expression) -> None:
         _add_column(ctx, update, action)
     elif isinstance(action, exp.Drop) and str(action.args.get("kind")).upper() == "COLUMN":
         for col in action.args.get("tables") or []:
-            if action.args.get("exists") and col.name.lower() not in {c.name.lower() for c in update.columns}:
+            if action.args.get("exists") and not _has(update, _path(col)):
                 continue
-            update.drop_column(col.name)
+            update.drop_column(_path(col))
     elif isinstance(action, exp.RenameColumn):
-        update.rename_column(action.this.name, action.args["to"].name)
+        update.rename_column(_path(action.this), action.args["to"].name)
     elif isinstance(action, exp.AlterColumn):
         _alter_column(ctx, update, action)
     else:
         raise UnsupportedSqlError(f"ALTER TABLE {action.sql(dialect=ctx.dialect)!r} is not supported by lake.sql")
+
+
+def _path(col: exp.Expression) -> str:
+    """A column reference as a column name, or a dotted path of a struct field (`a`.`b`) when qualified."""
+    if not isinstance(col, exp.Column):
+        return col.name
+    parts = [p.name for p in (col.args.get("catalog"), col.args.get("db"), col.args.get("table")) if p is not None]
+    return ".".join(f"`{p}`" for p in [*parts, col.name]) if parts else col.name
+
+
+def _has(update, path: str) -> bool:
+    from ..errors import NotFoundError
+
+    if "`" not in path:  # a plain name (it may hold a dot): a top-level column
+        return any(c.name.lower() == path.lower() for c in update.columns)
+    try:
+        update._find(path)
+    except NotFoundError:
+        return False
+    return True
+
+
+_NESTED = re.compile(r"^(?P<head>\s*ALTER\s+TABLE\s+.+?\s+(?:ADD|ALTER)\s+(?:COLUMN\s+)?(?:IF\s+NOT\s+EXISTS\s+)?)"
+                     r"(?P<path>(?:\"[^\"]+\"|\w+)(?:\s*\.\s*(?:\"[^\"]+\"|\w+))+)(?P<tail>\s+.*)$",
+                     re.IGNORECASE | re.DOTALL)
+_PLACEHOLDER = "ducklake_nested_field_path"
+
+
+def parse_nested(text: str, dialect: str) -> exp.Alter | None:
+    """`ALTER TABLE t ADD COLUMN s.f TYPE` / `ALTER COLUMN s.f ...`, which sqlglot cannot parse: the struct
+    field's path goes in as the column's name (`s`.`f`), which SchemaUpdate reads as a path; None otherwise."""
+    match = _NESTED.match(text)
+    if match is None:
+        return None
+    try:
+        tree = sqlglot.parse_one(match["head"] + _PLACEHOLDER + match["tail"], read=dialect)
+    except sqlglot.errors.SqlglotError:
+        return None
+    if not isinstance(tree, exp.Alter):
+        return None
+    parts = [a or b for a, b in re.findall(r'"([^"]+)"|(\w+)', match["path"])]
+    for node in tree.find_all(exp.Identifier):
+        if node.name == _PLACEHOLDER:
+            node.set("this", ".".join(f"`{p}`" for p in parts))
+    return tree
 
 
 def _add_column(ctx: QueryContext, update, col: exp.ColumnDef) -> None:
@@ -136,8 +183,7 @@ def _add_column(ctx: QueryContext, update, col: exp.ColumnDef) -> None:
             nullable = bool(kind.args.get("allow_null"))
         else:
             raise UnsupportedSqlError(f"column constraint {constraint.sql(dialect=ctx.dialect)!r} is not supported")
-    exists = col.args.get("exists") and col.name.lower() in {c.name.lower() for c in update.columns}
-    if not exists:
+    if not (col.args.get("exists") and _has(update, col.name)):
         update.add_column(col.name, spark_type(ctx, col.args["kind"]), default=default, nullable=nullable)
 
 
@@ -146,7 +192,7 @@ def _alter_column(ctx: QueryContext, update, action: exp.AlterColumn) -> None:
     if action.args.get("dtype") is not None:
         if action.args.get("using") or action.args.get("collate"):
             raise UnsupportedSqlError(f"ALTER COLUMN {name} TYPE ... USING/COLLATE is not supported")
-        update.update_column_type(name, spark_type(ctx, action.args["dtype"]))
+        _change_type(update, name, spark_type(ctx, action.args["dtype"]))
     elif action.args.get("allow_null") is not None:
         update.set_nullable(name, bool(action.args["allow_null"]))
     elif action.args.get("default") is not None:
@@ -155,3 +201,45 @@ def _alter_column(ctx: QueryContext, update, action: exp.AlterColumn) -> None:
         update.set_default(name, None)
     else:
         raise UnsupportedSqlError(f"ALTER COLUMN {action.sql(dialect=ctx.dialect)!r} is not supported by lake.sql")
+
+
+def _change_type(update, name: str, ddl_type: str) -> None:
+    """ALTER COLUMN ... TYPE: a primitive is promoted; a struct (also inside a list or map) evolves as DuckDB's
+    does: fields missing from the new type are dropped, new ones added, common ones changed in turn."""
+    from ..spark.ddl import parse_type
+
+    _siblings, column = update._find(name)
+    new = parse_type(ddl_type)
+    if not column.is_nested:
+        _evolve(update, name if "`" in name else f"`{name}`", column, new)  # the same type: nothing to do
+        return
+    _evolve(update, name if "`" in name else f"`{name}`", column, new)
+
+
+def _evolve(update, path: str, old, new) -> None:
+    from pyspark.sql.types import ArrayType, MapType, StructField, StructType
+
+    from ..errors import SchemaMismatchError
+    from ..spark.conform import plan_columns
+
+    if isinstance(new, StructType) and old.type == "struct":
+        fields = {f.name.lower(): f for f in new.fields}
+        for child in list(old.children):
+            if child.name.lower() not in fields:
+                update.drop_column(f"{path}.`{child.name}`")
+        existing = {c.name.lower(): c for c in old.children}
+        for field in new.fields:
+            if field.name.lower() in existing:
+                _evolve(update, f"{path}.`{existing[field.name.lower()].name}`", existing[field.name.lower()],
+                        field.dataType)
+            else:
+                update.add_column(f"{path}.`{field.name}`", field.dataType)
+    elif isinstance(new, ArrayType) and old.type == "list":
+        _evolve(update, f"{path}.`{old.children[0].name}`", old.children[0], new.elementType)
+    elif isinstance(new, MapType) and old.type == "map":
+        _evolve(update, f"{path}.`{old.children[0].name}`", old.children[0], new.keyType)
+        _evolve(update, f"{path}.`{old.children[1].name}`", old.children[1], new.valueType)
+    elif isinstance(new, (StructType, ArrayType, MapType)) or old.is_nested:
+        raise SchemaMismatchError(f"cannot change {path} from {old.type} to {new.simpleString()}")
+    elif plan_columns(StructType([StructField("probe", new)]))[0].type != old.type:
+        update.update_column_type(path, new)

@@ -39,7 +39,7 @@ def insert(ctx: QueryContext, tx, tree: exp.Insert):
     if source is None or (isinstance(source, exp.Values) and
                           any(v.name.upper() == "DEFAULT" for v in source.find_all(exp.Var))):
         raise UnsupportedSqlError("INSERT ... DEFAULT VALUES / DEFAULT in VALUES is not supported by lake.sql")
-    frame = run_query(ctx, source)
+    frame = run_query(ctx, _one_struct_column(source))
     columns = {c.name.lower(): c for c in info.columns}
     if tree.args.get("by_name"):
         names = list(frame.columns)
@@ -54,7 +54,41 @@ def insert(ctx: QueryContext, tx, tree: exp.Insert):
     frame = frame.select(*[F.col(f"`{src}`").cast(to_spark_type(columns[n.lower()])).alias(columns[n.lower()].name)
                            for src, n in zip(frame.columns, names, strict=True)])
     mode = "overwrite" if tree.args.get("overwrite") else "append"
-    return (tx or ctx.lake).write(frame, key, mode)
+    if tx is not None:  # staged: the rows are counted here (DuckDB's INSERT returns them inside BEGIN too)
+        tx.write(frame, key, mode)
+        return frame.count()
+    if mode != "append":
+        ctx.lake.write(frame, key, mode)
+        return None
+    before = _row_ids_used(ctx, key)
+    ctx.lake.write(frame, key, mode)
+    return _row_ids_used(ctx, key) - before  # the rows inserted, as DuckDB's INSERT returns them
+
+
+def _row_ids_used(ctx: QueryContext, key: tuple[str, str]) -> int:
+    """The table's next row id: an append moves it by exactly the rows it added (one catalog read)."""
+    import sqlalchemy as sa
+
+    from ..catalog.database.spec_tables import T
+
+    stats = T["ducklake_table_stats"]
+    table_id = ctx.lake.table_info(key).table_id
+    with ctx.lake.context.connect() as conn:
+        found = conn.execute(sa.select(stats.c.next_row_id).where(stats.c.table_id == table_id)).scalar()
+    return int(found or 0)
+
+
+def _one_struct_column(source: exp.Expression) -> exp.Expression:
+    """`VALUES ({'i': 1})`: Spark spreads a lone struct over the row's columns; a padding column keeps it one."""
+    if not isinstance(source, exp.Values) or not all(
+            isinstance(t, exp.Tuple) and len(t.expressions) == 1 for t in source.expressions):
+        return source
+    if not any(isinstance(t.expressions[0], exp.Struct) for t in source.expressions):
+        return source
+    rows = [exp.Tuple(expressions=[t.expressions[0].copy(), exp.Literal.number(0)]) for t in source.expressions]
+    padded = exp.Values(expressions=rows, alias=exp.TableAlias(
+        this=exp.to_identifier("v"), columns=[exp.to_identifier("col1"), exp.to_identifier("pad")]))
+    return exp.select("col1").from_(padded)
 
 
 def _target(ctx: QueryContext, node: exp.Table) -> tuple[tuple[str, str], str]:

@@ -31,11 +31,24 @@ _MARK = "__ducklake_ref_{}__"
 
 def run_query(ctx: QueryContext, tree: exp.Expression) -> DataFrame:
     """Run a SELECT-like tree (any dialect sqlglot parsed) on Spark over the lake's tables."""
+    from .session import staged_reads
+
+    with staged_reads(ctx) as reads:  # inside BEGIN: tables and views as the open transaction left them
+        return _run_query(ctx, reads, tree)
+
+
+def _run_query(ctx: QueryContext, reads: QueryContext, tree: exp.Expression) -> DataFrame:
+    """run_query, lake tables read through `reads` (lake functions such as snapshots() through `ctx`)."""
+    from .intervals import computed_intervals
+    from .macros import expand_macros
+    from .metadata_tables import is_metadata_table, metadata_frame
     from .procedures import is_lake_function, table_function
+    from .series import series_as_range
     from .views import expand_views
 
-    tree = tree.copy()
-    expand_views(ctx, tree)
+    tree = computed_intervals(series_as_range(tree.copy()))  # DuckDB forms Spark lacks (series.py, intervals.py)
+    expand_views(reads, tree)
+    tree = expand_macros(reads, tree)
     ctes = {cte.alias_or_name.lower() for cte in tree.find_all(exp.CTE)}
     frames: dict[str, DataFrame] = {}
     refs: list[TableRef] = []
@@ -45,12 +58,14 @@ def run_query(ctx: QueryContext, tree: exp.Expression) -> DataFrame:
                 _replace(node, frames, table_function(ctx, node))
         elif not node.args.get("db") and node.name.lower() in ctes:
             continue
+        elif is_metadata_table(ctx, node):  # `__ducklake_metadata_lake.ducklake_snapshot` (sql/metadata_tables.py)
+            _replace(node, frames, metadata_frame(ctx, node))
         elif node.name:
-            refs.append(table_ref(ctx, node))
-    _push_predicates(ctx, tree, refs)
+            refs.append(table_ref(reads, node))
+    _push_predicates(reads, tree, refs)
     for ref in refs:
-        version = ref.version if ref.version is not None or ref.timestamp is not None else ctx.snapshot
-        frame = ctx.lake.read((ref.schema, ref.name), version=version, timestamp=ref.timestamp, where=ref.where())
+        version = ref.version if ref.version is not None or ref.timestamp is not None else reads.snapshot
+        frame = reads.lake.read((ref.schema, ref.name), version=version, timestamp=ref.timestamp, where=ref.where())
         _replace(ref.node, frames, frame)
     text = tree.sql(dialect="spark")
     if not frames:

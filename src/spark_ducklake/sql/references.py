@@ -55,12 +55,24 @@ def resolve_table(ctx: QueryContext, node: exp.Table) -> tuple[str, str]:
         if catalog.name.lower() != ctx.catalog_name.lower():
             raise UnsupportedSqlError(f"catalog {catalog.name!r} in {node.sql(dialect=ctx.dialect)!r} is not this "
                                       f"lake (named {ctx.catalog_name!r} here; pass catalog_name= to lake.sql)")
-        return (db.name if db is not None else "main"), node.name
+        return _stored_case(ctx, (db.name if db is not None else "main"), node.name)
     if db is None:
-        return "main", node.name
+        return _stored_case(ctx, "main", node.name)
     if db.name.lower() == ctx.catalog_name.lower() and db.name not in ctx.lake.schemas():
-        return "main", node.name
-    return db.name, node.name
+        return _stored_case(ctx, "main", node.name)
+    return _stored_case(ctx, db.name, node.name)
+
+
+def _stored_case(ctx: QueryContext, schema: str, name: str) -> tuple[str, str]:
+    """SQL names are case-insensitive (as in DuckDB): a table named in another case resolves to its stored
+    spelling; the exact spelling wins, and a name matching no table stays as written."""
+    if ctx.lake.context.find(schema, name) is not None:
+        return schema, name
+    wanted = (schema.lower(), name.lower())
+    for table in ctx.lake.tables():
+        if (table.schema_name.lower(), table.name.lower()) == wanted:
+            return table.schema_name, table.name
+    return schema, name
 
 
 def table_ref(ctx: QueryContext, node: exp.Table) -> TableRef:

@@ -2,6 +2,9 @@
 
 from __future__ import annotations
 
+from collections.abc import Iterator
+from contextlib import contextmanager
+from dataclasses import replace
 from typing import TYPE_CHECKING
 
 from ..errors import DuckLakeError
@@ -10,6 +13,7 @@ from ..spec.commit_properties import CommitProperties
 if TYPE_CHECKING:
     from ..lake import DuckLake
     from ..operations.transaction import Transaction
+    from .references import QueryContext
 
 _ATTR = "_sql_transaction"  # an attribute of the handle: transactions are per handle, like a DuckDB connection's
 
@@ -52,6 +56,18 @@ def abort_after_error(lake: DuckLake) -> bool:
     setattr(lake, _ATTR, None)
     tx.abort()
     return True
+
+
+@contextmanager
+def staged_reads(ctx: QueryContext) -> Iterator[QueryContext]:
+    """The context a query's lake reads plan with: inside BEGIN, the lake as the open transaction would leave it
+    (read-your-writes; nobody else sees it), else `ctx` itself. Plan inside the block, run Spark after it."""
+    tx = current(ctx.lake)
+    if tx is None:
+        yield ctx
+        return
+    with tx.staged() as staged:
+        yield replace(ctx, lake=type(ctx.lake)(staged), snapshot=None)
 
 
 def _take(lake: DuckLake, verb: str) -> Transaction:

@@ -3,6 +3,7 @@ statement kind). Commands return a list of `CommandResult` (CALL: the function's
 
 from __future__ import annotations
 
+import re
 from typing import TYPE_CHECKING
 
 import sqlglot
@@ -57,9 +58,21 @@ def split_statements(text: str, dialect: str) -> list[str]:
     return [p.strip() for p in pieces if p.strip()]
 
 
+_COMMENT_NULL = re.compile(r"^(\s*COMMENT\s+ON\s+.+\s+IS\s+)NULL(\s*)$", re.IGNORECASE | re.DOTALL)
+
+
 def _parse(text: str, dialect: str) -> exp.Expression:
     try:
+        null_comment = _COMMENT_NULL.match(text)
+        if null_comment:  # sqlglot parses COMMENT ON ... IS 'text' only: NULL (clear it) goes in afterwards
+            tree = sqlglot.parse_one(_COMMENT_NULL.sub(r"\1''\2", text), read=dialect)
+            tree.set("expression", exp.Null())
+            return tree
         tree = sqlglot.parse_one(text, read=dialect)
+        if isinstance(tree, exp.Command) and str(tree.this).upper() == "ALTER":
+            from .alter import parse_nested
+
+            tree = parse_nested(text, dialect) or tree  # ADD / ALTER COLUMN of a struct field
     except sqlglot.errors.SqlglotError as exc:
         raise UnsupportedSqlError(f"cannot parse {text[:80]!r}: {str(exc).splitlines()[0]}") from None
     return tree
@@ -85,8 +98,16 @@ def _run_one(lake: DuckLake, text: str, dialect: str, catalog_name: str):
         return [CommandResult("ROLLBACK", None)]
     if isinstance(tree, exp.Query) and not tree.args.get("into"):
         return run_query(ctx, tree)
+    if isinstance(tree, exp.Set):
+        from .settings import set_statement
+
+        return set_statement(ctx, tree)
     if isinstance(tree, exp.Command):
         word = str(tree.this).upper()
+        if word == "RESET" and tree.expression is not None:
+            from .settings import reset_statement
+
+            return reset_statement(ctx, str(tree.expression.this))
         if word == "CALL":
             return call(ctx, str(tree.expression.this if tree.expression is not None else ""), tx is not None)
         if word == "CHECKPOINT" and not (tree.expression and str(tree.expression.this).strip()):

@@ -9,14 +9,19 @@ import sqlalchemy as sa
 from ...errors import CatalogError, UnsupportedVersionError
 from ...spec.uuid7 import new_uuid
 from ...version import __version__
+from .dialects import dialect_for
 from .spec_tables import METADATA, SPEC_VERSION, T
 
 CREATED_BY = f"spark-ducklake {__version__}"
 
 
-def lake_exists(conn: sa.Connection) -> bool:
-    """Whether the catalog database already holds DuckLake tables."""
-    return sa.inspect(conn).has_table("ducklake_metadata")
+def lake_exists(conn: sa.Connection, schema: str | None = None) -> bool:
+    """Whether the catalog database (in `schema`, the metadata schema, when given) already holds DuckLake tables."""
+    dialect = dialect_for(conn)
+    if not dialect.has_schemas:
+        schema = None  # SQLite's only schema, `main`, is the default one
+    schema = schema if schema is not None else dialect.default_metadata_schema
+    return sa.inspect(conn).has_table("ducklake_metadata", schema=schema)
 
 
 def read_global_metadata(conn: sa.Connection) -> dict[str, str]:
@@ -48,11 +53,17 @@ def normalize_data_path(path: str) -> str:
     return path if path.endswith("/") else path + "/"
 
 
-def create_lake(conn: sa.Connection, data_path: str, *, encrypted: bool = False) -> None:
-    """Create every spec table and snapshot 0 (schema `main`) inside the caller's transaction."""
+def create_lake(conn: sa.Connection, data_path: str, *, encrypted: bool = False,
+                metadata_schema: str | None = None) -> None:
+    """Create every spec table and snapshot 0 (schema `main`) inside the caller's transaction, in the metadata
+    schema when one is given (created if missing, as the reference does)."""
     if encrypted:
         raise CatalogError("encrypted lakes are not supported by spark-ducklake yet")
-    METADATA.create_all(conn)
+    if metadata_schema is not None and dialect_for(conn).has_schemas:
+        dialect_for(conn).create_schema(conn, metadata_schema)
+    # No checkfirst: lake_exists said there is none here, and DuckDB's has_table would see the tables of a lake
+    # in another schema of the same file.
+    METADATA.create_all(conn, checkfirst=False)
     now = datetime.now(timezone.utc)
     conn.execute(
         T["ducklake_metadata"].insert(),

@@ -3,7 +3,8 @@
 from __future__ import annotations
 
 import os
-from dataclasses import dataclass, field
+import time
+from dataclasses import dataclass, field, replace
 
 import sqlalchemy as sa
 
@@ -45,6 +46,7 @@ class CatalogLocation:
     kind: str  # sqlite | duckdb | postgres | mysql
     target: str  # file path, or the server's connection string with any password shown as ***
     secret: Secret | None = field(default=None, repr=False)  # the full connection string of a server
+    metadata_schema: str | None = None  # the reference's METADATA_SCHEMA: None is the database's default schema
 
     @property
     def dialect(self) -> Dialect:
@@ -60,7 +62,8 @@ class CatalogLocation:
 
     def describe(self) -> str:
         """A printable description that never shows a password."""
-        return f"{self.kind}:{self.target}"
+        where = f" (metadata schema {self.metadata_schema!r})" if self.metadata_schema is not None else ""
+        return f"{self.kind}:{self.target}{where}"
 
     def connection_string(self) -> str:
         """What the driver gets: the file path, or the full connection string (password included)."""
@@ -118,6 +121,53 @@ def catalog_exists(location: CatalogLocation) -> bool:
     return location.dialect.server or os.path.exists(location.target)
 
 
+def with_metadata_schema(location: CatalogLocation, schema: str | None) -> CatalogLocation:
+    """`location` with its catalog tables in `schema` (the reference's METADATA_SCHEMA); None keeps the default."""
+    if schema is None:
+        return location
+    if not isinstance(schema, str) or not schema.strip():
+        raise CatalogError(f"metadata_schema must be a non-empty schema name; got {schema!r}")
+    location.dialect.check_metadata_schema(schema)
+    return replace(location, metadata_schema=schema)
+
+
 def create_engine(location: CatalogLocation, *, read_only: bool = False) -> sa.Engine:
-    """A SQLAlchemy engine for the catalog database."""
-    return location.dialect.create_engine(location.connection_string(), read_only=read_only)
+    """A SQLAlchemy engine for the catalog database; with a metadata schema, every connection it opens reads and
+    writes unqualified names there (raw SQL included), as the reference's metadata managers qualify them."""
+    engine = location.dialect.create_engine(location.connection_string(), read_only=read_only)
+    if location.kind == "postgres":
+        ping_when_idle(engine)
+    schema = location.metadata_schema
+    if schema is not None and location.dialect.has_schemas:
+        @sa.event.listens_for(engine, "connect", insert=True)
+        def _use_schema(dbapi_connection, _record):  # noqa: ANN001 - SQLAlchemy event signature
+            location.dialect.use_schema(dbapi_connection, schema)
+    return engine
+
+
+IDLE_PING_SECONDS = 5.0
+
+
+def ping_when_idle(engine: sa.Engine, idle: float | None = None) -> None:
+    """Test a pooled connection before handing it out only when it sat in the pool longer than `idle` seconds
+    (default IDLE_PING_SECONDS).
+
+    SQLAlchemy's pool_pre_ping tests every checkout: a round trip each, three per small commit. A connection the
+    server dropped (restart, idle timeout) is replaced as with pre-ping; one dropped while in use within the last
+    `idle` seconds fails that one operation (a commit then changes nothing), and the pool starts afresh."""
+
+    @sa.event.listens_for(engine, "checkin")
+    def _checked_in(_dbapi_connection, record) -> None:  # noqa: ANN001 - SQLAlchemy event signature
+        record.info["idle_since"] = time.monotonic()
+
+    @sa.event.listens_for(engine, "checkout")
+    def _checked_out(dbapi_connection, record, _proxy) -> None:  # noqa: ANN001 - SQLAlchemy event signature
+        since = record.info.get("idle_since")
+        if since is None or time.monotonic() - since <= (IDLE_PING_SECONDS if idle is None else idle):
+            return
+        try:
+            alive = engine.dialect.do_ping(dbapi_connection)
+        except Exception as exc:  # noqa: BLE001 - any failure: the pool replaces the connection
+            raise sa.exc.DisconnectionError("catalog connection went stale in the pool") from exc
+        if not alive:
+            raise sa.exc.DisconnectionError("catalog connection went stale in the pool")

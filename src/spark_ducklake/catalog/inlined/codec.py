@@ -20,6 +20,7 @@ from decimal import Decimal
 import pyarrow as pa
 import sqlalchemy as sa
 
+from ...spec import variant
 from ...spec.model import Column
 from ...spec.types import to_arrow_type
 from ..database.dialects import Dialect, DuckDBDialect, MySQLDialect, PostgresDialect, SQLiteDialect, dialect_for
@@ -84,6 +85,9 @@ def select_columns(table: sa.Table, columns: list[Column], dialect: Dialect | st
     out = [table.c.row_id]
     for col in columns:
         ref = table.c[col.name]
+        if col.type == "variant":  # DuckDB catalogs only: its JSON text, encoded as a variant by _decode
+            out.append(sa.cast(sa.cast(ref, sa.JSON), sa.String).label(col.name))
+            continue
         out.append(sa.cast(ref, sa.String).label(col.name) if storage.reads_as_text(col) else ref)
     return out
 
@@ -96,7 +100,12 @@ def inlinable(columns: list[Column], dialect: Dialect | str, data: pa.Table | No
 
 def creates_table(columns: list[Column], dialect: Dialect | str) -> bool:
     """Whether the reference creates an inlined data table for these columns in this catalog (on DDL)."""
-    return storage_for(dialect).creates_table(columns)
+    storage = storage_for(dialect)
+    kinds = {c.type for top in columns for c in top.walk()}
+    # Observed: never with a geometry column; with a variant column only where the catalog has a VARIANT type.
+    if "geometry" in kinds or ("variant" in kinds and type(storage).__name__ != "DuckDBStorage"):
+        return False
+    return storage.creates_table(columns)
 
 
 def encode_rows(table: pa.Table, columns: list[Column], dialect: Dialect | str) -> list[dict]:
@@ -127,6 +136,8 @@ def _decode(col: Column, value, storage: InlinedStorage):
         return None
     if isinstance(value, memoryview | bytearray):
         value = bytes(value)
+    if col.type == "variant":
+        return variant.from_json(value.decode("utf-8") if isinstance(value, bytes) else value)
     if col.is_nested:
         if isinstance(value, bytes):
             value = value.decode("utf-8")

@@ -46,7 +46,7 @@ def duckdb_type_name(col: Column) -> str:
     if col.type == "struct":
         inner = ", ".join(f'"{c.name.replace(chr(34), chr(34) * 2)}" {duckdb_type_name(c)}' for c in col.children)
         return f"STRUCT({inner})"
-    if _DECIMAL.fullmatch(col.type):
+    if _DECIMAL.fullmatch(col.type) or col.type in ("variant", "geometry"):
         return col.type.upper()
     return DUCK_NAMES[col.type]
 

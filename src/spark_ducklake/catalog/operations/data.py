@@ -15,7 +15,7 @@ from ...errors import ConflictError
 from ...spec import paths
 from ...spec.model import ColumnStats, NewDataFile, NewDeleteFile, TableInfo
 from ...spec.snapshot_changes import Change
-from .. import stats
+from .. import extra_stats, stats
 from ..commit import CommitContext
 from ..database.spec_tables import T, end_live_rows
 from ..inlined import tables as inlined_tables
@@ -51,7 +51,8 @@ def read_column_stats(conn: sa.Connection, table_id: int) -> dict[int, stats.Tab
     tcs = T["ducklake_table_column_stats"]
     return {
         r.column_id: stats.TableColumnStats(contains_null=r.contains_null, contains_nan=r.contains_nan,
-                                            min_value=r.min_value, max_value=r.max_value)
+                                            min_value=r.min_value, max_value=r.max_value,
+                                            extra_stats=r.extra_stats)
         for r in conn.execute(sa.select(tcs).where(tcs.c.table_id == table_id))
     }
 
@@ -78,11 +79,11 @@ def merge_column_stats(ctx: CommitContext, table_id: int, columns, new: list[dic
         if cid in seen and s == seen[cid]:
             continue
         values = {"contains_null": s.contains_null, "contains_nan": s.contains_nan, "min_value": s.min_value,
-                  "max_value": s.max_value}
+                  "max_value": s.max_value, "extra_stats": s.extra_stats}
         key = [tcs.c.table_id == table_id, tcs.c.column_id == cid]
         if checked:
             ctx.conn.execute(tcs.update().where(*key).values(**values) if cid in seen else
-                             tcs.insert().values(table_id=table_id, column_id=cid, extra_stats=None, **values))
+                             tcs.insert().values(table_id=table_id, column_id=cid, **values))
             continue
         old = seen.get(cid)
         guard = old is not None and [
@@ -113,7 +114,7 @@ class AppendFiles:
         table_id = self._id()
         rows = sum(f.record_count for f in self.files)
         next_row_id = claim_rows(ctx, table_id, rows, sum(f.file_size_bytes for f in self.files), rows)
-        data_rows, stat_rows, part_rows = [], [], []
+        data_rows, stat_rows, part_rows, variant_rows = [], [], [], []
         mapping_id = None
         if any(f.needs_name_mapping for f in self.files):
             mapping_id = create_name_mapping(ctx, table_id, self.table.columns)
@@ -135,8 +136,9 @@ class AppendFiles:
                     "data_file_id": file_id, "table_id": table_id, "column_id": cid,
                     "column_size_bytes": s.column_size_bytes, "value_count": s.value_count,
                     "null_count": s.null_count, "min_value": s.min_value, "max_value": s.max_value,
-                    "contains_nan": s.contains_nan, "extra_stats": None,
+                    "contains_nan": s.contains_nan, "extra_stats": s.extra_stats,
                 })
+                variant_rows += extra_stats.variant_stat_rows(file_id, table_id, cid, s.extra_stats)
             for key_index, value in sorted(f.partition_values.items()):
                 part_rows.append({"data_file_id": file_id, "table_id": table_id,
                                   "partition_key_index": key_index, "partition_value": value})
@@ -146,6 +148,8 @@ class AppendFiles:
             ctx.conn.execute(T["ducklake_file_column_stats"].insert(), stat_rows)
         if part_rows:
             ctx.conn.execute(T["ducklake_file_partition_value"].insert(), part_rows)
+        if variant_rows:
+            ctx.conn.execute(T["ducklake_file_variant_stats"].insert(), variant_rows)
         merge_column_stats(ctx, table_id, self.table.columns, [f.column_stats for f in self.files])
         ctx.record("inserted_into_table", table_id)
 
@@ -288,7 +292,8 @@ class DeleteRows:
             rel, is_rel = paths.relative_to(self.table.path, d.path)
             rows.append({"delete_file_id": ctx.file_id(), "table_id": tid, "begin_snapshot": ctx.snapshot_id,
                          "end_snapshot": None, "data_file_id": d.data_file_id, "path": rel,
-                         "path_is_relative": is_rel, "format": "parquet", "delete_count": d.delete_count,
+                         "path_is_relative": is_rel, "format": paths.delete_file_format(d.path),
+                         "delete_count": d.delete_count,
                          "file_size_bytes": d.file_size_bytes, "footer_size": d.footer_size,
                          "encryption_key": None, "partial_max": None})
         if rows:

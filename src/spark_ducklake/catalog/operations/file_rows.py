@@ -59,7 +59,8 @@ def insert_delete_file(ctx: CommitContext, table: TableInfo, data_file_id: int, 
     rel, is_rel = paths.relative_to(table.path, delete.file.path)
     ctx.conn.execute(dl.insert().values(
         delete_file_id=ctx.file_id(), table_id=table.table_id, begin_snapshot=delete.begin_snapshot,
-        end_snapshot=None, data_file_id=data_file_id, path=rel, path_is_relative=is_rel, format="parquet",
+        end_snapshot=None, data_file_id=data_file_id, path=rel, path_is_relative=is_rel,
+        format=paths.delete_file_format(delete.file.path),
         delete_count=delete.file.delete_count, file_size_bytes=delete.file.file_size_bytes,
         footer_size=delete.file.footer_size, encryption_key=None, partial_max=delete.partial_max))
 

@@ -58,7 +58,7 @@ class AddDataFiles:
                     "data_file_id": file_id, "table_id": tid, "column_id": cid,
                     "column_size_bytes": s.column_size_bytes, "value_count": s.value_count,
                     "null_count": s.null_count, "min_value": s.min_value, "max_value": s.max_value,
-                    "contains_nan": s.contains_nan, "extra_stats": None,
+                    "contains_nan": s.contains_nan, "extra_stats": s.extra_stats,
                 })
             for key_index, value in sorted(f["partition_values"].items(), key=lambda kv: int(kv[0])):
                 part_rows.append({"data_file_id": file_id, "table_id": tid, "partition_key_index": int(key_index),

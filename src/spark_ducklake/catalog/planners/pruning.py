@@ -306,7 +306,7 @@ def _prune_buckets(conn: sa.Connection, table: TableInfo, files: list[DataFile],
 
 
 def _load_stats(conn: sa.Connection, table_id: int, column_ids: set[int]) -> dict[tuple[int, int], ColumnStats]:
-    from ..reads.reader import no_gc
+    from ..reads.reader import driver_rows, no_gc
 
     fcs = T["ducklake_file_column_stats"]
     query = (
@@ -316,8 +316,7 @@ def _load_stats(conn: sa.Connection, table_id: int, column_ids: set[int]) -> dic
     )
     out: dict[tuple[int, int], ColumnStats] = {}
     with no_gc():  # one object per file and column: tuple unpacking and no GC passes keep 100k files fast
-        rows = conn.execute(query).all()
-        for file_id, column_id, values, nulls, low, high, nan in rows:
+        for file_id, column_id, values, nulls, low, high, nan in driver_rows(conn, query):
             out[(file_id, column_id)] = ColumnStats(column_id, values, nulls, low, high,
                                                     None if nan is None else bool(nan))
     return out

@@ -7,4 +7,5 @@ Imports `catalog.database`, `spec` and `errors`; commits, planners and everythin
 - name_maps.py           name mappings: how files without field ids map to columns
 - file_columns.py        which columns a data file lacks (so it reads their initial default, not NULL)
 - metadata_functions.py  `ducklake_table_info`, `ducklake_list_files`, `ducklake_settings` as rows
+- macros.py              the macros DuckDB stored (ducklake_macro*), one row per implementation
 """

@@ -32,12 +32,14 @@ DESCRIPTIONS = {
     "sort_on_insert": "Whether to sort data on INSERT according to SET SORTED BY",
     "target_file_size": "The target data file size for insertion and compaction operations",
     "version": "DuckLake format version",
+    "write_deletion_vectors": "Write Iceberg V3 deletion vectors (puffin) instead of positional delete files "
+                              "(parquet)",
 }
 READ_ONLY = {"version", "created_by", "data_path", "encrypted"}
 SIZE_OPTIONS = {"target_file_size", "parquet_row_group_size_bytes"}
 GLOBAL_ONLY = {"require_commit_message", "delete_older_than", "expire_older_than", "per_thread_output"}
 BOOLEAN_OPTIONS = {"auto_compact", "hive_file_pattern", "per_thread_output", "require_commit_message",
-                   "sort_on_insert"}
+                   "sort_on_insert", "write_deletion_vectors"}
 INTERVAL_OPTIONS = {"delete_older_than", "expire_older_than"}
 CODECS = ("uncompressed", "snappy", "gzip", "zstd", "brotli", "lz4", "lz4_raw")
 _UNITS = {"": 1, "b": 1, "kb": 10**3, "mb": 10**6, "gb": 10**9, "tb": 10**12,

@@ -23,7 +23,7 @@ from ...catalog.database.spec_tables import T
 from ...catalog.database.transactions import write_transaction
 from ...catalog.reads import reader
 from ...errors import DuckLakeError
-from ...spark.paths import filesystem
+from ...spark.paths import SCAN_LOG_PREFIX, filesystem
 from ...spec.intervals import cutoff as interval_cutoff
 from .catalog_files import known_files, scheduled_files
 from .expire import point_in_time
@@ -37,8 +37,9 @@ log = logging.getLogger(__name__)
 DEFAULT_DELETE_OLDER_THAN = "2 days"  # the reference's default when the option is not set
 ORPHAN_SUFFIXES = (".parquet", ".puffin")  # what the reference considers its own
 # What a Spark writer that died leaves besides Parquet files: its staging folders (ours: `_staging-<uuid>/`,
-# Hadoop's committer: `_temporary/`) with everything in them, `_SUCCESS` markers and Hadoop's `.<name>.crc`.
-SCRATCH_DIR_PREFIXES = ("_staging-", "_temporary")
+# Hadoop's committer: `_temporary/`) with everything in them, `_SUCCESS` markers and Hadoop's `.<name>.crc`;
+# and the scan logs a Spark Connect client that died left next to the data.
+SCRATCH_DIR_PREFIXES = ("_staging-", "_temporary", SCAN_LOG_PREFIX)
 
 
 def is_orphan_candidate(relative: str) -> bool:

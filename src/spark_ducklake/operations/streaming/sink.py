@@ -32,6 +32,7 @@ class StreamBatchWriter:
     commit_message: str | None = None
     author: str | None = None
     data_inlining_row_limit: int | None = None
+    metadata_schema: str | None = None  # the lake's METADATA_SCHEMA, when it has one
     _resolved_id: str | None = field(default=None, repr=False)
 
     def __post_init__(self) -> None:
@@ -50,7 +51,8 @@ class StreamBatchWriter:
         query = self.resolve_query_id()
         ctx = LakeContext.attach(self.catalog, self.data_path, spark=get_or_create_spark(batch_df.sparkSession),
                                  create_if_missing=False, data_inlining_row_limit=self.data_inlining_row_limit,
-                                 author=self.author, override_data_path=True)  # the writing lake's own data path
+                                 author=self.author, metadata_schema=self.metadata_schema,
+                                 override_data_path=True)  # the writing lake's own data path
         try:
             with ctx.engine.connect() as conn:  # cheap early skip; GuardBatch decides inside the commit
                 if holds_batch(conn, query, self.table, batch_id):
@@ -110,6 +112,12 @@ def attach_string(ctx) -> str:
     return ctx.location.attach_string()
 
 
+def metadata_schema_option(ctx) -> dict[str, str]:
+    """The option that carries a lake's METADATA_SCHEMA to another process (none when it has the default)."""
+    schema = ctx.location.metadata_schema
+    return {"metadata_schema": schema} if schema is not None else {}
+
+
 def stream_writer(ctx, table: str, *, query_id: str | None = None, checkpoint_location: str | None = None,
                   mode: str = "append", merge_schema: bool = False, commit_message: str | None = None,
                   author: str | None = None) -> StreamBatchWriter:
@@ -122,7 +130,7 @@ def stream_writer(ctx, table: str, *, query_id: str | None = None, checkpoint_lo
         catalog=attach_string(ctx), data_path=ctx.data_path, table=f"{schema}.{name}", query_id=query_id,
         checkpoint_location=checkpoint_path(checkpoint_location) if checkpoint_location else None, mode=mode,
         merge_schema=merge_schema, commit_message=commit_message, author=author or ctx.author,
-        data_inlining_row_limit=ctx.data_inlining_row_limit)
+        data_inlining_row_limit=ctx.data_inlining_row_limit, metadata_schema=ctx.location.metadata_schema)
 
 
 def write_stream(ctx, df, table: str, *, checkpoint_location: str, trigger=None, query_id: str | None = None,

@@ -52,6 +52,7 @@ class StreamOptions:
     starting_snapshot: str | int = "earliest"
     max_snapshots_per_trigger: int | None = None
     include_changes: bool = False
+    metadata_schema: str | None = None  # the lake's METADATA_SCHEMA, when it has one
 
     @classmethod
     def parse(cls, options: Any) -> StreamOptions:
@@ -73,13 +74,14 @@ class StreamOptions:
             raise ValueError(f"include_changes must be true or false, got {changes!r}")
         return cls(catalog=catalog, table=table, data_path=options.get("data_path"), starting_snapshot=start,
                    max_snapshots_per_trigger=int(limit) if limit is not None else None,
-                   include_changes=changes == "true")
+                   include_changes=changes == "true", metadata_schema=options.get("metadata_schema") or None)
 
     def attach(self):
         """The lake, read-only, catalog only."""
         from ..context import LakeContext
 
         return LakeContext.attach(self.catalog, self.data_path, create_if_missing=False, read_only=True,
+                                  metadata_schema=self.metadata_schema,
                                   override_data_path=True)  # the data path the reading lake was attached with
 
 

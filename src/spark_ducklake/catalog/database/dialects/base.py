@@ -36,6 +36,22 @@ class Dialect:
         """The password a server's connection string carries, if any (to mask it in messages)."""
         return None
 
+    # ---------------------------------------------------------------------------------- the metadata schema
+    has_schemas: ClassVar[bool] = True  # whether catalog tables can live in a schema other than the default
+    default_metadata_schema: ClassVar[str | None] = None  # where they live without one (None: the session's)
+
+    def check_metadata_schema(self, schema: str) -> None:
+        """Refuse a METADATA_SCHEMA this database cannot hold (before anything connects)."""
+
+    def use_schema(self, dbapi_connection: Any, schema: str) -> None:
+        """Make `schema` the default of a new driver connection (a missing schema is created at bootstrap)."""
+        raise NotImplementedError
+
+    def create_schema(self, conn: sa.Connection, schema: str) -> None:
+        """Create `schema` if missing and make it `conn`'s default, inside the bootstrap transaction."""
+        conn.execute(sa.schema.CreateSchema(schema, if_not_exists=True))
+        self.use_schema(conn.connection.dbapi_connection, schema)
+
     # ------------------------------------------------------------------------------------ storing the spec's types
     def bool_type(self) -> sa.types.TypeEngine:
         """The column type of the spec's BOOLEAN."""

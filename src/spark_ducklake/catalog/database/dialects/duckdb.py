@@ -16,6 +16,7 @@ class DuckDBDialect(Dialect):
 
     name = kind = "duckdb"
     reports_update_rowcount = False  # duckdb_engine reports none for UPDATE
+    default_metadata_schema = "main"  # duckdb_engine's has_table would otherwise look in every schema
 
     def create_engine(self, target: str, *, read_only: bool = False) -> sa.Engine:
         """A DuckDB engine on the file that never holds it between calls (it admits one writer process)."""
@@ -27,6 +28,25 @@ class DuckDBDialect(Dialect):
         os.makedirs(os.path.dirname(path), exist_ok=True)
         return sa.create_engine(f"duckdb:///{path}", poolclass=NullPool, connect_args={"read_only": read_only})
 
+    def use_schema(self, dbapi_connection, schema: str) -> None:
+        """`SET schema`; a schema not created yet is left to bootstrap (unqualified names then miss the lake)."""
+        if _schema_exists(dbapi_connection, schema):
+            dbapi_connection.execute(f"SET schema = {_literal(schema)}")
+
     def uuid_type(self) -> sa.types.TypeEngine:
         """DuckDB's UUID."""
         return sa.Uuid(as_uuid=False)
+
+
+def _literal(text: str) -> str:
+    return "'" + text.replace("'", "''") + "'"
+
+
+def _schema_exists(dbapi_connection, schema: str) -> bool:
+    cursor = dbapi_connection.cursor()
+    try:
+        cursor.execute("SELECT count(*) FROM information_schema.schemata WHERE catalog_name = current_database() "
+                       "AND schema_name = ?", [schema])
+        return cursor.fetchone()[0] > 0
+    finally:
+        cursor.close()

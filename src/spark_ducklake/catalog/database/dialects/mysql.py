@@ -35,6 +35,17 @@ class MySQLDialect(Dialect):
     server = True
     compares_text_exactly = False  # the catalog's default collation is case-insensitive
 
+    def use_schema(self, dbapi_connection, schema: str) -> None:
+        """A MySQL schema is a database: switch to it once it exists (bootstrap creates it, as the reference does)."""
+        cursor = dbapi_connection.cursor()
+        try:
+            cursor.execute("SELECT count(*) FROM information_schema.schemata WHERE schema_name = %s", (schema,))
+            exists = cursor.fetchone()[0] > 0
+        finally:
+            cursor.close()
+        if exists:
+            dbapi_connection.select_db(schema)
+
     def create_engine(self, target: str, *, read_only: bool = False) -> sa.Engine:
         """A pooled engine for a `mysql:` catalog string (key=value pairs as DuckDB's mysql extension reads)."""
         try:

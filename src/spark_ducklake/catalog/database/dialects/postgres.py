@@ -27,7 +27,7 @@ class PostgresDialect(Dialect):
         except ImportError as exc:  # pragma: no cover - depends on the install
             raise CatalogError("PostgreSQL catalogs need 'pip install spark-ducklake[postgres]'") from exc
         return sa.create_engine("postgresql+psycopg://", creator=lambda: psycopg.connect(target), pool_size=2,
-                                max_overflow=4, pool_pre_ping=True)
+                                max_overflow=4)  # stale connections: connection.ping_when_idle
 
     def printable_target(self, connection_string: str) -> str:
         """libpq's reading of the string as key=value pairs, the password shown as ***."""
@@ -47,6 +47,21 @@ class PostgresDialect(Dialect):
         """The libpq `password` parameter."""
         params = _params(connection_string)
         return params.get("password") if params is not None else None
+
+    def use_schema(self, dbapi_connection, schema: str) -> None:
+        """`search_path` set for the session (outside any transaction, so a rollback cannot undo it)."""
+        from psycopg import sql
+
+        autocommit = dbapi_connection.autocommit
+        dbapi_connection.autocommit = True
+        try:
+            dbapi_connection.execute(sql.SQL("SET search_path TO {}").format(sql.Identifier(schema)))
+        finally:
+            dbapi_connection.autocommit = autocommit
+
+    def create_schema(self, conn: sa.Connection, schema: str) -> None:
+        """CREATE SCHEMA inside the bootstrap transaction; search_path already names it."""
+        conn.execute(sa.schema.CreateSchema(schema, if_not_exists=True))
 
     def uuid_type(self) -> sa.types.TypeEngine:
         """PostgreSQL's UUID."""

@@ -9,6 +9,7 @@ from typing import Any
 import sqlalchemy as sa
 from sqlalchemy.pool import NullPool
 
+from ....errors import CatalogError
 from .base import Dialect
 
 
@@ -19,6 +20,14 @@ class SQLiteDialect(Dialect):
     # BEGIN IMMEDIATE: take the write lock up front (see `create_engine`).
     write_options = {"sqlite_begin": "IMMEDIATE"}
     keeps_column_defaults = False  # the reference's SQLite scanner drops column defaults
+    has_schemas = False
+
+    def check_metadata_schema(self, schema: str) -> None:
+        """Only `main`: the reference fails to create any other ('SQLite databases do not support creating new
+        schemas')."""
+        if schema.lower() != "main":
+            raise CatalogError(f"metadata_schema {schema!r}: SQLite catalogs have no schemas but 'main' (the "
+                               "reference extension refuses it too: SQLite cannot create schemas)")
 
     def create_engine(self, target: str, *, read_only: bool = False) -> sa.Engine:
         """A SQLite engine on the file (created with its directory when missing), one connection per use."""

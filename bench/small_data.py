@@ -1,0 +1,142 @@
+"""Small data without Spark: the in-process pyarrow path vs DuckDB's extension vs our Spark path, one run.
+
+    .venv/bin/python bench/small_data.py [--rows 200000] [--repeat 3]
+
+The issue's small cases, each on a fresh lake per engine and repetition (same data, same catalog kind):
+a 1,000-row pyarrow write, DELETE of 1% of the rows spread over the table, UPDATE of 1%, and reading the table
+back into Arrow. "ours" is spark-ducklake with the default small-data threshold (pyarrow on the driver), "spark"
+the same call with the threshold at 0 (a warm Spark session: the JVM start, 6-30 s, is not counted), "duckdb"
+the reference extension (2 threads) on the same lake. Prints medians and ratios to DuckDB.
+"""
+
+from __future__ import annotations
+
+import argparse
+import shutil
+import statistics
+import tempfile
+
+import pyarrow as pa
+from common import timed
+
+ENGINES = ("ours", "spark", "duckdb")
+
+
+def table_data(rows: int, start: int = 0) -> pa.Table:
+    """`rows` rows of (id, name, amount)."""
+    import pyarrow.compute as pc
+
+    ids = pa.array(range(start, start + rows), pa.int64())
+    return pa.table({"id": ids, "name": pc.binary_join_element_wise("n", pc.cast(pc.divide(ids, 7), pa.string()), ""),
+                     "amount": pc.multiply(pc.cast(ids, pa.float64()), 1.5)})
+
+
+def fresh_lake(root: str, rows: int, spark):
+    """A new lake whose table `t` holds `rows` rows, written in-process (one file, as the reference would)."""
+    from spark_ducklake import DuckLake
+
+    tmp = tempfile.mkdtemp(dir=root)
+    catalog = f"sqlite:{tmp}/meta.sqlite"
+    lake = DuckLake.attach(catalog, f"{tmp}/data/", spark=spark)
+    lake.create_table("t", "id BIGINT, name VARCHAR, amount DOUBLE")
+    if rows:
+        lake.write(table_data(rows), "t")
+    return lake, catalog, tmp
+
+
+def one_round(root: str, rows: int, spark) -> dict[tuple[str, str], float]:
+    """(case, engine) -> seconds, each on its own fresh lake."""
+    from spark_ducklake.duckdb_reference import attach, connect
+
+    small = table_data(1000, start=10**9)
+    cases = {
+        "write 1,000 rows": lambda lake: lake.write(small, "t"),
+        "delete 1% spread": lambda lake: lake.delete("t", "id % 100 = 7"),
+        "update 1% spread": lambda lake: lake.update("t", {"amount": "amount + 1"}, "id % 100 = 8"),
+        "read into Arrow": lambda lake: lake.read_arrow("t"),
+    }
+    spark_cases = dict(cases, **{"read into Arrow": lambda lake: lake.read("t").toArrow()})
+    duckdb_sql = {
+        "write 1,000 rows": "INSERT INTO lake.t SELECT * FROM small",
+        "delete 1% spread": "DELETE FROM lake.t WHERE id % 100 = 7",
+        "update 1% spread": "UPDATE lake.t SET amount = amount + 1 WHERE id % 100 = 8",
+        "read into Arrow": "SELECT * FROM lake.t",
+    }
+    times = {}
+    for case in cases:
+        for engine in ENGINES:
+            lake, catalog, tmp = fresh_lake(root, rows, spark)
+            try:
+                if engine == "duckdb":
+                    lake.close()
+                    con = connect()
+                    con.execute("SET threads = 2")
+                    con.register("small", small)
+                    attach(con, catalog)
+                    sql = duckdb_sql[case]
+                    times[(case, engine)] = timed(lambda con=con, sql=sql: con.execute(sql).to_arrow_table())
+                    con.close()
+                    continue
+                lake.small_data_threshold = 0 if engine == "spark" else 64 * 2**20
+                work = (spark_cases if engine == "spark" else cases)[case]
+                times[(case, engine)] = timed(work, lake)
+                lake.close()
+            finally:
+                shutil.rmtree(tmp, ignore_errors=True)
+    return times
+
+
+def measure(rows: int, repeat: int) -> dict[tuple[str, str], list[float]]:
+    """Times of every round after a warm-up round (which also starts the Spark session)."""
+    from spark_ducklake.spark.session import get_or_create_spark
+
+    spark = get_or_create_spark()
+    root = tempfile.mkdtemp(prefix="bench-small-")
+    try:
+        one_round(root, rows, spark)
+        out: dict[tuple[str, str], list[float]] = {}
+        for _ in range(repeat):
+            for key, value in one_round(root, rows, spark).items():
+                out.setdefault(key, []).append(value)
+        return out
+    finally:
+        shutil.rmtree(root, ignore_errors=True)
+
+
+def bench_rows(quick: bool) -> list:
+    """The small_data case for the runner: 200k rows; quick 1 round, full 3."""
+    from report import Row
+
+    rows, repeat = (200_000, 1) if quick else (200_000, 3)
+    times = measure(rows, repeat)
+    note = f"{rows:,}-row table (one file); medians of {repeat}; Spark warm"
+    out, worst = [], None
+    for case in dict.fromkeys(c for c, _e in times):
+        duck, ours = statistics.median(times[(case, "duckdb")]), statistics.median(times[(case, "ours")])
+        out.append(Row("small_data", f"{case}: pyarrow path vs DuckDB", ours, duck,
+                       baseline_name="duckdb-ducklake", group="pyarrow vs DuckDB", notes=note))
+        out.append(Row("small_data", f"{case}: Spark path, ratio to DuckDB", statistics.median(times[(case, "spark")]),
+                       duck, baseline_name="duckdb-ducklake", group="Spark vs DuckDB", notes=note))
+        if worst is None or ours / duck > worst[1] / worst[2]:
+            worst = (case, ours, duck)
+    # last: where_we_stand.py reads the goal (within 2x of DuckDB on every small case) from this row
+    out.append(Row("small_data", f"worst case ({worst[0]}): pyarrow path vs DuckDB", worst[1], worst[2],
+                   baseline_name="duckdb-ducklake", group="worst", notes=note))
+    return out
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--rows", type=int, default=200_000)
+    parser.add_argument("--repeat", type=int, default=3)
+    args = parser.parse_args()
+    times = measure(args.rows, args.repeat)
+    print(f"table: {args.rows:,} rows; {args.repeat} repetitions (medians); ratios to DuckDB")
+    for case in dict.fromkeys(c for c, _e in times):
+        med = {e: statistics.median(times[(case, e)]) for e in ENGINES}
+        print(f"{case:20s} pyarrow {med['ours']:6.3f}s ({med['ours'] / med['duckdb']:5.2f}x)   "
+              f"spark {med['spark']:6.3f}s ({med['spark'] / med['duckdb']:5.2f}x)   duckdb {med['duckdb']:6.3f}s")
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,123 @@
+"""Data file lists of big tables kept between scans, checked against the catalog on every use.
+
+The files visible at a snapshot look immutable but are not: compaction (`merge_adjacent_files`) replaces files
+under old snapshots too, and expiry deletes rows. So each use runs one aggregate over the visible rows of the
+data and delete file tables: (count, sum and max of the ids). File ids only ever grow (`next_file_id`), so a
+file added anywhere raises the max, one removed lowers the count: any change to the visible set changes the
+fingerprint. Rows themselves never change except their end_snapshot, which is what visibility reads.
+
+A scan of another snapshot of a cached table (typically: the next one, after a commit) starts from the cached
+list when that one still matches its fingerprint and the table's columns are the same: only the rows whose
+begin or end snapshot lies between the two are fetched (a file's visibility changes nowhere else).
+"""
+
+from __future__ import annotations
+
+import operator
+from collections import OrderedDict
+from dataclasses import dataclass, replace
+from operator import attrgetter
+
+import sqlalchemy as sa
+
+from ...spec.model import DataFile, TableInfo
+from ..database.spec_tables import T
+from . import reader
+
+MIN_FILES = 1_000  # smaller lists load in a few ms: not worth holding
+MAX_ENTRIES = 4  # 100k files hold ~50 MB of DataFile objects
+
+
+@dataclass
+class _Entry:
+    fingerprint: tuple
+    files: list[DataFile]
+    columns: list
+    with_deletes: frozenset[int]  # ids of the files that carry a delete file
+    _by_id: bool | None = None
+
+    def sorted_by_id(self) -> bool:
+        """Whether the list is in id order (no file_order in use), which a merge with other files keeps."""
+        if self._by_id is None:
+            ids = [f.data_file_id for f in self.files]
+            self._by_id = all(map(operator.lt, ids, ids[1:]))
+        return self._by_id
+
+
+class FileListCache:
+    """`reader.data_files` for big tables, kept per (table, snapshot) while the catalog's fingerprint matches."""
+
+    def __init__(self, min_files: int = MIN_FILES, max_entries: int = MAX_ENTRIES) -> None:
+        self.min_files, self.max_entries = min_files, max_entries
+        self._entries: OrderedDict[tuple, _Entry] = OrderedDict()
+
+    def data_files(self, conn: sa.Connection, table: TableInfo, snapshot_id: int) -> list[DataFile]:
+        """The table's files visible at the snapshot (a new list; the DataFile objects may be shared)."""
+        key = (table.table_id, snapshot_id, table.path)
+        # Taken before the load: a commit in between pairs the new files with the old fingerprint, so the next
+        # use reloads (the other order could keep an outdated list for good).
+        current = fingerprint(conn, table.table_id, snapshot_id)
+        cached = self._entries.get(key)
+        if cached is not None and cached.fingerprint == current:
+            self._entries.move_to_end(key)
+            return list(cached.files)
+        self._entries.pop(key, None)
+        files = self._from_neighbour(conn, table, snapshot_id)
+        if files is None:
+            files = reader.data_files(conn, table, snapshot_id)
+        if len(files) >= self.min_files:
+            self._entries[key] = _Entry(current, files, table.columns,
+                                        frozenset(f.data_file_id for f in files if f.delete_file is not None))
+            while len(self._entries) > self.max_entries:
+                self._entries.popitem(last=False)
+            return list(files)
+        return files
+
+    def _from_neighbour(self, conn: sa.Connection, table: TableInfo, snapshot_id: int) -> list[DataFile] | None:
+        """The files at `snapshot_id` from the most recently used list of another snapshot of the table, or None
+        when there is none still valid (same fingerprint, same columns) or file_order is in use."""
+        found = next(((key[1], entry) for key, entry in reversed(self._entries.items())
+                      if key[0] == table.table_id and key[2] == table.path and entry.columns == table.columns), None)
+        if found is None:
+            return None
+        base_snapshot, entry = found
+        if not entry.sorted_by_id() or fingerprint(conn, table.table_id, base_snapshot) != entry.fingerprint:
+            return None
+        df = T["ducklake_data_file"]
+        low, high = sorted((base_snapshot, snapshot_id))
+        changed = sa.or_(sa.and_(df.c.begin_snapshot > low, df.c.begin_snapshot <= high),
+                         sa.and_(df.c.end_snapshot > low, df.c.end_snapshot <= high))
+        removed = {r[0] for r in reader.driver_rows(conn, sa.select(df.c.data_file_id).where(
+            df.c.table_id == table.table_id, changed))}
+        added = reader.file_rows(conn, table.table_id, sa.and_(changed, reader.visible(df, snapshot_id)))
+        if any(r[reader.FILE_ORDER] is not None for r in added):
+            return None
+        deletes = reader.delete_files(conn, table, snapshot_id)
+        touched = entry.with_deletes | deletes.keys()
+        files = []
+        for f in entry.files:
+            if f.data_file_id in removed:
+                continue
+            if f.data_file_id in touched and deletes.get(f.data_file_id) != f.delete_file:
+                f = replace(f, delete_file=deletes.get(f.data_file_id))  # the cached object stays as it was
+            files.append(f)
+        files += reader.build_files(added, table, deletes)
+        files.sort(key=attrgetter("data_file_id"))  # two sorted runs: a linear merge
+        return files
+
+    def clear(self) -> None:
+        """Forget every list (the next scan of each table loads it from the catalog)."""
+        self._entries.clear()
+
+
+def fingerprint(conn: sa.Connection, table_id: int, snapshot_id: int) -> tuple:
+    """(count, sum, max) of the ids of the table's data files and of its delete files visible at the snapshot,
+    in one round trip."""
+    df, dl = T["ducklake_data_file"], T["ducklake_delete_file"]
+    parts = [
+        sa.select(sa.func.count().label("n"), sa.func.sum(id_col).label("total"), sa.func.max(id_col).label("top"))
+        .where(table.c.table_id == table_id, reader.visible(table, snapshot_id)).subquery()
+        for table, id_col in ((df, df.c.data_file_id), (dl, dl.c.delete_file_id))
+    ]
+    both = parts[0].join(parts[1], sa.true())  # one row each: a cross join, said so
+    return tuple(conn.execute(sa.select(*parts[0].c, *parts[1].c).select_from(both)).one())

@@ -1,0 +1,51 @@
+"""`SET ducklake_max_retry_count = 5` (also `ducklake_retry_wait_ms`, `ducklake_retry_backoff`; `SET GLOBAL`,
+`TO`) and `RESET name` in `lake.sql`: the reference's commit-retry settings, for this handle. Other SET
+statements are refused, naming the settings that exist."""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+from sqlglot import exp
+
+from ..catalog.commit import RetryPolicy
+from ..catalog.retry_settings import RETRY_SETTINGS, retry_setting
+from ..errors import UnsupportedSqlError
+from .results import CommandResult
+
+if TYPE_CHECKING:
+    from .references import QueryContext
+
+
+def set_statement(ctx: QueryContext, tree: exp.Set) -> list[CommandResult]:
+    """Apply each `name = value` of a SET to the handle's retry settings."""
+    for item in tree.expressions:
+        assignment = item.this if isinstance(item, exp.SetItem) else None
+        if not isinstance(assignment, exp.EQ) or not isinstance(assignment.this, (exp.Column, exp.Var)):
+            raise UnsupportedSqlError(f"SET {item.sql(dialect=ctx.dialect)} is not supported by lake.sql")
+        name = assignment.this.name
+        _check_known(name)
+        value = assignment.expression
+        if isinstance(value, exp.Neg) and isinstance(value.this, exp.Literal):
+            text = "-" + value.this.name
+        elif isinstance(value, exp.Literal):
+            text = value.name
+        else:
+            raise UnsupportedSqlError(f"SET {name}: the value must be a number; got {value.sql(dialect=ctx.dialect)}")
+        ctx.lake.set_setting(name, text)
+    return [CommandResult("SET", None)]
+
+
+def reset_statement(ctx: QueryContext, name: str) -> list[CommandResult]:
+    """RESET name: back to the reference's default."""
+    name = name.strip().strip("'\"").strip()
+    _check_known(name)
+    ctx.lake.set_setting(name, retry_setting(RetryPolicy(), name))
+    return [CommandResult("RESET", None)]
+
+
+def _check_known(name: str) -> None:
+    if name.lower() not in RETRY_SETTINGS:
+        raise UnsupportedSqlError(f"SET {name} is not supported by lake.sql; the settings it knows are "
+                                  f"{', '.join(RETRY_SETTINGS)}")
+

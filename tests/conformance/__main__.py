@@ -1,0 +1,124 @@
+"""`python -m tests.conformance [DIR ...] --catalog sqlite --json out.json --markdown out.md`: run the reference's
+sqllogictest files through lake.sql and print per-directory counts (rich tables) and the top failure reasons."""
+
+from __future__ import annotations
+
+import argparse
+import json
+import logging
+import os
+import sys
+import time
+from pathlib import Path
+
+from rich.console import Console
+from rich.table import Table
+
+from .parser import parse_text
+from .report import to_json, to_markdown
+from .source import PINNED_COMMIT, test_files
+
+
+def main(argv: list[str] | None = None) -> int:
+    """Run the selected directories (all of test/sql by default); exit 0 (the counts are the result)."""
+    args = _arguments(argv)
+    if args.summarize:  # no run: one markdown page from earlier --json results
+        pages = [json.loads(Path(p).read_text()) for p in args.summarize]
+        text = "\n".join(to_markdown(d, f"Conformance: catalog {d['catalog']}") for d in pages)
+        Path(args.markdown).write_text(_HEADER + text) if args.markdown else print(text)
+        return 0
+    root = test_files(args.commit, args.mirror) / "test" / "sql"
+    paths = _select(root, args.dirs, args.match)
+    console = Console(width=150)
+    logging.getLogger("sqlglot").setLevel(logging.ERROR)  # "falling back to parsing as a Command" per CALL
+    console.print(f"{len(paths)} files from duckdb/ducklake@{args.commit[:12]}, catalog {args.catalog}")
+    from spark_ducklake.spark.session import get_or_create_spark
+
+    from .execute import FileRunner
+
+    os.environ.setdefault("SPARK_DUCKLAKE_MASTER", "local[2]")
+    os.environ.setdefault("PYSPARK_SUBMIT_ARGS", "--conf spark.ui.showConsoleProgress=false pyspark-shell")
+    spark = get_or_create_spark()
+    runner = FileRunner(spark, args.catalog, slow=args.slow)
+    results, started = [], time.monotonic()
+    for index, path in enumerate(paths, 1):
+        test = parse_text(path.read_text(), str(path.relative_to(root.parent.parent)))
+        result = runner.run(test)
+        results.append(result)
+        good = sum(o.status in ("pass", "message") for o in result.outcomes)
+        bad = sum(o.status == "fail" for o in result.outcomes)
+        status = result.reason or f"{good} passed, {bad} failed"
+        console.print(f"[{index}/{len(paths)}] {test.path} ({result.seconds:.1f}s): {status}", highlight=False)
+        data = _save(args, results, time.monotonic() - started)  # after every file: a long run leaves its part
+    data = _save(args, results, time.monotonic() - started)
+    _print(console, data, args.top)
+    if args.markdown:
+        Path(args.markdown).write_text(_HEADER + to_markdown(data, f"Conformance: catalog {args.catalog}"))
+    return 0
+
+
+_HEADER = ("# Conformance: the reference's sqllogictest files through lake.sql\n\n"
+           "Written by `python -m tests.conformance --summarize ...` (docs/sql.md, \"Conformance\"). "
+           "`passed` includes expected errors raised with another message (`other message`).\n\n")
+
+
+def _save(args, results: list, seconds: float) -> dict:
+    data = to_json(results, {"commit": args.commit, "catalog": args.catalog, "seconds": round(seconds, 1),
+                             "directories_run": args.dirs or ["(all)"]})
+    if args.json:
+        Path(args.json).parent.mkdir(parents=True, exist_ok=True)
+        Path(args.json).write_text(json.dumps(data, default=str))
+    return data
+
+
+def _arguments(argv):
+    parser = argparse.ArgumentParser(prog="python -m tests.conformance", description=__doc__)
+    parser.add_argument("dirs", nargs="*", help="directories under test/sql (default: all)")
+    parser.add_argument("--catalog", choices=("sqlite", "duckdb", "postgres"), default="sqlite")
+    parser.add_argument("--json", help="write the full results here")
+    parser.add_argument("--markdown", help="write a summary here")
+    parser.add_argument("--commit", default=PINNED_COMMIT, help="duckdb/ducklake commit (default: pinned)")
+    parser.add_argument("--mirror", help="a local git dir of duckdb/ducklake (default: $DUCKLAKE_TESTS_MIRROR)")
+    parser.add_argument("--match", help="only files whose path contains this")
+    parser.add_argument("--slow", action="store_true", help="also run .test_slow files")
+    parser.add_argument("--top", type=int, default=20, help="failure reasons shown")
+    parser.add_argument("--summarize", nargs="+", metavar="JSON", help="write --markdown from these results only")
+    return parser.parse_args(argv)
+
+
+def _select(root: Path, dirs: list[str], match: str | None) -> list[Path]:
+    bases = [root / d for d in dirs] if dirs else [root]
+    missing = [str(b) for b in bases if not b.exists()]
+    if missing:
+        raise SystemExit(f"no such test directory: {', '.join(missing)}")
+    paths = sorted({p for b in bases for p in ([b] if b.is_file() else b.rglob("*.test*"))})
+    return [p for p in paths if match is None or match in str(p)]
+
+
+def _print(console: Console, data: dict, top: int) -> None:
+    table = Table(title=f"conformance, catalog {data['catalog']}, {data['seconds']:.0f} s")
+    for column in ("directory", "files (out)", "statements", "skipped", "in scope", "passed", "other msg", "failed",
+                   "%"):
+        table.add_column(column, justify="left" if column == "directory" else "right")
+    for name, row in data["directories"].items():
+        table.add_row(name, f"{row['files']} ({row['files_out']})", str(row["statements"]),
+                      str(sum(row["skipped"].values())), str(row["in_scope"]), str(row["passed"]),
+                      str(row["message"]), str(row["failed"]), f"{row['percent']:.1f}",
+                      style="bold" if name == "TOTAL" else None)
+    console.print(table)
+    skipped = Table(title="skipped, by reason")
+    skipped.add_column("reason")
+    skipped.add_column("statements", justify="right")
+    for reason, n in data["directories"]["TOTAL"]["skipped"].items():
+        skipped.add_row(reason, str(n))
+    console.print(skipped)
+    failures = Table(title=f"top {top} failure reasons")
+    for column in ("count", "reason", "example"):
+        failures.add_column(column)
+    for row in data["failure_reasons"][:top]:
+        failures.add_row(str(row["count"]), row["reason"], row["example"])
+    console.print(failures)
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,204 @@
+"""What the conformance run leaves out, each with a named reason. Rules are about a file's directives or a
+statement's text, never a list of tests: a file is out when it needs what only DuckDB's test runner or DuckDB
+itself provides (another extension, an environment, several connections); a statement is out when it uses a
+DuckDB feature that is not DuckLake (PRAGMA, settings, DuckDB functions and types, non-lake tables, file I/O)."""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass, field
+
+import sqlglot
+from sqlglot import exp
+
+from .parser import Directive, Record, TestFile
+
+IN_SCOPE_EXTENSIONS = {"ducklake", "parquet"}
+PLATFORM_REQUIREMENTS = {"notwindows", "notmusl", "no_alternative_verify", "64bit", "vector_size"}
+# The lake table functions lake.sql serves (sql/procedures.py), also reachable unqualified or prefixed ducklake_.
+LAKE_TABLE_FUNCTIONS = {"snapshots", "table_info", "options", "settings", "current_snapshot", "list_files",
+                        "last_committed_snapshot", "table_changes", "table_insertions", "table_deletions"}
+SPARK_TABLE_FUNCTIONS = {"range", "generate_series", "explode", "inline", "posexplode", "stack", "json_tuple"}
+# Types a DuckLake column cannot have (docs/specification/data_types.md): DuckDB's own.
+DUCKDB_ONLY_TYPES = re.compile(r"\b(ENUM\s*\(|UNION\s*\(|BIT\b|BITSTRING\b|VARINT\b|BIGNUM\b)", re.IGNORECASE)
+_FIRST_WORD = {
+    "PRAGMA": "PRAGMA (a DuckDB setting or function)",
+    "SET": "SET/RESET of a DuckDB setting",
+    "RESET": "SET/RESET of a DuckDB setting",
+    "COPY": "COPY (DuckDB file import/export)",
+    "EXPORT": "EXPORT/IMPORT DATABASE (DuckDB)",
+    "IMPORT": "EXPORT/IMPORT DATABASE (DuckDB)",
+    "INSTALL": "extension install/load",
+    "LOAD": "extension install/load",
+    "FORCE": "extension install/load",
+    "EXPLAIN": "EXPLAIN (DuckDB's plan text)",
+    "DESCRIBE": "DESCRIBE/SHOW/SUMMARIZE (DuckDB catalog introspection)",
+    "SHOW": "DESCRIBE/SHOW/SUMMARIZE (DuckDB catalog introspection)",
+    "SUMMARIZE": "DESCRIBE/SHOW/SUMMARIZE (DuckDB catalog introspection)",
+    "VACUUM": "VACUUM/ANALYZE (DuckDB storage)",
+    "ANALYZE": "VACUUM/ANALYZE (DuckDB storage)",
+    "PREPARE": "prepared statements (DuckDB client API)",
+    "EXECUTE": "prepared statements (DuckDB client API)",
+    "DEALLOCATE": "prepared statements (DuckDB client API)",
+}
+_CREATE_KIND = re.compile(r"^CREATE\s+(?:OR\s+REPLACE\s+)?(?:(TEMP|TEMPORARY)\s+)?(SEQUENCE|TYPE|INDEX|UNIQUE\s+INDEX|"
+                          r"SECRET|PERSISTENT\s+SECRET)?", re.IGNORECASE)
+_COPY_TO = re.compile(r"^\s*COPY\b.*\bTO\s+'", re.IGNORECASE | re.DOTALL)
+_CREATE_MACRO = re.compile(r"^\s*CREATE\s+(?:OR\s+REPLACE\s+)?(?:TEMP\w*\s+)?(?:MACRO|FUNCTION)\s+"
+                           r"(?:\"?[\w]+\"?\.){0,2}\"?(\w+)\"?", re.IGNORECASE)
+# The lake's CALL-able functions, also unqualified after USE (sql/procedures.py, plus the reference's others).
+LAKE_PROCEDURES = {"checkpoint", "set_option", "set_commit_message", "expire_snapshots", "cleanup_old_files",
+                   "delete_orphaned_files", "merge_adjacent_files", "rewrite_data_files", "flush_inlined_data",
+                   "add_data_files"}
+_LAYOUT = re.compile(r"^\s*ALTER\s+TABLE\s+.*\b(SET|RESET)\s+(PARTITIONED|SORTED)\s+BY\b", re.IGNORECASE | re.DOTALL)
+_METADATA_DB = re.compile(r"__ducklake_metadata_|\bducklake_meta\b", re.IGNORECASE)
+_SYSTEM_TABLES = {"information_schema", "pg_catalog", "system", "temp"}
+
+
+@dataclass
+class ScopeState:
+    """What a statement is judged against: the lakes attached so far, the default catalog (USE), the names of
+    Spark's functions (a DuckDB function is one sqlglot cannot map and Spark does not have), other databases."""
+
+    lakes: set[str] = field(default_factory=set)
+    default: str | None = None  # None: DuckDB's in-memory database
+    spark_functions: frozenset[str] = frozenset()
+    foreign: dict[str, str] = field(default_factory=dict)  # attached name -> why it is not a lake we run
+    macros: set[str] = field(default_factory=set)  # lake macros the file created: DuckLake's, not DuckDB's
+
+    def note(self, sql: str) -> None:
+        """Remember the macro a CREATE MACRO statement names (whether or not it then runs)."""
+        match = _CREATE_MACRO.match(sql)
+        if match:
+            self.macros.add(match.group(1).lower())
+
+
+def file_reason(test: TestFile, slow: bool = False) -> str | None:
+    """Why a whole file is out of scope, or None."""
+    if test.path.endswith(".test_slow") and not slow:
+        return "slow test file (.test_slow; run with --slow)"
+    for item in test.items:
+        if isinstance(item, Directive):
+            if item.kind == "require" and item.args:
+                name = item.args[0]
+                if name not in IN_SCOPE_EXTENSIONS and name not in PLATFORM_REQUIREMENTS:
+                    return f"requires DuckDB extension {name}"
+            if item.kind == "require-env":
+                return "requires a test environment (require-env)"
+            if item.kind in ("load", "restart", "reconnect"):
+                return f"restarts DuckDB itself ({item.kind})"
+            if item.kind == "unzip":
+                return "unzips a stored database (DuckDB test fixture)"
+        elif _COPY_TO.search(item.sql):
+            return "makes its input files with DuckDB (COPY ... TO)"
+        elif item.connection is not None:
+            return "several connections (conN)"
+        elif item.concurrent:
+            return "concurrent connections (concurrentloop)"
+    return None
+
+
+def record_reason(record: Record) -> str | None:
+    """Why a record is not run for reasons of the record itself (skipif/onlyif conditions), or None."""
+    for kind, arg in record.conditions:
+        holds = _condition(arg)
+        if (kind == "skipif" and holds) or (kind == "onlyif" and not holds):
+            return f"{kind} {arg} (the test's own condition)"
+    return None
+
+
+def _condition(arg: str) -> bool:
+    """`a=b` compares (loop variables are substituted); a system name holds only for duckdb."""
+    if "=" in arg:
+        left, right = arg.split("=", 1)
+        return left.strip() == right.strip()
+    return arg.strip().lower() == "duckdb"
+
+
+def statement_reason(sql: str, state: ScopeState) -> str | None:
+    """Why a statement is out of scope, or None (ATTACH / DETACH / USE are judged by the runner)."""
+    text = sql.strip()
+    word = text.split(None, 1)[0].upper().rstrip(";") if text else ""
+    if word in _FIRST_WORD:
+        return _FIRST_WORD[word]
+    if word == "CREATE":
+        match = _CREATE_KIND.match(text)
+        if match and match.group(1):
+            return "temporary objects (DuckDB's temp catalog)"
+        if match and match.group(2):
+            return f"CREATE {match.group(2).upper()} (a DuckDB object, not in DuckLake)"
+    if _LAYOUT.match(text):
+        return None  # partition / sort keys are the lake's transforms (epoch_year(ts), bucket(4, id)), not calls
+    if re.search(r"':memory:'|\bmemory\.", text, re.IGNORECASE):
+        return "non-lake table (DuckDB's in-memory database)"
+    if _METADATA_DB.search(text):
+        return "reads the metadata database directly"
+    if DUCKDB_ONLY_TYPES.search(text):
+        return "DuckDB-only type (not a DuckLake type)"
+    try:
+        trees = [t for t in sqlglot.parse(text, read="duckdb") if t is not None]
+    except sqlglot.errors.SqlglotError:
+        return None  # lake.sql reports what it cannot parse: in scope
+    for tree in trees:
+        reason = _tree_reason(tree, state)
+        if reason:
+            return reason
+    return None
+
+
+def _tree_reason(tree: exp.Expression, state: ScopeState) -> str | None:
+    if isinstance(tree, exp.Command) and str(tree.this).upper() == "CALL":
+        call = str(tree.expression.this if tree.expression is not None else "").strip()
+        name = call.split("(", 1)[0].strip().lower()
+        lakes = {n.lower() for n in state.lakes}
+        if not (name.startswith("ducklake_") or name.split(".")[0] in lakes or name in
+                LAKE_PROCEDURES | LAKE_TABLE_FUNCTIONS):
+            return f"DuckDB function CALL {name}()"
+        return None
+    ctes = {c.alias_or_name.lower() for c in tree.find_all(exp.CTE)}
+    for table in tree.find_all(exp.Table):
+        reason = _table_reason(table, ctes, state)
+        if reason:
+            return reason
+    for func in tree.find_all(exp.Anonymous):
+        name = func.name.lower()
+        if isinstance(func.parent, exp.Table):
+            continue
+        if name and name not in state.spark_functions | state.macros and not name.startswith("ducklake_"):
+            return f"DuckDB function {name}()"
+    return None
+
+
+def _table_reason(table: exp.Table, ctes: set[str], state: ScopeState) -> str | None:
+    if isinstance(table.this, exp.Func):
+        func = table.this
+        name = (func.name if isinstance(func, exp.Anonymous) else func.sql_name()).lower()
+        qualifier = table.args.get("db")
+        if qualifier is not None and qualifier.name.lower() in {n.lower() for n in state.lakes}:
+            return None
+        if name.startswith("ducklake_") or name in LAKE_TABLE_FUNCTIONS | SPARK_TABLE_FUNCTIONS | state.macros:
+            return None
+        if name in ("unnest", "explode"):
+            return None
+        return f"DuckDB table function {name}()"
+    if not table.name:
+        return None
+    parts = [p.name.lower() for p in (table.args.get("catalog"), table.args.get("db")) if p is not None]
+    lakes = {n.lower() for n in state.lakes}
+    foreign = {n.lower(): why for n, why in state.foreign.items()}
+    for part in parts:
+        if part in foreign:
+            return foreign[part]
+        if part in _SYSTEM_TABLES:
+            return "DuckDB system catalog (information_schema, pg_catalog, ...)"
+    if parts and parts[0] in lakes:
+        return None
+    if not parts and table.name.lower() in ctes:
+        return None
+    if table.name.lower().startswith("duckdb_"):
+        return "DuckDB system catalog (information_schema, pg_catalog, ...)"
+    if state.default is None:
+        return "non-lake table (DuckDB's in-memory database)"
+    if len(parts) == 2:  # catalog.schema.table of an unknown catalog
+        return "non-lake table (another attached database)"
+    return None

@@ -1,0 +1,111 @@
+"""Deletion vectors (Iceberg deletion-vector-v1 blobs in Puffin files), as DuckDB writes them with
+`write_deletion_vectors`: the codec against DuckDB's files, and scans of lakes whose deletes are vectors."""
+
+from __future__ import annotations
+
+import glob
+
+import numpy as np
+import pytest
+
+from spark_ducklake import DuckLake
+from spark_ducklake.spark import deletion_vectors as dv
+from tests.support.reference import attach
+
+pytestmark = pytest.mark.not_on_mysql("the reference fails a second DELETE in a MySQL catalog")
+
+
+def _duck_lake(reference, catalog: str, data: str) -> None:
+    attach(reference, catalog, data, data_inlining_row_limit=0, write_deletion_vectors=True)
+
+
+def test_codec_reads_duckdb_vectors_and_writes_what_it_reads(tmp_path, reference):
+    _duck_lake(reference, f"sqlite:{tmp_path / 'm.sqlite'}", f"{tmp_path}/data/")
+    reference.execute("CREATE TABLE lake.t AS SELECT i AS id FROM range(300000) t(i)")
+    # sparse positions (array containers), a dense range (bitmap or run containers), more than one 64k bucket
+    reference.execute("DELETE FROM lake.t WHERE id % 7 = 0 OR id BETWEEN 1000 AND 90000 OR id > 299990")
+    expected = np.array(sorted(r[0] for r in reference.execute(
+        "SELECT i FROM range(300000) t(i) WHERE i % 7 = 0 OR i BETWEEN 1000 AND 90000 OR i > 299990").fetchall()))
+    (path,) = glob.glob(f"{tmp_path}/data/**/*-delete.puffin", recursive=True)
+    raw = open(path, "rb").read()
+    (blob,) = dv.read_blobs(raw)
+    assert blob.snapshot_id is None and np.array_equal(blob.positions, expected)
+    assert np.array_equal(dv.decode_blob(dv.encode_blob(expected)), expected)
+    high = np.array([5, 1 << 33, (1 << 33) + 70000])  # positions past 2**32 live in their own bitmap
+    assert np.array_equal(dv.decode_blob(dv.encode_blob(high)), high)
+    with pytest.raises(dv.CorruptDeletionVector, match="checksum"):
+        dv.decode_blob(raw[:-1] + bytes([raw[-1] ^ 1]))
+    with pytest.raises(dv.CorruptDeletionVector, match="magic"):
+        dv.read_blobs(raw[:4] + b"PAR1" + raw[8:])
+
+
+def test_puffin_container_keeps_a_vector_per_snapshot():
+    blobs = [dv.Blob(3, np.array([0, 4])), dv.Blob(5, np.array([0, 1, 4])), dv.Blob(None, np.array([0, 1, 2, 4]))]
+    data, footer = dv.write_puffin(blobs, "s3://b/f.parquet")
+    assert data[:4] == dv.PUFFIN_MAGIC and footer > 0
+    back = dv.read_blobs(data)
+    assert [(b.snapshot_id, b.positions.tolist()) for b in back] == [(3, [0, 4]), (5, [0, 1, 4]), (None, [0, 1, 2, 4])]
+    positions, snapshots = dv.attributed_positions(back, begin_snapshot=3, last_snapshot=7)
+    assert sorted(zip(positions.tolist(), snapshots.tolist(), strict=True)) == [(0, 3), (1, 5), (2, 7), (4, 3)]
+
+
+def test_we_read_duckdb_deletion_vectors_at_every_snapshot(catalog, tmp_path, spark, reference):
+    data = f"{tmp_path}/data/"
+    _duck_lake(reference, catalog, data)
+    reference.execute("CREATE TABLE lake.t AS SELECT i AS id, i * 2 AS v FROM range(1000) t(i)")
+    reference.execute("DELETE FROM lake.t WHERE id % 10 = 0")
+    snaps = [reference.execute("SELECT max(snapshot_id) FROM lake.snapshots()").fetchone()[0]]
+    reference.execute("DELETE FROM lake.t WHERE id < 50")
+    snaps.append(reference.execute("SELECT max(snapshot_id) FROM lake.snapshots()").fetchone()[0])
+    expected = {s: sorted(r[0] for r in reference.execute(f"SELECT id FROM lake.t AT (VERSION => {s})").fetchall())
+                for s in snaps}
+    duck_deletions = sorted(reference.execute(f"SELECT id, snapshot_id FROM ducklake_table_deletions('lake', 'main', "
+                                              f"'t', {snaps[0]}, {snaps[1]})").fetchall())
+    formats = {r[0] for r in reference.execute(
+        "SELECT format FROM __ducklake_metadata_lake.ducklake_delete_file").fetchall()}
+    reference.execute("DETACH lake")
+    assert formats == {"puffin"}
+
+    lake = DuckLake.attach(catalog, data, spark=spark)
+    for s in snaps:
+        assert sorted(r.id for r in lake.read("t", version=s).collect()) == expected[s]
+    deletions = sorted((r.id, r.snapshot_id) for r in lake.table_deletions("t", snaps[0], snaps[1]).collect())
+    assert deletions == duck_deletions and len(deletions) == 100 + 45
+    # A further delete of ours merges DuckDB's vector into our delete file for that data file.
+    lake.table("t").delete("id >= 900")
+    ours = sorted(r.id for r in lake.read("t").collect())
+    lake.close()
+    attach(reference, catalog, data)
+    assert sorted(r[0] for r in reference.execute("SELECT id FROM lake.t").fetchall()) == ours
+    assert ours == [i for i in range(50, 900) if i % 10]
+
+
+def test_we_write_deletion_vectors_duckdb_reads_at_every_snapshot(catalog, tmp_path, spark, reference):
+    data = f"{tmp_path}/data/"
+    lake = DuckLake.attach(catalog, data, spark=spark, data_inlining_row_limit=0)
+    lake.write(spark.range(2000).selectExpr("id", "id * 3 AS v").coalesce(1), "t", mode="error")
+    lake.set_option("write_deletion_vectors", True)
+    table = lake.table("t")
+    table.delete("id % 10 = 0")  # a bare vector
+    first = lake.current_snapshot()
+    table.delete("id < 100 OR id BETWEEN 1000 AND 1500")  # merged with the first: one cumulative blob per snapshot
+    second = lake.current_snapshot()
+    ours = {s: sorted(r.id for r in lake.read("t", version=s).collect()) for s in (first, second)}
+    lake.close()
+    expected = {first: [i for i in range(2000) if i % 10],
+                second: [i for i in range(100, 2000) if i % 10 and not 1000 <= i <= 1500]}
+    assert ours == expected
+
+    attach(reference, catalog, data)
+    files = reference.execute("SELECT format, delete_count, end_snapshot IS NULL FROM "
+                              "__ducklake_metadata_lake.ducklake_delete_file ORDER BY delete_file_id").fetchall()
+    # As DuckDB 1.5.5 does: each vector holds every position deleted so far and ends the one before it.
+    assert files == [("puffin", 200, False), ("puffin", 740, True)]
+    for s, ids in expected.items():
+        assert sorted(r[0] for r in reference.execute(f"SELECT id FROM lake.t AT (VERSION => {s})").fetchall()) == ids
+    reference.execute("DELETE FROM lake.t WHERE id >= 1900")  # DuckDB's vector on top of ours
+    theirs = sorted(r[0] for r in reference.execute("SELECT id FROM lake.t").fetchall())
+    reference.execute("DETACH lake")
+    lake = DuckLake.attach(catalog, data, spark=spark)
+    assert sorted(r.id for r in lake.read("t").collect()) == theirs == [i for i in expected[second] if i < 1900]
+    lake.close()
