@@ -1,8 +1,8 @@
 """The file-sink log scans hand Spark (spark/paths.py): Spark takes the files and sizes from `_spark_metadata/0` and
 never lists or stats them. An internal Spark mechanism (MetadataLogFileIndex), pinned here on local files so a
-Spark upgrade that changes it fails here and not only in the S3 lane. Run classic and over Spark Connect
-(SPARK_DUCKLAKE_TEST_CONNECT=1): the log lives in a driver-local temporary folder in the first case and next to the
-data, until the process exits, in the second."""
+Spark upgrade that changes it fails here and not only in the S3 lane. Classic sessions read the log from a
+driver-local temporary folder; Spark Connect sessions (SPARK_DUCKLAKE_TEST_CONNECT=1) get the paths instead, and
+nothing is ever written next to the data."""
 
 from __future__ import annotations
 
@@ -50,10 +50,15 @@ def test_spark_reads_exactly_the_logged_files_with_their_logged_sizes(tmp_path, 
 
 
 def test_planning_stats_no_file(tmp_path, spark):
-    """A logged file that does not exist still plans (Spark never looked at it); listing the paths fails."""
+    """A logged file that does not exist still plans (Spark never looked at it); listing the paths fails. Over
+    Spark Connect the paths are listed either way."""
     real = _files(tmp_path / "d", 2)
     ghost = str(tmp_path / "d" / "never-written.parquet")
     sizes = [os.path.getsize(p) for p in real] + [1234]
+    if paths.is_connect(spark):
+        with pytest.raises(Exception, match="(?i)path.*not.*exist|PATH_NOT_FOUND"):
+            paths.read_parquet(spark, "id long", real + [ghost], sizes).inputFiles()
+        return
     df = paths.read_parquet(spark, "id long", real + [ghost], sizes)
     assert sorted(df.inputFiles()) == sorted(paths.spark_file_uri(p) for p in real + [ghost])
     with pytest.raises(Exception, match="(?i)path.*not.*exist|PATH_NOT_FOUND"):
@@ -61,8 +66,8 @@ def test_planning_stats_no_file(tmp_path, spark):
 
 
 def test_the_log_lives_as_long_as_spark_needs_it(tmp_path, spark):
-    """Classic: the log is read when the DataFrame is made, and removed then; the DataFrame keeps working.
-    Connect: the server re-reads it at every action, so it sits next to the data until the process exits."""
+    """Classic: the log is read when the DataFrame is made, and removed then; the DataFrame keeps working. No log
+    is ever left next to the data (Connect sessions get the paths)."""
     files = _files(tmp_path / "d", 3)
     before = _temp_logs()
     df = paths.read_parquet(spark, "id long", files, [os.path.getsize(p) for p in files])
@@ -70,19 +75,9 @@ def test_the_log_lives_as_long_as_spark_needs_it(tmp_path, spark):
     del df
     gc.collect()
     assert sorted(r["id"] for r in derived.collect()) == list(range(0, 30, 2))
-    if paths.is_connect(spark):
-        logs = _logs_near(tmp_path / "d")
-        assert len(logs) == 1
-        del derived
-        gc.collect()
-        assert _logs_near(tmp_path / "d") == logs
-        assert paths.read_parquet(spark, "id long", files[:1], [os.path.getsize(files[0])]).count() == 10
-        paths.remove_file_log(logs[0])  # what happens at exit
-        assert not os.path.exists(logs[0])
-    else:
-        assert _logs_near(tmp_path / "d") == []
-        assert _temp_logs() - before == set()
-        assert derived.count() == 15
+    assert _logs_near(tmp_path / "d") == []
+    assert _temp_logs() - before == set()
+    assert derived.count() == 15
 
 
 def test_unwritable_log_folder_falls_back_to_listing(tmp_path, spark, monkeypatch):
@@ -92,7 +87,7 @@ def test_unwritable_log_folder_falls_back_to_listing(tmp_path, spark, monkeypatc
         raise PermissionError("read-only folder")
 
     monkeypatch.setattr(paths, "write_file_log", refuse)
-    if paths.is_connect(spark):
+    if paths.is_connect(spark):  # no log over Connect: the paths are listed
         df = paths.read_parquet(spark, "id long", files, [os.path.getsize(p) for p in files])
         assert df.count() == 20
     else:  # a driver-local temporary folder that cannot be written is a broken machine: the error surfaces
@@ -110,14 +105,18 @@ def test_lake_read_plans_from_the_catalog_without_touching_files(lake, spark, tm
     files = lake.plan_scan("t").files
     assert len(files) == 3
     os.remove(files[0].path)
+    if paths.is_connect(spark):  # Connect sessions get the paths, which Spark lists
+        with pytest.raises(Exception, match="(?i)path.*not.*exist|PATH_NOT_FOUND"):
+            lake.read("t").inputFiles()
+        return
     df = lake.read("t")
     assert sorted(df.inputFiles()) == sorted(paths.spark_file_uri(f.path) for f in files)
 
 
 @pytest.mark.lake(data_inlining_row_limit=0)
 def test_a_log_left_by_a_dead_connect_client_is_an_orphan(lake):
-    """A Connect client that died leaves its log next to the data: delete_orphaned_files reclaims it once older
-    than the threshold, like a dead writer's staging folder."""
+    """A scan-log folder next to the data (earlier builds wrote them there for Connect clients) is scratch:
+    delete_orphaned_files reclaims it once older than the threshold, like a dead writer's staging folder."""
     lake.small_data_threshold = 1 << 40  # written in process: no Spark
     lake.create_table("t", "id BIGINT")
     lake.write(pa.table({"id": pa.array([1, 2], pa.int64())}), "t")

@@ -2,14 +2,12 @@
 
 from __future__ import annotations
 
-import atexit
 import contextlib
 import functools
 import json
 import os
 import shutil
 import tempfile
-import uuid
 from urllib.parse import quote
 
 import pyarrow.fs as pafs
@@ -97,31 +95,21 @@ SCAN_LOG_PREFIX = "_spark-ducklake-scan-"  # `_`: hidden from Spark's and Hadoop
 def _read_logged(spark, schema, paths: list[str], sizes: list[int]):
     """The files read through a file-sink log (Spark's MetadataLogFileIndex takes files and sizes from it and never
     lists them; read with recursiveFileLookup, without which files outside the log's folder are silently dropped).
+    The log is a driver-local temporary folder, removed as soon as Spark has read it (the index is built when the
+    DataFrame is).
 
-    Classic sessions: the log is a driver-local temporary folder, removed as soon as Spark has read it (the index
-    is built when the DataFrame is). Spark Connect: the server re-analyzes the plan at every action and may run
-    elsewhere, so the log goes next to the first data file (a folder the server reads anyway: local, shared or
-    object storage) and stays until the process exits.
-    None when that folder cannot be written (the caller lists the files instead)."""
+    None on Spark Connect (the caller hands Spark the paths): the server re-analyzes the plan at every action and
+    may not see our disk, so a log would have to sit next to the data for as long as any DataFrame lives; written
+    there, it showed in the lake's folders and removing it early gave wrong row ids."""
+    if is_connect(spark):
+        return None
     reader = spark.read.schema(schema).option("recursiveFileLookup", "true")
-    if not is_connect(spark):
-        folder = tempfile.mkdtemp(prefix=SCAN_LOG_PREFIX)
-        try:
-            write_file_log(folder, paths, sizes)
-            return reader.parquet(folder)
-        finally:
-            shutil.rmtree(folder, ignore_errors=True)
-    folder = f"{paths[0].rsplit('/', 1)[0]}/{SCAN_LOG_PREFIX}{uuid.uuid4().hex}"
+    folder = tempfile.mkdtemp(prefix=SCAN_LOG_PREFIX)
     try:
         write_file_log(folder, paths, sizes)
-    except OSError:
-        remove_file_log(folder)
-        return None
-    # Kept until the process exits, not until the read's plan is garbage-collected: removing logs of collected
-    # plans made later scans of the same table return wrong row ids over Spark Connect (tests/test_delete.py's
-    # per-file scans; cause not found). Logs left by a process that died are orphans (delete_orphaned_files).
-    atexit.register(remove_file_log, folder)
-    return reader.parquet(spark_path(folder))
+        return reader.parquet(folder)
+    finally:
+        shutil.rmtree(folder, ignore_errors=True)
 
 
 def write_file_log(folder: str, paths: list[str], sizes: list[int]) -> None:

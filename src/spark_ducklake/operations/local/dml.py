@@ -15,6 +15,7 @@ import pyarrow.compute as pc
 
 from ...spark.delete_files import write_delete_file
 from ...spark.deletes import DeletePlan, split_ended
+from ...spark.expressions import check_syntax
 from ...spark.scan import FILE, POS
 from ...spark.scan_plan import ScanPlan
 from ...spark.write import delete_paths
@@ -30,6 +31,7 @@ def check_condition(plan: ScanPlan, condition) -> None:
         return
     if not isinstance(condition, str):
         raise NotLocal("a Spark Column condition")
+    check_syntax(condition, "condition")  # refused as the Spark path refuses it, not retried there
     check(condition, visible_schema(plan.table.columns), condition=True)
 
 
@@ -55,6 +57,7 @@ def updated_rows(plan: ScanPlan, matches: pa.Table, assignments: dict) -> pa.Tab
         value = values[col.column_id]
         if not isinstance(value, str):
             raise NotLocal("a Spark Column assignment")
+        check_syntax(value, f"value of {col.name}")
         check(value, schema, condition=False)
         result = evaluate(value, matches)
         try:
