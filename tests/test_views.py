@@ -17,17 +17,22 @@ def where(catalog, tmp_path):
     return catalog, str(tmp_path / "data") + "/"
 
 
+def _duckdb_table_and_view(reference, catalog, data):
+    """DuckDB writes table `t` (3 rows) and view `dv` over it, then detaches."""
+    attach(reference, catalog, data)
+    reference.execute("CREATE TABLE lake.t (a INT, b VARCHAR)")
+    reference.execute("INSERT INTO lake.t VALUES (1, 'x'), (2, 'y'), (3, 'z')")
+    reference.execute("CREATE VIEW lake.dv AS SELECT a, b || '!' AS c FROM lake.t WHERE a > 1")
+    reference.execute("DETACH lake")
+
+
 def _rows(frame):
     return sorted(tuple(r) for r in frame.collect())
 
 
 def test_duckdb_views_are_queryable_and_ours_readable_by_duckdb(where, spark, reference):
     catalog, data = where
-    attach(reference, catalog, data)
-    reference.execute("CREATE TABLE lake.t (a INT, b VARCHAR)")
-    reference.execute("INSERT INTO lake.t VALUES (1, 'x'), (2, 'y'), (3, 'z')")
-    reference.execute("CREATE VIEW lake.dv AS SELECT a, b || '!' AS c FROM lake.t WHERE a > 1")
-    reference.execute("DETACH lake")
+    _duckdb_table_and_view(reference, catalog, data)
     lake = DuckLake.attach(catalog, data, spark=spark)
     try:
         assert [v.name for v in lake.views()] == ["dv"]
@@ -92,11 +97,7 @@ def test_view_time_travel_drop_and_names(catalog, lake, lake_catalog, tmp_path, 
 
 def test_register_exposes_lake_views_to_plain_spark_sql(where, spark, reference):
     catalog, data = where
-    attach(reference, catalog, data)
-    reference.execute("CREATE TABLE lake.t (a INT, b VARCHAR)")
-    reference.execute("INSERT INTO lake.t VALUES (1, 'x'), (2, 'y'), (3, 'z')")
-    reference.execute("CREATE VIEW lake.dv AS SELECT a, b || '!' AS c FROM lake.t WHERE a > 1")
-    reference.execute("DETACH lake")
+    _duckdb_table_and_view(reference, catalog, data)
     lake = DuckLake.attach(catalog, data, spark=spark)
     try:
         lake.sql("CREATE SCHEMA s; CREATE VIEW s.sv (x) AS SELECT a * 10 FROM main.t WHERE a <> 2")
