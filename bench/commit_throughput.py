@@ -2,12 +2,15 @@
 
     .venv/bin/python bench/commit_throughput.py [--writers 8] [--commits 100] [--dsn "host=127.0.0.1 ..."]
     .venv/bin/python bench/commit_throughput.py --curve 1,2,4,8,16 --commits 50
+    .venv/bin/python bench/commit_throughput.py --profile [--writers 8] [--commits 100]
 
 Every writer is an OS process appending one small (inlined) batch per commit to the same table, which is what
 streaming ingest and many small jobs do. Both engines run the same workload against a fresh database each; the
 script prints commits/s, failures and the ratio, then checks that no committed row or snapshot id was lost.
 Goal: >= 300 commits/s aggregate with 8 writers, none lost. `--curve` repeats it for several writer counts (the
 runner plots 1-16 writers: on 2 cores the curve shows where the machine, not the catalog, is the wall).
+`--profile` adds where the CPU went (cpu_profile.py): CPU seconds per commit of the writer processes and of
+PostgreSQL, the share of all cores busy during the run, and the commit rate those CPU costs allow at most.
 """
 
 from __future__ import annotations
@@ -18,6 +21,7 @@ import shutil
 import time
 import uuid
 
+import cpu_profile
 import psycopg
 
 
@@ -42,13 +46,14 @@ def _ours(catalog: str, writer: int, commits: int, start, queue) -> None:
     lake = DuckLake.attach(f"postgres:{catalog}")
     lake.write(pa.table({"w": pa.array([writer], pa.int64())}), "warm")  # imports and connections, unmeasured
     start.wait()
-    failures = 0
+    cpu, failures = time.process_time(), 0
     for i in range(commits):
         try:
             lake.write(pa.table({"w": pa.array([writer], pa.int64()), "i": pa.array([i], pa.int64())}), "t")
         except Exception:  # noqa: BLE001 - counted and reported
             failures += 1
-    queue.put((time.perf_counter(), failures))
+    queue.put((time.perf_counter(), failures, time.process_time() - cpu))
+    start.wait()  # held open until the run's CPU is read: PostgreSQL backends of exited writers are gone from /proc
 
 
 def _reference(catalog: str, data: str, writer: int, commits: int, start, queue) -> None:
@@ -58,28 +63,33 @@ def _reference(catalog: str, data: str, writer: int, commits: int, start, queue)
     attach(con, f"postgres:{catalog}", data)
     con.execute("INSERT INTO lake.warm VALUES (?)", [writer])  # unmeasured, like ours
     start.wait()
-    failures = 0
+    cpu, failures = time.process_time(), 0
     for i in range(commits):
         try:
             con.execute("INSERT INTO lake.t VALUES (?, ?)", [writer, i])
         except Exception:  # noqa: BLE001 - counted and reported
             failures += 1
-    queue.put((time.perf_counter(), failures))
+    queue.put((time.perf_counter(), failures, time.process_time() - cpu))
+    start.wait()  # held open until the run's CPU is read: PostgreSQL backends of exited writers are gone from /proc
 
 
-def run(target, shared: tuple, commits: int, writers: int) -> tuple[float, int]:
-    """Start `writers` processes, release them together; returns (seconds until the last finished, failures)."""
+def run(target, shared: tuple, commits: int, writers: int) -> tuple[float, int, float, cpu_profile.Window]:
+    """Start `writers` processes, release them together; returns (seconds until the last finished, failures,
+    CPU seconds the writer processes spent committing, the machine's and PostgreSQL's CPU meanwhile)."""
     ctx = mp.get_context("spawn")
     start, queue = ctx.Barrier(writers + 1), ctx.Queue()
     procs = [ctx.Process(target=target, args=(*shared, w, commits, start, queue)) for w in range(writers)]
     for p in procs:
         p.start()
     start.wait()
-    began = time.perf_counter()
+    began, window = time.perf_counter(), cpu_profile.Window()
     results = [queue.get(timeout=600) for _ in procs]
+    window.stop()
+    start.wait()  # the barrier again: lets the writers exit
     for p in procs:
         p.join()
-    return max(t for t, _ in results) - began, sum(f for _, f in results)
+    return (max(t for t, _, _ in results) - began, sum(f for _, f, _ in results), sum(c for _, _, c in results),
+            window)
 
 
 def measure(writers: int, commits: int, dsn: str) -> dict[str, dict]:
@@ -99,9 +109,9 @@ def measure(writers: int, commits: int, dsn: str) -> dict[str, dict]:
             lake.create_table("t", "w BIGINT, i BIGINT")
             lake.create_table("warm", "w BIGINT")
             if engine == "spark-ducklake":
-                seconds, failures = run(_ours, (catalog,), commits, writers)
+                seconds, failures, cpu, window = run(_ours, (catalog,), commits, writers)
             else:
-                seconds, failures = run(_reference, (catalog, data), commits, writers)
+                seconds, failures, cpu, window = run(_reference, (catalog, data), commits, writers)
             con = connect()
             attach(con, f"postgres:{catalog}", data)
             rows = con.execute("SELECT count(*), count(DISTINCT (w, i)) FROM lake.t").fetchone()
@@ -115,7 +125,9 @@ def measure(writers: int, commits: int, dsn: str) -> dict[str, dict]:
         committed = total - failures
         out[engine] = {"committed": committed, "total": total, "seconds": seconds, "rate": committed / seconds,
                        "failures": failures, "rows": rows[0], "distinct": rows[1], "lost": committed - rows[1],
-                       "snapshots": snaps[0], "max_id": snaps[1], "gaps": snaps[1] + 1 - snaps[0]}
+                       "snapshots": snaps[0], "max_id": snaps[1], "gaps": snaps[1] + 1 - snaps[0],
+                       "writer_cpu": cpu / max(1, committed), "postgres_cpu": window.postgres_cpu / max(1, committed),
+                       "machine_busy": window.machine_busy, "cores": window.cores}
     return out
 
 
@@ -163,13 +175,50 @@ def curve_rows(counts: tuple[int, ...], commits: int, dsn: str, measured: dict |
     return rows
 
 
+def profile_rows(writers: int, commits: int, dsn: str) -> list:
+    """Where the CPU of one run went, per commit: the writer processes' own CPU seconds, PostgreSQL's (every
+    `postgres` process on this machine), and the share of all cores busy (anything else running included)."""
+    from report import Row
+
+    res = measure(writers, commits, dsn)
+    ours, ref = res["spark-ducklake"], res["duckdb-ducklake"]
+    cores = ours["cores"]
+
+    def ceiling(r):  # commits/s if every core did nothing but this engine's commits
+        return cores / max(1e-9, r["writer_cpu"] + r["postgres_cpu"])
+
+    def share(r):  # of all cores' time during the run, what the engine's writers and PostgreSQL used
+        return (r["writer_cpu"] + r["postgres_cpu"]) * r["committed"] / (r["seconds"] * cores)
+
+    size = f"{writers} writers x {commits} commits"
+    return [
+        Row("concurrency", f"commits/s, {size}", ours["rate"], ref["rate"], unit="commits/s",
+            baseline_name="duckdb-ducklake", group="profile",
+            notes=f"all {cores} cores {ours['machine_busy']:.0%} busy during ours (its writers and PostgreSQL: "
+                  f"{share(ours):.0%}), {ref['machine_busy']:.0%} during duckdb ({share(ref):.0%})"),
+        Row("concurrency", "writer CPU per commit", ours["writer_cpu"] * 1000, ref["writer_cpu"] * 1000, unit="ms",
+            baseline_name="duckdb-ducklake", group="profile", notes="user + system CPU of the writer processes"),
+        Row("concurrency", "PostgreSQL CPU per commit", ours["postgres_cpu"] * 1000, ref["postgres_cpu"] * 1000,
+            unit="ms", baseline_name="duckdb-ducklake", group="profile", notes="every postgres process"),
+        Row("concurrency", "CPU-bound ceiling", ceiling(ours), ceiling(ref), unit="commits/s",
+            baseline_name="duckdb-ducklake", group="profile",
+            notes=f"{cores} cores / (writer + PostgreSQL CPU per commit): the most this machine could commit"),
+    ]
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__)
     parser.add_argument("--writers", type=int, default=8)
     parser.add_argument("--commits", type=int, default=100, help="commits per writer")
     parser.add_argument("--dsn", default="host=127.0.0.1 port=5432 user=postgres dbname=test")
     parser.add_argument("--curve", help="comma-separated writer counts: commits/s of both engines for each")
+    parser.add_argument("--profile", action="store_true",
+                        help="CPU per commit (writers, PostgreSQL) and machine saturation; writes results/"
+                             "concurrency_profile/")
     args = parser.parse_args()
+    if args.profile:
+        _profile(args.writers, args.commits, args.dsn)
+        return
     if args.curve:
         for row in curve_rows(tuple(int(n) for n in args.curve.split(",")), args.commits, args.dsn):
             print(f"{row.metric:11s} ours {row.ours:7.1f} commits/s  duckdb {row.baseline:7.1f}  "
@@ -184,6 +233,23 @@ def main() -> None:
     ratio = res["spark-ducklake"]["rate"] / res["duckdb-ducklake"]["rate"]
     print(f"ratio spark-ducklake / duckdb-ducklake commits/s: {ratio:.2f}"
           f" (goal: spark-ducklake >= 300 commits/s with {args.writers} writers)")
+
+
+def _profile(writers: int, commits: int, dsn: str) -> None:
+    import os
+    from datetime import datetime, timezone
+
+    from run import HERE, write_report
+
+    started, clock, load = datetime.now(timezone.utc), time.perf_counter(), os.getloadavg()[0]
+    rows = profile_rows(writers, commits, dsn)
+    lines = [f"{r.metric:28s} ours {r.ours:8.1f} {r.unit:9s} duckdb {r.baseline:8.1f}  ({r.notes})" for r in rows]
+    print("\n".join(lines))
+    out = os.path.join(HERE, "results", "concurrency_profile")
+    os.makedirs(out, exist_ok=True)
+    os.environ["BENCH_RESULTS_DIR"] = out
+    write_report(rows, "profile", started, time.perf_counter() - clock, {}, {"commit_throughput": "\n".join(lines)},
+                 load, out)
 
 
 if __name__ == "__main__":

@@ -1,12 +1,14 @@
 """Small data without Spark: the in-process pyarrow path vs DuckDB's extension vs our Spark path, one run.
 
-    .venv/bin/python bench/small_data.py [--rows 200000] [--repeat 3]
+    .venv/bin/python bench/small_data.py [--rows 200000] [--repeat 3] [--only MERGE feed]
 
-The issue's small cases, each on a fresh lake per engine and repetition (same data, same catalog kind):
-a 1,000-row pyarrow write, DELETE of 1% of the rows spread over the table, UPDATE of 1%, and reading the table
-back into Arrow. "ours" is spark-ducklake with the default small-data threshold (pyarrow on the driver), "spark"
-the same call with the threshold at 0 (a warm Spark session: the JVM start, 6-30 s, is not counted), "duckdb"
-the reference extension (2 threads) on the same lake. Prints medians and ratios to DuckDB.
+The issue's small cases, each on a fresh lake per engine and repetition (same data, same catalog kind): a 1,000-row
+pyarrow write, DELETE of 1% of the rows spread over the table, UPDATE of 1%, reading the table back into Arrow, a
+MERGE of a 1,000-row pyarrow source (half matched: update, half new: insert), merge_adjacent_files of 200 one-row
+files (a lake of its own), and the change feed (table_changes) of one snapshot that updated 1% of the rows. "ours"
+is spark-ducklake with the default small-data threshold (pyarrow on the driver), "spark" the same call with the
+threshold at 0 (a warm Spark session: the JVM start, 6-30 s, is not counted), "duckdb" the reference extension (2
+threads) on the same lake. Prints medians and ratios to DuckDB.
 """
 
 from __future__ import annotations
@@ -44,36 +46,67 @@ def fresh_lake(root: str, rows: int, spark):
     return lake, catalog, tmp
 
 
-def one_round(root: str, rows: int, spark) -> dict[tuple[str, str], float]:
+ONE_ROW_FILES = ("merge_adjacent_files of 200 one-row files",)
+
+
+def _prepare(case: str, lake, state: dict) -> None:
+    """Untimed set-up of a case's lake: 200 one-row files, or one update whose change feed is read."""
+    if case in ONE_ROW_FILES:
+        lake.set_option("data_inlining_row_limit", 0)
+        for i in range(200):
+            lake.write(table_data(1, start=i), "t")
+    elif case.startswith("change feed"):
+        lake.update("t", {"amount": "amount * 2"}, "id % 100 = 9")
+        state["snap"] = lake.current_snapshot()
+
+
+def one_round(root: str, rows: int, spark, only: list[str] | None = None) -> dict[tuple[str, str], float]:
     """(case, engine) -> seconds, each on its own fresh lake."""
     from spark_ducklake.duckdb_reference import attach, connect
 
     small = table_data(1000, start=10**9)
+    upsert = table_data(1000, start=rows - 500)  # 500 rows matched, 500 new
+    state: dict = {}
     cases = {
         "write 1,000 rows": lambda lake: lake.write(small, "t"),
         "delete 1% spread": lambda lake: lake.delete("t", "id % 100 = 7"),
         "update 1% spread": lambda lake: lake.update("t", {"amount": "amount + 1"}, "id % 100 = 8"),
         "read into Arrow": lambda lake: lake.read_arrow("t"),
+        "MERGE 1,000 rows (half matched)": lambda lake: lake.table("t").merge(upsert, "target.id = source.id")
+        .when_matched_update({"amount": "source.amount"}).when_not_matched_insert_all().execute(),
+        "merge_adjacent_files of 200 one-row files": lambda lake: lake.merge_adjacent_files(),
+        "change feed of one 1% update": lambda lake: lake.table_changes_arrow("t", state["snap"], state["snap"]),
     }
-    spark_cases = dict(cases, **{"read into Arrow": lambda lake: lake.read("t").toArrow()})
+    spark_cases = dict(cases, **{
+        "read into Arrow": lambda lake: lake.read("t").toArrow(),
+        "change feed of one 1% update": lambda lake: lake.table_changes("t", state["snap"], state["snap"]).toArrow(),
+    })
     duckdb_sql = {
         "write 1,000 rows": "INSERT INTO lake.t SELECT * FROM small",
         "delete 1% spread": "DELETE FROM lake.t WHERE id % 100 = 7",
         "update 1% spread": "UPDATE lake.t SET amount = amount + 1 WHERE id % 100 = 8",
         "read into Arrow": "SELECT * FROM lake.t",
+        "MERGE 1,000 rows (half matched)": "MERGE INTO lake.t AS target USING upsert AS source ON (target.id = "
+        "source.id) WHEN MATCHED THEN UPDATE SET amount = source.amount WHEN NOT MATCHED THEN INSERT *",
+        "merge_adjacent_files of 200 one-row files": "CALL ducklake_merge_adjacent_files('lake')",
+        "change feed of one 1% update": "SELECT * FROM ducklake_table_changes('lake', 'main', 't', {snap}, {snap})",
     }
     times = {}
     for case in cases:
+        if only and not any(word.lower() in case.lower() for word in only):
+            continue
         for engine in ENGINES:
-            lake, catalog, tmp = fresh_lake(root, rows, spark)
+            lake, catalog, tmp = fresh_lake(root, 0 if case in ONE_ROW_FILES else rows, spark)
             try:
+                _prepare(case, lake, state)
                 if engine == "duckdb":
                     lake.close()
                     con = connect()
                     con.execute("SET threads = 2")
                     con.register("small", small)
+                    con.register("upsert", upsert)
                     attach(con, catalog)
-                    sql = duckdb_sql[case]
+                    sql = duckdb_sql[case].format(**state)
                     times[(case, engine)] = timed(lambda con=con, sql=sql: con.execute(sql).to_arrow_table())
                     con.close()
                     continue
@@ -86,17 +119,17 @@ def one_round(root: str, rows: int, spark) -> dict[tuple[str, str], float]:
     return times
 
 
-def measure(rows: int, repeat: int) -> dict[tuple[str, str], list[float]]:
+def measure(rows: int, repeat: int, only: list[str] | None = None) -> dict[tuple[str, str], list[float]]:
     """Times of every round after a warm-up round (which also starts the Spark session)."""
     from spark_ducklake.spark.session import get_or_create_spark
 
     spark = get_or_create_spark()
     root = tempfile.mkdtemp(prefix="bench-small-")
     try:
-        one_round(root, rows, spark)
+        one_round(root, rows, spark, only)
         out: dict[tuple[str, str], list[float]] = {}
         for _ in range(repeat):
-            for key, value in one_round(root, rows, spark).items():
+            for key, value in one_round(root, rows, spark, only).items():
                 out.setdefault(key, []).append(value)
         return out
     finally:
@@ -129,12 +162,13 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--rows", type=int, default=200_000)
     parser.add_argument("--repeat", type=int, default=3)
+    parser.add_argument("--only", nargs="*", help="run only the cases whose name contains one of these words")
     args = parser.parse_args()
-    times = measure(args.rows, args.repeat)
+    times = measure(args.rows, args.repeat, args.only)
     print(f"table: {args.rows:,} rows; {args.repeat} repetitions (medians); ratios to DuckDB")
     for case in dict.fromkeys(c for c, _e in times):
         med = {e: statistics.median(times[(case, e)]) for e in ENGINES}
-        print(f"{case:20s} pyarrow {med['ours']:6.3f}s ({med['ours'] / med['duckdb']:5.2f}x)   "
+        print(f"{case:42s} pyarrow {med['ours']:6.3f}s ({med['ours'] / med['duckdb']:5.2f}x)   "
               f"spark {med['spark']:6.3f}s ({med['spark'] / med['duckdb']:5.2f}x)   duckdb {med['duckdb']:6.3f}s")
 
 

@@ -159,6 +159,7 @@ def test_compaction_arguments_options_and_conflicts(lake, lake_catalog, tmp_path
         lake.merge_adjacent_files(min_file_size=10, max_file_size=10)
     with pytest.raises(DuckLakeError, match="between 0 and 1"):
         lake.rewrite_data_files(delete_threshold=2)
+    lake.small_data_threshold = 0  # the races below hook the Spark writer (test_small_data_ops: the pyarrow one)
     lake.create_table("t", "a INT, p STRING")
     for i in range(3):
         lake.write(_pair(i), "t")

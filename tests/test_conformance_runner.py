@@ -173,6 +173,27 @@ def test_statement_scope_rules_name_their_reason():
     assert statement_reason("SELECT add_two(i) FROM t", state) == "DuckDB function add_two()"
 
 
+def test_lake_settings_and_metadata_reads_are_in_scope_writes_are_not():
+    state = ScopeState(lakes={"lk"}, spark_functions=frozenset({"count"}), metadata={"meta": "lk"})
+    for sql in ("SET ducklake_max_retry_count = 3", "SET GLOBAL ducklake_retry_backoff TO 2.0",
+                "RESET ducklake_max_retry_count", "SELECT current_setting('ducklake_retry_wait_ms')",
+                "SELECT count(*) FROM meta.ducklake_snapshot", "SELECT * FROM meta.main.ducklake_data_file",
+                "SELECT t.table_name FROM meta.ducklake_table t JOIN lk.s.x ON true"):
+        assert statement_reason(sql, state) is None, sql
+    cases = {
+        "SET threads = 1": "SET/RESET of a DuckDB setting",
+        "SET VARIABLE v = (SELECT 1 FROM meta.ducklake_snapshot)": "SET/RESET of a DuckDB setting",
+        "SELECT current_setting('threads')": "DuckDB function current_setting()",
+        "UPDATE meta.ducklake_column SET column_type = 'x'": "writes the metadata database directly",
+        "INSERT INTO __ducklake_metadata_lk.ducklake_tag VALUES (1, 2, NULL, 'a', 'b')":
+            "writes the metadata database directly",
+        "DROP TABLE meta.ducklake_inlined_data_1_1": "writes the metadata database directly",
+        "SELECT count(*) FROM (SHOW ALL TABLES)": "DESCRIBE/SHOW/SUMMARIZE (DuckDB catalog introspection)",
+    }
+    for sql, reason in cases.items():
+        assert statement_reason(sql, state) == reason, sql
+
+
 def test_attach_options_map_to_attach_keywords():
     spec = parse_attach("ATTACH 'ducklake:/tmp/x.db' AS lk (DATA_PATH '/tmp/d', DATA_INLINING_ROW_LIMIT 10, "
                         "READ_ONLY)")
@@ -180,8 +201,12 @@ def test_attach_options_map_to_attach_keywords():
     assert spec.keywords == {"data_path": "/tmp/d", "data_inlining_row_limit": 10, "read_only": True}
     assert parse_attach("ATTACH IF NOT EXISTS ':memory:' AS mem").is_ducklake is False
     assert parse_attach("ATTACH 'ducklake:sqlite:/tmp/a.sqlite'").name == "a"
-    with pytest.raises(AttachError, match="ENCRYPTED"):
-        parse_attach("ATTACH 'ducklake:x.db' AS lk (ENCRYPTED)")
+    with pytest.raises(AttachError, match="NO_SUCH_OPTION"):
+        parse_attach("ATTACH 'ducklake:x.db' AS lk (NO_SUCH_OPTION)")
+    spec = parse_attach("ATTACH 'ducklake:x.db' AS lk (DUCKLAKE_VERSION '1.0', METADATA_CATALOG 'meta')")
+    assert spec.keywords == {"ducklake_version": "1.0", "metadata_catalog": "meta"}
+    assert spec.metadata_catalog == "meta"
+    assert parse_attach("ATTACH 'ducklake:x.db' AS lk").metadata_catalog == "__ducklake_metadata_lk"
     assert parse_use("USE lk") == ("lk", None) and parse_use("USE lk.s1") == ("lk", "s1")
 
 
@@ -254,3 +279,43 @@ def test_one_file_end_to_end_through_lake_sql(spark):
     totals = count([result])["TOTAL"]
     assert (totals.statements, totals.in_scope, totals.passed, totals.message, totals.failed) == (11, 10, 8, 1, 2)
     assert dict(totals.skipped) == {"PRAGMA (a DuckDB setting or function)": 1}
+
+
+METADATA_READS = """# name: test/sql/made/metadata_reads.test
+require ducklake
+
+statement ok
+ATTACH 'ducklake:{TEST_DIR}/a.db' AS la (DATA_PATH '{TEST_DIR}/a')
+
+statement ok
+ATTACH 'ducklake:{TEST_DIR}/b.db' AS lb (DATA_PATH '{TEST_DIR}/b', METADATA_CATALOG 'bmeta')
+
+statement ok
+CREATE TABLE lb.t(i INTEGER)
+
+query I
+SELECT count(*) FROM __ducklake_metadata_la.ducklake_table
+----
+0
+
+query T
+SELECT table_name FROM bmeta.ducklake_table
+----
+t
+
+statement ok
+UPDATE bmeta.ducklake_table SET table_name = 'x'
+
+statement ok
+DETACH bmeta
+"""
+
+
+def test_metadata_catalog_reads_run_on_the_lake_that_owns_them(spark):
+    from tests.conformance.execute import FileRunner
+
+    runner = FileRunner(spark, "sqlite", spark_functions=frozenset({"count"}))
+    result = runner.run(parse_text(METADATA_READS, "test/sql/made/metadata_reads.test"))
+    assert [o.status for o in result.outcomes] == ["pass"] * 5 + ["skip", "skip"], result.outcomes
+    assert result.outcomes[5].reason == "writes the metadata database directly"
+    assert result.outcomes[6].reason.startswith("DETACH / USE of the metadata database")

@@ -8,7 +8,7 @@ import pytest
 import sqlalchemy as sa
 
 from spark_ducklake.catalog.database.spec_tables import T
-from spark_ducklake.catalog.reads.file_cache import FileListCache
+from spark_ducklake.catalog.reads.file_cache import FileListCache, fingerprint, load
 
 BIG = 1 << 40  # writes go through the in-process pyarrow path: no Spark
 
@@ -113,3 +113,26 @@ def test_another_snapshot_starts_from_the_cached_list(lake, catalog):
     lake.add_column("t", "x", "INTEGER")  # other columns: loaded from scratch
     third = lake.plan_scan("t").files
     assert third == scratch(lake.plan_scan("t").snapshot_id) and third[0] is not later[0]
+
+
+@pytest.mark.lake(data_inlining_row_limit=0)
+def test_a_first_load_fingerprints_its_rows_as_the_catalog_aggregate_does(lake):
+    """A first scan takes the fingerprint from the rows it loaded (no aggregate query); it must equal the
+    aggregate's, or every later scan would reload."""
+    lake.small_data_threshold = BIG
+    lake.create_table("t", "id BIGINT")
+    for i in range(3):
+        lake.write(pa.table({"id": pa.array([i, i + 10], pa.int64())}), "t")
+    snap = lake.plan_scan("t").snapshot_id
+    lake.delete("t", "id = 1")  # half of a file: a delete file
+    for version in (snap, lake.plan_scan("t").snapshot_id):  # without and with a delete file
+        info = lake.table_info("t", version=version)
+        with lake.context.engine.connect() as conn:
+            files, loaded = load(conn, info, version)
+            assert loaded == fingerprint(conn, info.table_id, version)
+        assert len(files) == 3 and any(f.delete_file for f in files) == (version != snap)
+    with lake.context.engine.connect() as conn:  # an empty table: (0, None, None, ...) both ways
+        lake.create_table("empty", "id BIGINT")
+        info = lake.table_info("empty")
+        latest = lake.plan_scan("empty").snapshot_id
+        assert load(conn, info, latest)[1] == fingerprint(conn, info.table_id, latest)

@@ -141,7 +141,7 @@ def test_call_and_table_functions(lake):
 
 @pytest.mark.parametrize("statement, construct", [
     ("CREATE TEMPORARY VIEW v AS SELECT 1", "CREATE VIEW with TEMPORARY"),
-    ("CREATE OR REPLACE TABLE t (a INT)", "CREATE OR REPLACE TABLE"),
+    ("CREATE TEMP MACRO m(a) AS a", "CREATE TEMPORARY MACRO"),
     ("INSERT OR REPLACE INTO t VALUES (1)", "INSERT OR REPLACE"),
     ("UPDATE t SET id = u.id FROM u WHERE t.id = u.id", "UPDATE ... FROM"),
     ("ALTER TABLE t ADD PRIMARY KEY (id)", "ALTER TABLE 'ADD PRIMARY KEY"),

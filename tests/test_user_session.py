@@ -93,7 +93,8 @@ def test_confs_flipped_after_attach_are_set_again_and_the_lake_still_reads(lake,
 
 _EXECUTOR_MODULES = ("spark_ducklake.spark.delete_files", "spark_ducklake.spark.arrow_files",
                      "spark_ducklake.spark.partition", "spark_ducklake.spec.bucket_hash",
-                     "spark_ducklake.spark.footers")
+                     "spark_ducklake.spark.footers", "spark_ducklake.spark.encrypted.read",
+                     "spark_ducklake.spark.encrypted.write")
 
 
 def test_executor_modules_import_with_only_pyarrow_pandas_numpy():

@@ -67,3 +67,8 @@ class InvalidArgumentError(DuckLakeError, ValueError):
 
 class UnsupportedSqlError(DuckLakeError):
     """A SQL statement or construct `lake.sql` does not run (named in the message); nothing was changed."""
+
+
+class TransactionAbortedError(DuckLakeError):
+    """A statement failed inside BEGIN ... COMMIT in a way that aborts the transaction: only ROLLBACK (or COMMIT,
+    which then commits nothing) is accepted until it ends, as DuckDB's "Current transaction is aborted"."""

@@ -8,13 +8,14 @@ those three keywords.
 
 from __future__ import annotations
 
-from collections.abc import Iterator
+from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
 from datetime import datetime, timedelta
 from typing import TYPE_CHECKING, Any, overload
 
 import sqlalchemy as sa
 
+from .catalog.attach import check_ducklake_version
 from .catalog.operations.tags import COMMENT
 from .catalog.reads import reader
 from .catalog.reads.macros import MacroRow, list_macros
@@ -99,6 +100,8 @@ class DuckLake:
         ducklake_max_retry_count: int | None = None,
         ducklake_retry_wait_ms: int | None = None,
         ducklake_retry_backoff: float | None = None,
+        small_data_threshold: int | str | None = None,
+        ducklake_version: str | None = None,
     ) -> DuckLake:
         """Open (or create) a lake; `catalog` takes the reference's ATTACH strings. Never starts Spark.
 
@@ -109,7 +112,11 @@ class DuckLake:
         `data`, `./data/` and its absolute form are the same path. `metadata_schema` (the reference's
         METADATA_SCHEMA) keeps the catalog tables in that schema of a PostgreSQL or DuckDB catalog; `metadata_catalog`
         names them in `lake.sql`; the `ducklake_*retry*` keywords are the reference's commit-retry settings
-        (docs/catalogs.md)."""
+        (docs/catalogs.md). `small_data_threshold` (bytes, or a size like "16MB"; 0: always Spark) is where this
+        handle stops moving data in-process with pyarrow (default SPARK_DUCKLAKE_SMALL_DATA_BYTES, else 64 MiB;
+        docs/writing.md). `ducklake_version` (the reference's DUCKLAKE_VERSION) may only be "1.0", the version
+        written here."""
+        check_ducklake_version(ducklake_version)
         return cls(LakeContext.attach(
             catalog, data_path, spark=spark, create_if_missing=create_if_missing, read_only=read_only,
             data_inlining_row_limit=data_inlining_row_limit, snapshot_version=snapshot_version,
@@ -117,7 +124,7 @@ class DuckLake:
             override_data_path=override_data_path, metadata_schema=metadata_schema,
             metadata_catalog=metadata_catalog, retry=retry_policy(
                 ducklake_max_retry_count=ducklake_max_retry_count, ducklake_retry_wait_ms=ducklake_retry_wait_ms,
-                ducklake_retry_backoff=ducklake_retry_backoff)))
+                ducklake_retry_backoff=ducklake_retry_backoff), small_data_threshold=small_data_threshold))
 
     def close(self) -> None:
         """Release catalog connections (DuckDB catalog files can then be opened elsewhere)."""
@@ -302,19 +309,23 @@ class DuckLake:
 
     # ----------------------------------------------------------------------------------------- data
     def read(self, table: str, *, version: int | None = None, timestamp: datetime | None = None,
-             where: str | None = None) -> DataFrame:
+             where: str | None = None, virtual_columns: Sequence[str] = ()) -> DataFrame:
         """The table as a Spark DataFrame (latest, or at a snapshot id / timestamp).
 
-        `where` (a SQL predicate) is applied to the result and, before Spark sees the files, used to skip
-        files whose min/max statistics prove it false.
+        `where` (a SQL predicate on the table's columns) is applied to the result and, before Spark sees the
+        files, used to skip files whose min/max statistics prove it false. `virtual_columns` appends DuckDB's
+        virtual columns by name: rowid, snapshot_id, filename, file_row_number, file_index (docs/sql.md).
         """
         from .spark.expressions import check_expression
+        from .spark.virtual_columns import check_virtual
 
-        plan = self.plan_scan(table, version=version, timestamp=timestamp, where=where)
+        plan = self.context.plan_scan(table, version=version, timestamp=timestamp, where=where,
+                                      inlined_sources=bool(virtual_columns))
+        virtual = check_virtual(virtual_columns, [c.name for c in plan.table.columns])
         spark = self.spark
         if where:
             check_expression(spark, plan.table, where, "where")
-        frame = plan.to_dataframe(spark)
+        frame = plan.to_dataframe(spark, virtual=virtual)
         return frame.where(where) if where else frame
 
     def read_arrow(self, table: str, *, columns: list[str] | None = None, where: str | None = None,
@@ -439,6 +450,25 @@ class DuckLake:
     def table_deletions(self, table: str, start: int | datetime, end: int | datetime) -> DataFrame:
         """Rows deleted in snapshots start..end: snapshot_id, rowid, then the table's columns as of `end`."""
         return deletions(self.spark, change_plan(self.context, table, start, end))
+
+    def table_changes_arrow(self, table: str, start: int | datetime, end: int | datetime) -> pa.Table:
+        """`table_changes` as a pyarrow Table: computed in-process with pyarrow (no Spark) when the files it reads
+        are at most the small-data threshold, else on Spark and collected."""
+        from .operations.local.change_feed import feed_arrow
+
+        return feed_arrow(self.context, table, start, end, "changes")
+
+    def table_insertions_arrow(self, table: str, start: int | datetime, end: int | datetime) -> pa.Table:
+        """`table_insertions` as a pyarrow Table (in-process when small, as `table_changes_arrow`)."""
+        from .operations.local.change_feed import feed_arrow
+
+        return feed_arrow(self.context, table, start, end, "insertions")
+
+    def table_deletions_arrow(self, table: str, start: int | datetime, end: int | datetime) -> pa.Table:
+        """`table_deletions` as a pyarrow Table (in-process when small, as `table_changes_arrow`)."""
+        from .operations.local.change_feed import feed_arrow
+
+        return feed_arrow(self.context, table, start, end, "deletions")
 
     def restore(self, table: str, *, version: int | None = None, timestamp: datetime | None = None,
                 commit_properties: CommitProperties | None = None, **commit_args: Any) -> int:

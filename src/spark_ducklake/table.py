@@ -37,8 +37,8 @@ class DuckLakeTable:
 
     def merge(self, source, condition, *, target_alias: str = "target", source_alias: str = "source",
               commit_properties=None, **commit_args):
-        """Start a MERGE of `source` (DataFrame) on `condition`; add when_... clauses, then execute() (one
-        snapshot, a one-operation transaction)."""
+        """Start a MERGE of `source` (Spark DataFrame, pyarrow Table or pandas DataFrame; small ones merge without
+        Spark) on `condition`; add when_... clauses, then execute() (one snapshot, a one-operation transaction)."""
         def run(builder: MergeBuilder):
             with self.lake.transaction(commit_properties=commit_properties, **commit_args) as tx:
                 return tx.stage_merge(builder)

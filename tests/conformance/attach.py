@@ -24,6 +24,7 @@ OPTIONS = {
     "AUTOMATIC_MIGRATION": ("automatic_migration", lambda v: _BOOL[v.lower()] if v else True),
     "OVERRIDE_DATA_PATH": ("override_data_path", lambda v: _BOOL[v.lower()] if v else True),
     "CREATE_IF_MISSING": ("create_if_missing", lambda v: _BOOL[v.lower()] if v else True),
+    "DUCKLAKE_VERSION": ("ducklake_version", str),
 }
 IGNORED_OPTIONS = {"TYPE"}  # TYPE ducklake: the same as the ducklake: prefix
 

@@ -19,7 +19,7 @@ from .render import compare, render_value
 from .scope import ScopeState, file_reason, record_reason, statement_reason
 
 PG_DSN = "host=127.0.0.1 port=5432 user=postgres dbname=test"
-METADATA_DATABASE = "reads the metadata database directly"
+METADATA_DATABASE = "DETACH / USE of the metadata database (DuckDB's attached catalog database)"
 
 
 class _OutOfScope(Exception):
@@ -216,6 +216,9 @@ class _Run:
         """(attached name, lake) a statement runs on: the one lake it names, else the USE'd one, else the only."""
         named = [n for n in self.lakes if re.search(rf"(?<![\w.]){re.escape(n)}\s*\.|'{re.escape(n)}'", sql,
                                                       re.IGNORECASE)]
+        named += [lake for meta, lake in self.state.metadata.items()  # `__ducklake_metadata_lake.ducklake_x`
+                  if lake in self.lakes and lake not in named and
+                  re.search(rf"(?<![\w.]){re.escape(meta)}\s*\.", sql, re.IGNORECASE)]
         if len(named) == 1:
             return named[0], self.lakes[named[0]]
         if self.state.default in self.lakes:
@@ -240,6 +243,8 @@ class _Run:
                 skipped = self._use(sql)
                 if skipped:
                     return Outcome(record.line, record.kind, "skip", skipped, sql)
+        except _OutOfScope as exc:
+            return Outcome(record.line, record.kind, "skip", str(exc), sql)
         except Exception as exc:  # noqa: BLE001 - the statement's outcome
             return self._errored(record, sql, exc)
         if record.kind == "statement" and record.expect == "error":
@@ -268,7 +273,7 @@ class _Run:
         self.lakes[spec.name] = lake
         self.state.lakes.add(spec.name)
         self.state.foreign.pop(spec.name, None)
-        self.state.foreign[spec.metadata_catalog] = METADATA_DATABASE
+        self.state.metadata[spec.metadata_catalog.lower()] = spec.name  # its catalog tables: read by lake.sql
         return None
 
     def _detach(self, sql: str) -> None:
@@ -278,7 +283,7 @@ class _Run:
         name, if_exists = parsed
         lake = next((self.lakes.pop(n) for n in list(self.lakes) if n.lower() == name.lower()), None)
         if lake is None:
-            if self.state.foreign.get(name) == METADATA_DATABASE:
+            if name.lower() in self.state.metadata:
                 raise _OutOfScope(METADATA_DATABASE)
             if name in self.state.foreign:
                 self.state.foreign.pop(name)
@@ -288,6 +293,7 @@ class _Run:
                                   "found")
             return
         self.state.lakes.discard(name)
+        self.state.metadata = {k: v for k, v in self.state.metadata.items() if v.lower() != name.lower()}
         if self.state.default and self.state.default.lower() == name.lower():
             self.state.default = None
         lake.close()
@@ -302,6 +308,8 @@ class _Run:
             return None
         lake = next((n for n in self.lakes if n.lower() == name.lower()), None)
         if lake is None:
+            if name.lower() in self.state.metadata:
+                raise _OutOfScope(METADATA_DATABASE)
             if name in self.state.foreign:
                 self.state.default = None
                 return "USE of a non-lake database"

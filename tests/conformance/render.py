@@ -44,7 +44,7 @@ def render_value(value, type_name: str = "", top: bool = True) -> str:
         return "{" + ", ".join(f"'{k}': {render_value(v, '', False)}" for k, v in items.items()) + "}"
     if isinstance(value, (list, tuple)):
         return "[" + ", ".join(render_value(v, "", False) for v in value) + "]"
-    text = str(value)
+    text = str(value).replace("\x00", "\\0")  # DuckDB's runner prints a NUL character as \0
     if top and text == "":
         return "(empty)"
     return text

@@ -52,6 +52,11 @@ LAKE_PROCEDURES = {"checkpoint", "set_option", "set_commit_message", "expire_sna
                    "add_data_files"}
 _LAYOUT = re.compile(r"^\s*ALTER\s+TABLE\s+.*\b(SET|RESET)\s+(PARTITIONED|SORTED)\s+BY\b", re.IGNORECASE | re.DOTALL)
 _METADATA_DB = re.compile(r"__ducklake_metadata_|\bducklake_meta\b", re.IGNORECASE)
+# SET / RESET of the extension's own settings (`SET GLOBAL ducklake_max_retry_count = 5`): DuckLake's, in scope.
+_LAKE_SETTING = re.compile(r"^(?:SET|RESET)\s+(?:(?:GLOBAL|SESSION|LOCAL)\s+)?ducklake_\w+", re.IGNORECASE)
+_NESTED_COMMAND = re.compile(r"\(\s*(SHOW|DESCRIBE|SUMMARIZE)\b", re.IGNORECASE)
+_WRITES = (exp.Insert, exp.Update, exp.Delete, exp.Merge, exp.Drop, exp.Create, exp.Alter, exp.TruncateTable)
+METADATA_WRITE = "writes the metadata database directly"
 _SYSTEM_TABLES = {"information_schema", "pg_catalog", "system", "temp"}
 
 
@@ -65,6 +70,7 @@ class ScopeState:
     spark_functions: frozenset[str] = frozenset()
     foreign: dict[str, str] = field(default_factory=dict)  # attached name -> why it is not a lake we run
     macros: set[str] = field(default_factory=set)  # lake macros the file created: DuckLake's, not DuckDB's
+    metadata: dict[str, str] = field(default_factory=dict)  # metadata catalog name (lower) -> its lake's name
 
     def note(self, sql: str) -> None:
         """Remember the macro a CREATE MACRO statement names (whether or not it then runs)."""
@@ -119,8 +125,13 @@ def statement_reason(sql: str, state: ScopeState) -> str | None:
     """Why a statement is out of scope, or None (ATTACH / DETACH / USE are judged by the runner)."""
     text = sql.strip()
     word = text.split(None, 1)[0].upper().rstrip(";") if text else ""
+    if word in ("SET", "RESET") and _LAKE_SETTING.match(text):
+        return None  # the extension's settings: lake.sql applies them (sql/settings.py)
     if word in _FIRST_WORD:
         return _FIRST_WORD[word]
+    nested = _NESTED_COMMAND.search(text)  # FROM (SHOW ALL TABLES), FROM (DESCRIBE t)
+    if nested:
+        return _FIRST_WORD[nested.group(1).upper()]
     if word == "CREATE":
         match = _CREATE_KIND.match(text)
         if match and match.group(1):
@@ -131,13 +142,13 @@ def statement_reason(sql: str, state: ScopeState) -> str | None:
         return None  # partition / sort keys are the lake's transforms (epoch_year(ts), bucket(4, id)), not calls
     if re.search(r"':memory:'|\bmemory\.", text, re.IGNORECASE):
         return "non-lake table (DuckDB's in-memory database)"
-    if _METADATA_DB.search(text):
-        return "reads the metadata database directly"
     if DUCKDB_ONLY_TYPES.search(text):
         return "DuckDB-only type (not a DuckLake type)"
     try:
         trees = [t for t in sqlglot.parse(text, read="duckdb") if t is not None]
     except sqlglot.errors.SqlglotError:
+        if word in ("INSERT", "UPDATE", "DELETE", "DROP", "CREATE", "ALTER") and _METADATA_DB.search(text):
+            return METADATA_WRITE
         return None  # lake.sql reports what it cannot parse: in scope
     for tree in trees:
         reason = _tree_reason(tree, state)
@@ -155,18 +166,58 @@ def _tree_reason(tree: exp.Expression, state: ScopeState) -> str | None:
                 LAKE_PROCEDURES | LAKE_TABLE_FUNCTIONS):
             return f"DuckDB function CALL {name}()"
         return None
+    if isinstance(tree, _WRITES) and _is_metadata(_written(tree), state):
+        return METADATA_WRITE
     ctes = {c.alias_or_name.lower() for c in tree.find_all(exp.CTE)}
+    in_view = _lake_view(tree, state)
     for table in tree.find_all(exp.Table):
+        if in_view and table.args.get("catalog") is None and not isinstance(table.this, exp.Func):
+            continue  # a lake view's `t` / `s.t` are its own lake's tables (DuckDB binds them there)
         reason = _table_reason(table, ctes, state)
         if reason:
             return reason
     for func in tree.find_all(exp.Anonymous):
         name = func.name.lower()
-        if isinstance(func.parent, exp.Table):
+        if isinstance(func.parent, exp.Table) or _lake_setting_read(func):
             continue
         if name and name not in state.spark_functions | state.macros and not name.startswith("ducklake_"):
             return f"DuckDB function {name}()"
     return None
+
+
+def _lake_setting_read(func: exp.Anonymous) -> bool:
+    """`current_setting('ducklake_...')`: reads one of the extension's settings (lake.sql answers it)."""
+    args = func.expressions
+    return (func.name.lower() == "current_setting" and len(args) == 1 and isinstance(args[0], exp.Literal)
+            and args[0].name.lower().startswith("ducklake_"))
+
+
+def _written(tree: exp.Expression) -> exp.Table | None:
+    """The table an INSERT / UPDATE / DELETE / MERGE / DDL statement changes."""
+    target = tree.this
+    if isinstance(target, exp.Schema):
+        target = target.this
+    if isinstance(tree, exp.Drop) and not isinstance(target, exp.Table):
+        target = next(iter(tree.args.get("tables") or []), None)
+    return target if isinstance(target, exp.Table) else None
+
+
+def _lake_view(tree: exp.Expression, state: ScopeState) -> bool:
+    """Whether the statement is CREATE VIEW of a view qualified by a lake's name (`CREATE VIEW lake.v AS ...`)."""
+    if not isinstance(tree, exp.Create) or str(tree.args.get("kind") or "").upper() != "VIEW":
+        return False
+    target = tree.this.this if isinstance(tree.this, exp.Schema) else tree.this
+    qualifier = target.args.get("catalog") or target.args.get("db") if isinstance(target, exp.Table) else None
+    return qualifier is not None and qualifier.name.lower() in {n.lower() for n in state.lakes}
+
+
+def _is_metadata(table: exp.Table | None, state: ScopeState) -> bool:
+    """Whether a table is one of the metadata database's (`__ducklake_metadata_lake.ducklake_column`, ...)."""
+    if table is None:
+        return False
+    qualifier = table.args.get("catalog") or table.args.get("db")
+    name = qualifier.name.lower() if qualifier is not None else ""
+    return name in state.metadata or name.startswith("__ducklake_metadata_")
 
 
 def _table_reason(table: exp.Table, ctes: set[str], state: ScopeState) -> str | None:
@@ -186,6 +237,8 @@ def _table_reason(table: exp.Table, ctes: set[str], state: ScopeState) -> str | 
     parts = [p.name.lower() for p in (table.args.get("catalog"), table.args.get("db")) if p is not None]
     lakes = {n.lower() for n in state.lakes}
     foreign = {n.lower(): why for n, why in state.foreign.items()}
+    if parts and parts[0] in state.metadata:
+        return None  # a read of the catalog tables: lake.sql serves them (sql/metadata_tables.py)
     for part in parts:
         if part in foreign:
             return foreign[part]

@@ -11,7 +11,6 @@ from ..errors import CatalogError
 from ..spec.paths import absolute_data_path
 from .database import bootstrap
 from .database.connection import CatalogLocation, catalog_exists, create_engine
-from .encryption import check_not_encrypted
 from .reads import reader
 
 
@@ -41,7 +40,6 @@ def attach_catalog(location: CatalogLocation, data_path: str | None, *, create_i
 
                     metadata = migrate_if_needed(conn, metadata, read_only=read_only)
                 bootstrap.check_version(metadata)
-                check_not_encrypted(metadata)
                 stored = metadata.get("data_path")
                 if stored is None:
                     raise CatalogError("catalog has no data_path in ducklake_metadata")
@@ -75,6 +73,24 @@ def check_metadata_catalog(name: str | None) -> str | None:
     return name.strip()
 
 
+def check_ducklake_version(version: str | None) -> None:
+    """The reference's DUCKLAKE_VERSION: the spec version a new catalog is created at. Only 1.0 is written
+    here, and an existing catalog must be 1.0 too (check_version), so any other version is refused by name."""
+    if version is None:
+        return
+    text = str(version).strip()
+    try:
+        parts = tuple(int(p) for p in text.split("-", 1)[0].split("."))
+    except ValueError:
+        raise CatalogError(f"Unsupported ducklake_version {text!r}: expected a version such as '1.0'") from None
+    if parts < (1, 0):
+        raise CatalogError(f"ducklake_version must be >= '1.0'; got {text!r} (older catalogs are migrated with "
+                           "automatic_migration=True)")
+    if text != bootstrap.SPEC_VERSION:
+        raise CatalogError(f"Unsupported ducklake_version {text!r}: spark-ducklake creates and writes DuckLake "
+                           f"{bootstrap.SPEC_VERSION} catalogs only")
+
+
 def _attached_data_path(stored: str, given: str | None, override: bool) -> str:
     """The data path an existing lake is attached with: the stored one, or `given` when told to override it."""
     resolved = absolute_data_path(stored)
@@ -82,5 +98,6 @@ def _attached_data_path(stored: str, given: str | None, override: bool) -> str:
         return resolved
     if override:
         return absolute_data_path(given)
-    raise CatalogError(f"data_path {given!r} does not match the lake's data path {stored!r}; pass "
-                       "override_data_path=True to use it for this attach (the catalog keeps its own)")
+    raise CatalogError(f"DATA_PATH parameter {given!r} does not match existing data path in the catalog "
+                       f"{stored!r}; pass override_data_path=True to use it for this attach (the catalog keeps "
+                       "its own)")

@@ -248,12 +248,15 @@ def _message_option() -> sa.Select:
 
 def _refuse_without_message(value: str | None) -> None:
     if value is not None and value.strip().lower() in ("true", "1"):
-        raise DuckLakeError("this lake requires a commit message (option require_commit_message): pass "
-                            "commit_message=..., or set_option('require_commit_message', False)")
+        raise DuckLakeError("Commit Information for the snapshot is required but has not been provided. This "
+                            "lake requires a commit message (option require_commit_message): pass commit_message=... "
+                            "(in SQL: CALL lake.set_commit_message(...) inside BEGIN), or "
+                            "set_option('require_commit_message', False)")
 
 
 _DDL_KINDS = {"created_schema", "dropped_schema", "created_table", "dropped_table", "altered_table",
-              "created_view", "dropped_view", "altered_view"}
+              "created_view", "dropped_view", "altered_view", "created_scalar_macro", "created_table_macro",
+              "dropped_scalar_macro", "dropped_table_macro"}
 
 
 def _check_conflicts(conn: sa.Connection, operations, newer: list[Snapshot]) -> None:

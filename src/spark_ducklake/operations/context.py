@@ -31,6 +31,7 @@ from ..spec.commit_properties import CommitProperties
 from ..spec.model import TableInfo
 from ..spec.names import parse_table_name
 from .error_causes import catalog_failure, is_driver_error
+from .local.threshold import check_threshold
 
 if TYPE_CHECKING:
     from pyspark.sql import SparkSession
@@ -44,7 +45,8 @@ class LakeContext:
     def __init__(self, location: CatalogLocation, engine: sa.Engine, data_path: str, *, spark=None,
                  read_only: bool = False, data_inlining_row_limit: int | None = None,
                  pinned_snapshot: int | None = None, author: str | None = None,
-                 retry: RetryPolicy | None = None, metadata_catalog: str | None = None):
+                 retry: RetryPolicy | None = None, metadata_catalog: str | None = None,
+                 small_data_threshold: int | str | None = None):
         self.location = location
         self.engine = engine
         self.data_path = data_path
@@ -54,6 +56,9 @@ class LakeContext:
         self.author = author
         self.retry = retry or RetryPolicy()  # the ducklake_*retry* settings; lake.sql's SET changes them
         self.metadata_catalog = metadata_catalog
+        # bytes up to which data moves in-process with pyarrow (operations/local); None: the process default
+        self.small_data_threshold: int | None = (None if small_data_threshold is None
+                                                 else check_threshold(small_data_threshold))
         self._spark = spark
         self.table_cache = reader.TableCache()
         self.file_cache = FileListCache()  # big tables' file lists, per snapshot
@@ -65,12 +70,15 @@ class LakeContext:
                snapshot_version: int | None = None, snapshot_time: datetime | None = None,
                author: str | None = None, automatic_migration: bool = False,
                override_data_path: bool = False, metadata_schema: str | None = None,
-               metadata_catalog: str | None = None, retry: RetryPolicy | None = None) -> LakeContext:
+               metadata_catalog: str | None = None, retry: RetryPolicy | None = None,
+               small_data_threshold: int | str | None = None) -> LakeContext:
         """Open (or create) a lake from an ATTACH string; a driver error becomes a CatalogError naming its cause."""
         location = with_metadata_schema(parse_catalog(catalog), metadata_schema)
         metadata_catalog = check_metadata_catalog(metadata_catalog)
         snapshot_version = check_version(snapshot_version, "snapshot_version")
         snapshot_time = check_time(snapshot_time, "snapshot_time")
+        if small_data_threshold is not None:
+            check_threshold(small_data_threshold)  # before the catalog is opened: a bad value changes nothing
         try:
             opened = attach_catalog(location, data_path, create_if_missing=create_if_missing, read_only=read_only,
                                     snapshot_version=snapshot_version, snapshot_time=snapshot_time,
@@ -84,7 +92,8 @@ class LakeContext:
         else:
             return cls(location, opened.engine, opened.data_path, spark=spark, read_only=read_only,
                        data_inlining_row_limit=data_inlining_row_limit, pinned_snapshot=opened.pinned_snapshot,
-                       author=author, retry=retry, metadata_catalog=metadata_catalog)
+                       author=author, retry=retry, metadata_catalog=metadata_catalog,
+                       small_data_threshold=small_data_threshold)
         # raised outside the handler: the driver's error (and its text, which may hold a password) stays unchained
         raise CatalogError(f"cannot open catalog {location.describe()}: {failure}")
 
@@ -149,8 +158,10 @@ class LakeContext:
             return reader.find_table(conn, self.snapshot_id(conn, version), self.data_path, schema, name)
 
     def plan_scan(self, table: str | tuple[str, str], *, version: int | None = None,
-                  timestamp: datetime | None = None, where: str | None = None) -> ScanPlan:
-        """Everything a scan needs from the catalog (files after pruning, inlined rows), without Spark."""
+                  timestamp: datetime | None = None, where: str | None = None,
+                  inlined_sources: bool = False) -> ScanPlan:
+        """Everything a scan needs from the catalog (files after pruning, inlined rows), without Spark;
+        `inlined_sources` gives inlined rows their table and begin snapshot (for the virtual columns)."""
         schema, name = parse_table_name(table)
         with self.connect() as conn:
             snap = self.snapshot_id(conn, version, timestamp)
@@ -160,7 +171,8 @@ class LakeContext:
             pruned = prune_files(conn, info, files, where)
             return ScanPlan(
                 table=info, snapshot_id=snap, files=pruned, total_files=len(files),
-                inlined=inlined_tables.read_rows(conn, info.table_id, info.columns, snap),
+                inlined=inlined_tables.read_rows(conn, info.table_id, info.columns, snap,
+                                                 with_snapshots=inlined_sources, with_source=inlined_sources),
                 inlined_deletes=inlined_tables.inlined_deletes(conn, info.table_id, snap),
                 names_stable=reader.column_names_stable(conn, info.table_id),
                 deletion_vectors=(reader.option_value(reader.options(conn), "write_deletion_vectors",

@@ -58,6 +58,8 @@ def _in_process(ctx: LakeContext, plan) -> bool:
     """Whether the plan's files (and their delete files) are small enough to change without Spark."""
     from .local.threshold import is_small, scan_bytes, threshold_of
 
+    if any(f.encryption_key for f in plan.files):  # encrypted files are decrypted by Spark only
+        return False
     return is_small(threshold_of(ctx), scan_bytes(plan.files))
 
 

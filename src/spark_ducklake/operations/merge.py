@@ -1,9 +1,12 @@
 """MERGE INTO a lake table, with delta-spark's builder (snake_case): matched / not matched / not matched by source.
 
-The join runs on Spark; each joined row gets the action of the first clause (in order) whose condition holds.
-Target rows to update or delete are staged as deletes; updated rows keep their row ids; everything commits as one
-snapshot. A target row matched by several source rows, or a source row matching several target rows, is an error
-(the reference refuses "updates that target the same row multiple times").
+The source is a Spark DataFrame, a pyarrow Table or a pandas DataFrame. A pyarrow/pandas source merged into a table
+whose files are, with it, at most the small-data threshold is merged in-process with pyarrow
+(operations/local/merge.py, same rules and results); otherwise the join runs on Spark. Each joined row gets the
+action of the first clause (in order) whose condition holds. Target rows to update or delete are staged as deletes;
+updated rows keep their row ids; everything commits as one snapshot. A target row matched by several source rows, or
+a source row matching several target rows, is an error (the reference refuses "updates that target the same row
+multiple times").
 """
 
 from __future__ import annotations
@@ -11,6 +14,8 @@ from __future__ import annotations
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
+
+import pyarrow as pa
 
 from ..errors import DuckLakeError, SchemaMismatchError
 from ..spec.names import spark_name
@@ -112,6 +117,13 @@ def stage_merge(m: MergeBuilder, plan) -> tuple[list, list[str], MergeResult]:
         unknown = [k for k in (clause.values or {}) if k.lower() not in names]
         if unknown:
             raise SchemaMismatchError(f"columns not in table {plan.table.qualified_name}: {', '.join(unknown)}")
+    if _is_arrow(m.source):
+        local = _merge_in_process(m, plan)
+        if local is not None:
+            return local
+        from .write import _arrow_frame
+
+        m.source = _arrow_frame(m.ctx, _as_arrow(m.source))  # Spark merges it from here on
     spark = m.ctx.spark  # checked once per operation (lake.spark re-verifies the session's confs on each use)
     _check_strings(m, plan, spark)
     target = (plan.to_dataframe(spark, positions=True, row_ids=True)
@@ -180,6 +192,34 @@ def stage_merge(m: MergeBuilder, plan) -> tuple[list, list[str], MergeResult]:
         return ops, written, outcome
     finally:
         result.unpersist()
+
+
+def _is_arrow(source) -> bool:
+    from .write import _is_pandas
+
+    return isinstance(source, pa.Table) or _is_pandas(source)
+
+
+def _as_arrow(source) -> pa.Table:
+    return source if isinstance(source, pa.Table) else pa.Table.from_pandas(source, preserve_index=False)
+
+
+def _merge_in_process(m: MergeBuilder, plan) -> tuple | None:
+    """The MERGE of a pyarrow/pandas source staged with pyarrow on the driver (operations/local/merge.py) when
+    the target's files and the source are at most the small-data threshold; None: Spark merges it."""
+    from .local.merge import merge_in_process
+    from .local.threshold import is_small, scan_bytes, threshold_of
+
+    if any(f.encryption_key for f in plan.files):  # encrypted files are decrypted by Spark only
+        return None
+    source = _as_arrow(m.source)
+    if not is_small(threshold_of(m.ctx), scan_bytes(plan.files) + source.nbytes):
+        return None
+    staged = merge_in_process(m, plan, source)
+    if staged is None:
+        return None
+    ops, files, counts = staged
+    return ops, files, MergeResult(inserted=counts["insert"], updated=counts["update"], deleted=counts["delete"])
 
 
 def _check_strings(m: MergeBuilder, plan, spark) -> None:

@@ -69,13 +69,18 @@ class SchemaUpdate:
     """Pending schema changes of one table; `commit()` writes them as one snapshot."""
 
     def __init__(self, ctx: LakeContext, table: str | tuple[str, str], *, read_snapshot: int | None = None,
-                 stage=None, properties: CommitProperties | None = None):
+                 stage=None, properties: CommitProperties | None = None, pending: TableInfo | None = None):
         from ..catalog.database.spec_tables import T
 
         ctx.check_writable()
         self.ctx, self.properties = ctx, properties
         self._stage = stage  # a transaction's: takes the ALTER operation instead of committing it
         c = T["ducklake_column"]
+        if pending is not None:  # created in the same transaction: not in the catalog yet
+            self.read_snapshot, self.table = read_snapshot, pending
+            self._next_id = 1 + max((n.column_id for top in pending.columns for n in top.walk()), default=0)
+            self.columns, self.changed = copy.deepcopy(pending.columns), False
+            return
         with ctx.connect() as conn:
             self.read_snapshot = read_snapshot if read_snapshot is not None else \
                 reader.latest_snapshot(conn).snapshot_id

@@ -4,16 +4,19 @@ Operations are staged as they are called (files written by executors, catalog ro
 catalog transaction when the block ends without an exception; an exception, or a conflict at commit, deletes every
 staged file and leaves the catalog untouched. `tx.read(table)` (and `tx.staged()`) see the transaction's own
 staged changes, no other reader does; `lake.read` inside the block sees the lake without them. Tables created in
-the block can be written to; row-level changes (delete/update) address tables as they were at the
-start, one change (delete, update or merge) per table per transaction. ALTERs (update_schema, partitioning, sort
-keys) take tables as they were at the start too, one per table, and such a table is not written in the same block.
+the block can be written to, renamed and dropped; row-level changes (delete/update) address tables as they were at
+the start, one change (delete, update or merge) per table per transaction. A table may be altered several times
+(the column changes fold into one new version, staged_alters.py) and written to after its ALTER (INSERT, DELETE;
+not UPDATE or MERGE, which would read its rows with the columns of the start). Tables renamed or dropped in the
+block are tracked by name (staged_names.py).
 """
 
 from __future__ import annotations
 
+import copy
 from collections.abc import Iterator
 from contextlib import contextmanager
-from dataclasses import replace
+from dataclasses import dataclass, replace
 
 from ..catalog.operations.ddl import CreateSchema, CreateTable, DropSchema, DropTable, RenameTable, TableRef
 from ..catalog.operations.sorting import SetSorting, parse_sort_keys
@@ -30,6 +33,8 @@ from .context import LakeContext
 from .delete_update import pruning_filter, stage_delete_op, stage_update
 from .merge import MergeBuilder, stage_merge
 from .schema_change import SchemaUpdate
+from .staged_alters import alter_new, fold_alter, next_column_id
+from .staged_names import Names, drop_new, rename
 from .write import new_table, schema_of, stage_write
 
 WRITE_MODES = ("append", "overwrite", "error", "errorifexists")
@@ -64,7 +69,10 @@ class Transaction:
         self.row_changed: set[tuple[str, str]] = set()
         self.altered: set[tuple[str, str]] = set()  # tables with an ALTER staged
         self.touched: set[tuple[str, str]] = set()  # tables written or changed row by row
+        self.alter_columns: dict[tuple[str, str], list] = {}  # altered tables: their columns after the ALTERs
+        self.names = Names()  # tables renamed or dropped in this transaction
         self.snapshot_id: int | None = None
+        self.aborted = False  # lake.sql: a statement failed and aborted it; only ROLLBACK / COMMIT end it
 
     # ----------------------------------------------------------------------------------------- DDL
     def create_schema(self, name: str) -> None:
@@ -80,6 +88,9 @@ class Transaction:
     def create_table(self, name: str, schema) -> None:
         """CREATE TABLE (Spark StructType, pyarrow Schema or DDL string)."""
         schema_name, table = split_name(name)
+        key = (schema_name, table)
+        if self.names.exists(self, key):
+            raise AlreadyExistsError(f"table {schema_name}.{table} already exists")
         op = CreateTable(schema_name, table, plan_columns(schema))
         self.ops.append(op)
         schema_id, schema_path = self._schema(schema_name)
@@ -90,48 +101,71 @@ class Transaction:
 
     def update_schema(self, table: str):
         """Column changes of a table that existed when the transaction began: `with tx.update_schema(t) as u:`
-        (the SchemaUpdate builder); staged when the block ends. Such a table is not written to in the same
-        transaction (its rows would need the columns of both sides of the change)."""
+        (the SchemaUpdate builder); staged when the block ends, after the table's earlier ALTERs in the block."""
+        new = split_name(table)
+        if new in self.new_tables:  # created in this transaction: its CREATE takes the new columns
+            return SchemaUpdate(self.ctx, new, read_snapshot=self.read_snapshot, pending=self.new_tables[new][0],
+                                stage=lambda op: alter_new(self, new, op.new))
         key = self._alter(table)
-        return SchemaUpdate(self.ctx, key, read_snapshot=self.read_snapshot, stage=self.ops.append)
+        update = SchemaUpdate(self.ctx, key, read_snapshot=self.read_snapshot,
+                              stage=lambda op: self._stage_alter(key, op))
+        if key in self.alter_columns:  # an earlier ALTER in this transaction: go on from its columns
+            update.columns = copy.deepcopy(self.alter_columns[key])
+            update._next_id = max(update._next_id, next_column_id(update.columns))
+        return update
+
+    def _stage_alter(self, key: tuple[str, str], op) -> None:
+        """Stage a column change, folded into an earlier one of the same table (one new version at COMMIT)."""
+        self.alter_columns[key] = op.new
+        fold_alter(self.ops, op)
 
     def set_partitioning(self, table: str, keys: list[str]) -> None:
         """SET PARTITIONED BY (see DuckLake.set_partitioning); an empty list resets it."""
         from ..catalog.operations.partitioning import SetPartitioning, parse_keys
 
-        info = self._existing(self._alter(table))
+        info = self.existing(self._alter(table))
         self.ops.append(SetPartitioning(info.table_id, parse_keys(info, list(keys)) if keys else []))
 
     def set_sorted_by(self, table: str, keys: list[str]) -> None:
         """SET SORTED BY (see DuckLake.set_sorted_by); an empty list resets it."""
-        info = self._existing(self._alter(table))
+        info = self.existing(self._alter(table))
         self.ops.append(SetSorting(info.table_id, parse_sort_keys(info, list(keys)) if keys else []))
 
     def _alter(self, table: str) -> tuple[str, str]:
-        """Claim a table for one ALTER in this transaction, with no data change to it."""
+        """A table an ALTER may change in this transaction (one that existed when it began), by its name then."""
         schema, name = key = split_name(table)
         if key in self.new_tables:
             raise DuckLakeError(f"{schema}.{name} is created in this transaction: give create_table its final columns")
-        if key in self.altered or key in self.touched:
-            raise DuckLakeError(f"{schema}.{name} is already altered or written in this transaction: one ALTER per "
-                                "table, and no writes to a table altered in the same transaction")
+        key = self.names.source(key)
         self.altered.add(key)
         return key
 
     def _touch(self, table: str) -> None:
+        self.touched.add(split_name(table))
+
+    def _not_altered(self, table: str, what: str) -> None:
+        """Refuse a change that reads the table's rows with the columns it had when the transaction began."""
         schema, name = key = split_name(table)
-        if key in self.altered:
-            raise DuckLakeError(f"{schema}.{name} is altered in this transaction: write to it in another transaction")
-        self.touched.add(key)
+        if key in self.alter_columns:
+            raise DuckLakeError(f"{schema}.{name} has its columns altered in this transaction: {what} it in another "
+                                "transaction (INSERT and DELETE may follow the ALTER)")
 
     def drop_table(self, name: str) -> None:
-        """DROP TABLE (of a table that existed when the transaction began)."""
-        self.ops.append(DropTable(self._existing(name).table_id))
+        """DROP TABLE (a table created in this transaction is forgotten with everything staged for it)."""
+        key = split_name(name)
+        if key in self.new_tables:
+            drop_new(self, key)
+            return
+        src = self.names.source(key)
+        table_id = self.existing(src).table_id
+        if self.names.renamed.pop(key, None) is not None:  # renamed here first: only the drop is written
+            self.ops = [op for op in self.ops if not (isinstance(op, RenameTable) and op.table_id == table_id)]
+        self.ops.append(DropTable(table_id))
+        self.names.gone.add(src)
 
     def rename_table(self, name: str, new_name: str) -> None:
-        """ALTER TABLE ... RENAME TO."""
-        info = self._existing(name)
-        self.ops.append(RenameTable(info.table_id, info.schema_name, new_name))
+        """ALTER TABLE ... RENAME TO (also of a table created or renamed in this transaction)."""
+        rename(self, name, new_name)
 
     # ----------------------------------------------------------------------------------------- DML
     def write(self, df, table: str, mode: str = "append", *, where=None, merge_schema: bool = False) -> None:
@@ -140,19 +174,24 @@ class Transaction:
             raise InvalidArgumentError(f"mode must be one of {', '.join(WRITE_MODES)}; got {mode!r}")
         if where is not None and mode != "overwrite":
             raise InvalidArgumentError("where= only applies to mode='overwrite'")
-        self._touch(table)
         schema, name = key = split_name(table)
+        freed = key in self.names.gone and key not in self.names.renamed  # dropped here: a new table may take it
+        if key not in self.new_tables and not freed:
+            schema, name = key = table = self.names.source(key)  # a renamed table's rows are under its old name
+        self._touch(table)
         pending = self.new_tables.get(key)
         with self.ctx.connect() as conn:  # one round of catalog reads before the data moves
-            existing = None if pending else self.ctx.table_cache.find(conn, self._read_row, self.ctx.data_path,
-                                                                      schema, name)
+            existing = None if pending or freed else self.ctx.table_cache.find(
+                conn, self._read_row, self.ctx.data_path, schema, name)
             if (pending or existing) and mode in ("error", "errorifexists"):
                 raise AlreadyExistsError(f"table {schema}.{name} already exists (mode='error')")
             if pending:
                 info, ref, replace_existing = pending[0], pending[1], False
             elif existing is not None:
-                # a copy: writing fills in the layout, the cached record stays as it is
-                info, ref, replace_existing = replace(existing), None, True
+                # a copy: writing fills in the layout, the cached record stays as it is; after an ALTER in this
+                # transaction the rows take the columns it left (they are staged after it)
+                columns = self.alter_columns.get(key, existing.columns)
+                info, ref, replace_existing = replace(existing, columns=copy.deepcopy(columns)), None, True
             else:
                 if schema in self.new_schemas:
                     schema_id, schema_path = self._schema(schema)
@@ -170,9 +209,10 @@ class Transaction:
         if merge_schema and existing is not None:
             from .schema_change import evolve_for
 
+            self._not_altered(table, "write with merge_schema to")
             alter, info = evolve_for(self.ctx, info, schema_of(df), read_snapshot=self.read_snapshot)
             if alter is not None:
-                self.ops.append(alter)
+                self._stage_alter(key, alter)
         overwrite = replace_existing and mode == "overwrite"
         if overwrite and where is not None:  # replace the matching rows only: stage their delete first
             from .delete_update import pruning_filter, stage_delete_op
@@ -193,6 +233,7 @@ class Transaction:
 
     def delete(self, table: str, condition=None) -> int:
         """Stage a DELETE on a table as it was when the transaction began; returns the rows it deletes."""
+        table = self.names.source(table)
         self._row_change(table)
         plan = self.ctx.plan_scan(table, version=self.read_snapshot, where=pruning_filter(condition))
         op, files, count = stage_delete_op(self.ctx, plan, condition)
@@ -203,6 +244,8 @@ class Transaction:
 
     def update(self, table: str, set: dict, condition=None) -> int:  # noqa: A002 - delta's name
         """Stage an UPDATE on a table as it was when the transaction began; returns the rows it updates."""
+        table = self.names.source(table)
+        self._not_altered(table, "update")
         self._row_change(table)
         plan = self.ctx.plan_scan(table, version=self.read_snapshot, where=pruning_filter(condition))
         ops, files, count = stage_update(self.ctx, plan, set, condition)
@@ -213,10 +256,12 @@ class Transaction:
     def merge(self, source, table: str, condition, *, target_alias: str = "target",
               source_alias: str = "source"):
         """Start a MERGE into a table as it was when the transaction began; execute() stages it here."""
-        return MergeBuilder(self.ctx, table, source, condition, target_alias, source_alias, run=self.stage_merge)
+        return MergeBuilder(self.ctx, self.names.source(table), source, condition, target_alias, source_alias,
+                            run=self.stage_merge)
 
     def stage_merge(self, builder):
         """Stage a MERGE built by MergeBuilder (its execute() calls this); returns its counts."""
+        self._not_altered(builder.table, "merge into")
         self._row_change(builder.table)
         plan = self.ctx.plan_scan(builder.table, version=self.read_snapshot)
         ops, files, outcome = stage_merge(builder, plan)
@@ -253,12 +298,23 @@ class Transaction:
         return frame.where(where) if where else frame
 
     # ----------------------------------------------------------------------------------------- helpers
-    def _existing(self, name: str) -> TableInfo:
+    def table_info(self, name) -> TableInfo:
+        """A table as this transaction sees it: created, renamed or altered in it (columns as its ALTERs left
+        them)."""
+        key = split_name(name)
+        if key in self.new_tables:
+            return self.new_tables[key][0]
+        src = self.names.source(key)
+        info = self.ctx.table_info(src, version=self.read_snapshot)
+        columns = self.alter_columns.get(src)
+        return info if columns is None else replace(info, columns=copy.deepcopy(columns))
+
+    def existing(self, name) -> TableInfo:
+        """A table that existed when the transaction began, by its name then."""
         schema, table = split_name(name)
         info = self.ctx.find(schema, table)
         if info is None:
-            raise NotFoundError(f"table {schema}.{table} does not exist (tables created in this transaction "
-                                "cannot be renamed or dropped in it)")
+            raise NotFoundError(f"table {schema}.{table} does not exist")
         return info
 
     def _schema(self, name: str) -> tuple[int, str]:
@@ -283,3 +339,35 @@ class Transaction:
         """Forget the staged operations and delete their files."""
         delete_paths(self.files)
         self.ops, self.files, self.guards = [], [], []
+
+    def savepoint(self) -> Savepoint:
+        """The staged state now, for `rollback_to` (undoing one failed statement, the transaction going on)."""
+        return Savepoint(list(self.ops), list(self.files), list(self.guards), dict(self.new_schemas),
+                         dict(self.new_tables), set(self.row_changed), set(self.altered), set(self.touched),
+                         dict(self.alter_columns), self.names.copy())
+
+    def rollback_to(self, point: Savepoint) -> None:
+        """Undo what was staged since `point`: its operations are forgotten and the files they wrote deleted."""
+        kept = set(point.files)
+        delete_paths([f for f in self.files if f not in kept])
+        self.files = point.files
+        self.ops, self.guards = point.ops, point.guards
+        self.new_schemas, self.new_tables = point.new_schemas, point.new_tables
+        self.row_changed, self.altered, self.touched = point.row_changed, point.altered, point.touched
+        self.alter_columns, self.names = point.alter_columns, point.names
+
+
+@dataclass
+class Savepoint:
+    """A Transaction's staged state at one moment (copies: later staging does not change it)."""
+
+    ops: list
+    files: list
+    guards: list
+    new_schemas: dict
+    new_tables: dict
+    row_changed: set
+    altered: set
+    touched: set
+    alter_columns: dict
+    names: Names

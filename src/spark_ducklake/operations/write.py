@@ -58,6 +58,8 @@ def write_arrow_files(ctx: LakeContext, data: pa.Table, table: TableInfo, snapsh
         return None
     load_layout(ctx, table, snapshot_id)
     options = _write_options(ctx, options_table)
+    if options.encrypted:  # encryption runs on Spark (spark/encrypted/): the driver has no AES of its own
+        return None
     try:
         check_layout(table, options.sort_on_insert)
     except NotLocal:
@@ -151,10 +153,32 @@ def stage_write(ctx: LakeContext, data, table: TableInfo, ref: TableRef | None, 
             conformed = conform_spark(_arrow_frame(ctx, data), table)
     if small is not None:
         if small.num_rows:
+            small = _sorted_inline(ctx, small, table, read_snapshot, options_table)
             staged.ops.append(InlineInsert(table, small, ref))
         return staged
     files = write_files(ctx, conformed, table, read_snapshot, options_table=options_table)
     return _with_files(staged, files, table, ref)
+
+
+def _sorted_inline(ctx: LakeContext, small: pa.Table, table: TableInfo, snapshot_id: int,
+                   options_table: TableInfo | None) -> pa.Table:
+    """Inlined rows in the table's sort order (SET SORTED BY, option sort_on_insert), as the reference inlines
+    them and as Parquet files are written; expression keys are evaluated on Spark."""
+    from .local.expressions import NotLocal
+    from .local.write import sorted_rows
+
+    if small.num_rows < 2:
+        return small
+    load_layout(ctx, table, snapshot_id)
+    if not table.sort_keys or not _write_options(ctx, options_table).sort_on_insert:
+        return small
+    try:
+        return sorted_rows(small, table)
+    except NotLocal:
+        from ..spark.sorting import sort_column
+
+        frame = _arrow_frame(ctx, small).orderBy(*[sort_column(k) for k in table.sort_keys])
+        return conform_arrow(frame.toArrow(), table)
 
 
 def _with_files(staged: StagedWrite, files: list, table: TableInfo, ref: TableRef | None) -> StagedWrite:

@@ -9,6 +9,7 @@ pyarrow, pandas and numpy (tests/test_user_session.py checks this).
 - scan_plan.py       a planned scan: the catalog's answer for one snapshot, turned into a DataFrame on demand
 - scan.py            a table's DataFrame at a snapshot on Spark's Parquet reader (field ids, deletes, inlined rows)
 - arrow_files.py     reading files with pyarrow on executors, for types Spark's reader cannot decode
+- virtual_columns.py the values of DuckDB's virtual columns in a scan (rowid, snapshot_id, filename, ...)
 - mapped_files.py    reading files without field ids by name (add_data_files, name mappings)
 - change_feed.py     table_insertions / table_deletions / table_changes between two snapshots
 - write.py           writing a DataFrame as DuckLake data files (native Parquet writer, field ids)

@@ -21,6 +21,8 @@ from ..spec.model import Column, DataFile
 from . import types as spark_types
 from .paths import filesystem, spark_file_uri
 
+_PER_VALUE = {"uint64", "int128", "uint128", "variant"}  # stored as another Parquet type, or shredded
+
 
 def read_with_arrow(spark, files: list[DataFile], present: list[Column], internal: dict[int, str], need_pos: bool,
                     *, name_map=None):
@@ -66,6 +68,13 @@ def _read_file(path: str, wanted, arrow_schema: pa.Schema, names: dict[int, str]
     fs, inner = filesystem(path)
     with fs.open_input_file(inner) as fh:
         table = pq.read_table(fh)
+    yield from arrow_rows(table, path, wanted, arrow_schema, names, hive)
+
+
+def arrow_rows(table: pa.Table, path: str, wanted, arrow_schema: pa.Schema, names: dict[int, str] | None = None,
+               hive: dict[int, object] | None = None, *, vectorized: bool = False):
+    """Batches of one file's rows (read as `table`) in `arrow_schema`: columns by field id (or `names`), values
+    converted for Spark; `vectorized` casts plain columns in Arrow instead of value by value."""
     by_id = {}
     if names is not None:  # name mapping: match top-level columns by name, case-insensitively
         position = {field.name.lower(): i for i, field in enumerate(table.schema)}
@@ -86,6 +95,12 @@ def _read_file(path: str, wanted, arrow_schema: pa.Schema, names: dict[int, str]
             default = None if col.is_nested else types.parse_literal(col.type, col.initial_default)
             arrays.append(pa.array([types.convert_nested(col, default, _spark_value)] * n, type=target))
             continue
+        if vectorized and not col.is_nested and spark_types.is_native(col) and col.type not in _PER_VALUE:
+            try:  # Arrow's cast is exact for plain types Spark reads natively; anything else converts per value
+                arrays.append(table.column(by_id[col.column_id]).cast(target))
+                continue
+            except (pa.ArrowInvalid, pa.ArrowNotImplementedError):
+                pass
         values = table.column(by_id[col.column_id]).to_pylist()
         arrays.append(pa.array([types.convert_nested(col, v, _spark_value) for v in values], type=target))
     for extra in (SNAPSHOT_ID_COLUMN, ROW_ID_COLUMN):

@@ -10,6 +10,8 @@ from __future__ import annotations
 from collections import Counter
 from dataclasses import dataclass, field
 
+from ..catalog.encryption import ENCRYPTED_DELETES
+from ..errors import CatalogError
 from ..spec.model import NewDeleteFile
 from .delete_files import KEY, DeleteTarget, write_delete_files
 from .scan import FILE, POS
@@ -45,7 +47,8 @@ def split_ended(files: dict, file_counts: dict[int, int]) -> tuple[list[int], di
 
 def plan_delete(spark, plan: ScanPlan, condition, inline_limit: int) -> DeletePlan:
     """Find the rows `condition` matches (on executors) and stage what deleting them takes."""
-    frame = plan.to_dataframe(spark, positions=True)
+    # A Column condition may name `rowid` (lake.sql's DELETE ... WHERE rowid = n); unused, Spark prunes it away.
+    frame = plan.to_dataframe(spark, positions=True, row_ids=condition is not None and not isinstance(condition, str))
     matches = cached(spark, (frame if condition is None else frame.where(condition)).select(FILE, POS))
     try:
         return stage_deletes(spark, plan, matches, inline_limit)
@@ -80,6 +83,8 @@ def stage_deletes(spark, plan: ScanPlan, matches, inline_limit: int) -> DeletePl
             if r[FILE] in rest:
                 result.inlined_file_deletes.setdefault(r[FILE], []).append(r[POS])
     elif rest:
+        if any(files[fid].encryption_key for fid in rest):
+            raise CatalogError(ENCRYPTED_DELETES)
         # New positions of a partial file carry the snapshot the commit expects (DeleteRows restamps them if the
         # commit lands on a later one).
         targets = {str(fid): DeleteTarget(files[fid].path, files[fid].delete_file, plan.snapshot_id + 1)

@@ -1,12 +1,12 @@
 """Building a table's DataFrame at a snapshot on Spark's native Parquet reader.
 
 Data files are read by Parquet field id (column pruning and filter pushdown stay Spark's). Files without deletes are
-a plain scan; deleted positions (read on the driver when few) are broadcast and anti-joined on
-`_metadata.row_index`, per file or on (file, position), never shuffling a row (`without_deleted`). Files that
-predate a column yield its initial default; inlined rows from the catalog are unioned in. When a column name ever
-changed meaning, columns are read under internal names so Spark's by-name row-group filters cannot pick the wrong
-column. Columns Spark cannot decode (uuid, time, timestamp_ns, interval) make the scan read its files with pyarrow
-on the executors instead (`arrow_files.py`).
+a plain scan; deleted positions (read on the driver when few) drop rows by `_metadata.row_index`: per file as a
+bitmap filter (`position_filter.py`), or broadcast and anti-joined on (file, position), never shuffling a row
+(`without_deleted`). Files that predate a column yield its initial default; inlined rows from the catalog are
+unioned in. When a column name ever changed meaning, columns are read under internal names so Spark's by-name
+row-group filters cannot pick the wrong column. Columns Spark cannot decode (uuid, time, timestamp_ns, interval)
+make the scan read its files with pyarrow on the executors instead (`arrow_files.py`).
 """
 
 from __future__ import annotations
@@ -21,103 +21,126 @@ from ..spec import types
 from ..spec.internal_columns import ROW_ID_COLUMN, SNAPSHOT_ID_COLUMN
 from ..spec.model import Column, DataFile, TableInfo
 from ..spec.names import spark_name
+from . import position_filter
 from . import types as spark_types
 from .arrow_files import read_with_arrow
 from .columns import BEGIN, FILE, PATH, POS, ROW_START
 from .delete_files import positions_as_of
 from .deletion_vectors import deletion_vector_positions
+from .encrypted.read import encrypted_delete_positions, read_encrypted_files
 from .mapped_files import read_mapped
 from .paths import read_parquet, spark_file_uri
+from .virtual_columns import FILE_INDEX, FILENAME, INLINED_TABLE, file_values, inlined_values, virtual_fields
 
 DELETED = "_dl_deleted"
 BROADCAST_POSITIONS = 1_000_000  # about 16 MB of (file, position) pairs
 LOCAL_DELETE_FILES = 2_000  # delete files a scan reads on the driver (each a request on object storage)
 PER_FILE_SCANS = 16  # files with deletes that get a scan each (every scan adds planning time)
+BITMAP_FILTER = True  # per-file scans drop deleted rows by a bitmap filter (position_filter.py), not a join
 
 
 def scan_table(spark, table: TableInfo, files: list[DataFile], *, snapshot_id: int,
                inlined: pa.Table | None = None, inlined_deletes: dict[int, list[int]] | None = None,
-               names_stable: bool = True, row_ids: bool = False, positions: bool = False):
+               names_stable: bool = True, row_ids: bool = False, positions: bool = False,
+               virtual: tuple[str, ...] = ()):
     """The table's rows visible at `snapshot_id` as a DataFrame (with a `rowid` column if asked).
 
     `positions=True` adds `_dl_file` (data file id; NULL for inlined rows) and `_dl_pos` (row position in the
-    file; the row id for inlined rows): what row-level changes need to address rows.
+    file; the row id for inlined rows): what row-level changes need to address rows. `virtual` appends DuckDB's
+    virtual columns by name (virtual_columns.py); the inlined rows must then carry their source columns.
     """
     from pyspark.sql import functions as F
 
+    virtual = tuple(v for v in virtual if not (row_ids and v == "rowid"))
     inlined_deletes = {k: v for k, v in (inlined_deletes or {}).items() if v}
     internal = internal_names(table, names_stable)
     dirty_ids = {f.data_file_id for f in files if f.delete_file} | (set(inlined_deletes) & {f.data_file_id
                                                                                             for f in files})
     partial = any(f.partial_max is not None and f.partial_max > snapshot_id for f in files)
-    lineage = row_ids or partial  # rows rewritten by updates/compaction carry their own row id
+    lineage = row_ids or partial or "rowid" in virtual  # rows rewritten by updates/compaction carry their own row id
+    snapshots = partial or "snapshot_id" in virtual
     result_cols = [F.col(spark_name(internal[c.column_id])).alias(c.name) for c in table.columns]
     if row_ids:
         result_cols.append(F.col("rowid"))
     if positions:
         result_cols += [F.col(FILE), F.col(POS)]
+    result_cols += [F.col(v) for v in virtual]
+    native = all(spark_types.is_native(c) for c in table.columns)
+    indexes = None  # DuckDB numbers the scanned files in data file id order
+    if "file_index" in virtual:
+        indexes = {fid: i for i, fid in enumerate(sorted(f.data_file_id for f in files))}
 
     def finish(data, with_pos: bool):
         if with_pos:
             if partial:
                 data = data.where(F.col(SNAPSHOT_ID_COLUMN).isNull() | (F.col(SNAPSHOT_ID_COLUMN) <= snapshot_id))
             rowid = F.col(ROW_START) + F.col(POS)
-            if lineage or not all(spark_types.is_native(c) for c in table.columns):
+            if lineage or not native:
                 rowid = F.coalesce(F.col(ROW_ID_COLUMN), rowid)
             data = data.withColumn("rowid", rowid)
+            data = data.withColumns(file_values(virtual)) if virtual else data
         return data.select(*result_cols)
 
     # Files without deletes are a plain scan: they pay for no join (nor for positions, unless asked).
-    plain_pos = row_ids or partial or positions
+    plain_pos = bool(row_ids or partial or positions or virtual)
     frames = []
     clean = read_files(spark, table, [f for f in files if f.data_file_id not in dirty_ids], internal,
-                       positions=plain_pos, snapshots=partial, lineage=lineage)
+                       positions=plain_pos, snapshots=snapshots, lineage=lineage, indexes=indexes)
     if clean is not None:
         frames.append(finish(clean, plain_pos))
     dirty = [f for f in files if f.data_file_id in dirty_ids]
     frames += [finish(frame, True) for frame in without_deleted(spark, table, dirty, internal, inlined_deletes,
-                                                                snapshot_id, partial=partial, lineage=lineage)]
+                                                                snapshot_id, partial=partial, lineage=lineage,
+                                                                snapshots=snapshots, indexes=indexes)]
     data = reduce(lambda a, b: a.unionByName(b), frames) if frames else None
     if inlined is not None and inlined.num_rows:
-        small = _inlined_frame(spark, inlined, table, row_ids, positions)
+        small = _inlined_frame(spark, inlined, table, row_ids, positions, virtual, len(files))
         data = small if data is None else data.unionByName(small)
     if data is None:
-        data = spark.createDataFrame([], _result_schema(table, row_ids, positions))
+        data = spark.createDataFrame([], _result_schema(table, row_ids, positions, virtual))
     return data
 
 
 def without_deleted(spark, table: TableInfo, files: list[DataFile], internal: dict[int, str],
-                    inlined_deletes: dict[int, list[int]], snapshot_id: int, *, partial: bool, lineage: bool) -> list:
+                    inlined_deletes: dict[int, list[int]], snapshot_id: int, *, partial: bool, lineage: bool,
+                    snapshots: bool | None = None, indexes: dict[int, int] | None = None) -> list:
     """Frames of the rows of `files` (each with deletes) not deleted at the snapshot, with position columns.
 
-    Few positions (the catalog's counts) are read on the driver and broadcast, so no Spark job builds them and no
-    row is shuffled. Few files get a scan each, anti-joined on the row position alone: a single long key, which
-    Spark's broadcast join looks up in a dense array, and no per-row file path to match. Many files share one
-    scan and a (file id, position) join; more positions than a broadcast holds are read by Spark and joined.
+    Few positions (the catalog's counts) are read on the driver, so no Spark job builds them and no row is
+    shuffled. Few files get a scan each, filtered by a bitmap of their positions carried in the plan: no join, no
+    broadcast job per query, and no per-row file path to match. Many files share one scan and a broadcast
+    (file id, position) join; more positions than a broadcast holds are read by Spark and joined.
     """
     from pyspark.sql import functions as F
 
     if not files:
         return []
+    snapshots = partial if snapshots is None else snapshots
     known = (sum(f.delete_file.delete_count or 0 for f in files if f.delete_file)
              + sum(len(inlined_deletes.get(f.data_file_id, ())) for f in files))
-    vectors = any(f.delete_file is not None and f.delete_file.format == "puffin" for f in files)
+    vectors = any(f.delete_file is not None and (f.delete_file.format == "puffin" or f.delete_file.encryption_key)
+                  for f in files)  # deletion vectors and encrypted delete files: positions read on the executors
     if known > BROADCAST_POSITIONS or len(files) > LOCAL_DELETE_FILES or vectors:  # Spark reads the positions
-        data = read_files(spark, table, files, internal, positions=True, snapshots=partial, lineage=lineage)
+        data = read_files(spark, table, files, internal, positions=True, snapshots=snapshots, lineage=lineage,
+                          indexes=indexes)
         deleted = deleted_positions(spark, files, inlined_deletes, snapshot_id)
         return [data.join(broadcast_if_small(deleted, known), [FILE, POS], "left_anti")]
     gone = _local_positions(files, inlined_deletes, snapshot_id)
     if len(files) > PER_FILE_SCANS:
-        data = read_files(spark, table, files, internal, positions=True, snapshots=partial, lineage=lineage)
+        data = read_files(spark, table, files, internal, positions=True, snapshots=snapshots, lineage=lineage,
+                          indexes=indexes)
         table_of = pa.table({FILE: pa.concat_arrays([pa.array([fid] * len(p), pa.int64()) for fid, p in gone.items()]),
                              POS: pa.concat_arrays(list(gone.values()))})
         return [data.join(F.broadcast(spark.createDataFrame(table_of)), [FILE, POS], "left_anti")]
     frames = []
     for f in files:
-        data = read_files(spark, table, [f], internal, positions=True, snapshots=partial, lineage=lineage)
-        if len(gone[f.data_file_id]):  # a partial delete file may hold only later deletions
-            positions = spark.createDataFrame(pa.table({POS: gone[f.data_file_id]}))
-            data = data.join(F.broadcast(positions), POS, "left_anti")
+        data = read_files(spark, table, [f], internal, positions=True, snapshots=snapshots, lineage=lineage,
+                          indexes=indexes)
+        positions = gone[f.data_file_id]
+        if len(positions) and BITMAP_FILTER and position_filter.fits(positions):  # no join, no Spark job
+            data = data.where(position_filter.not_deleted(positions, POS))
+        elif len(positions):  # a partial delete file may hold only later deletions
+            data = data.join(F.broadcast(spark.createDataFrame(pa.table({POS: positions}))), POS, "left_anti")
         frames.append(data)
     return frames
 
@@ -155,35 +178,49 @@ def internal_names(table: TableInfo, names_stable: bool) -> dict[int, str]:
 
 
 def read_files(spark, table: TableInfo, files: list[DataFile], internal: dict[int, str], *, positions: bool,
-               snapshots: bool, lineage: bool):
+               snapshots: bool, lineage: bool, indexes: dict[int, int] | None = None):
     """Every row of the data files under the table's columns (named by `internal`), deletes not applied.
 
     Columns a file predates read as their initial default. `positions` adds `_dl_file` (data file id), `_dl_pos`
     (row position), `_dl_row_start` and `_dl_begin` (the file's row_id_start and begin_snapshot); `snapshots`
     and `lineage` add the files' `_ducklake_internal_snapshot_id` / `_ducklake_internal_row_id` (NULL where a
-    file lacks them). None when there are no files.
+    file lacks them). None when there are no files. Positions also bring the file's catalog path and its
+    `indexes` entry (data file id -> place in the scan; -1 without) for the virtual columns.
     """
     native = all(spark_types.is_native(c) for c in table.columns)
     frames = []
     for (missing, name_map), group in _group_by_missing(files, table.columns).items():
         present = [c for c in table.columns if c.column_id not in missing]
+        secret = [f for f in group if f.encryption_key]
+        if secret:  # ENCRYPTED lakes: decrypted on the executors (spark/encrypted/)
+            group = [f for f in group if not f.encryption_key]
+            frames.append(_with_defaults(read_encrypted_files(spark, secret, present, internal, positions, snapshots,
+                                                              lineage, name_map=name_map), table.columns, missing,
+                                         internal))
+            if not group:
+                continue
         if name_map is not None and native:  # files without field ids: by the names their mapping gives
             frame = read_mapped(spark, group, present, internal, name_map, positions, snapshots, lineage)
         elif native:
             frame = _native(spark, group, present, internal, positions, snapshots, lineage)
         else:
             frame = read_with_arrow(spark, group, present, internal, positions, name_map=name_map)
-        for col in table.columns:
-            if col.column_id in missing:
-                frame = frame.withColumn(internal[col.column_id], _default(col))
-        frames.append(frame)
+        frames.append(_with_defaults(frame, table.columns, missing, internal))
     if not frames:
         return None
     data = reduce(lambda a, b: a.unionByName(b), frames)
-    return _attach_file_ids(spark, data, files) if positions else data
+    return _attach_file_ids(spark, data, files, indexes or {}) if positions else data
 
 
-def _result_schema(table: TableInfo, row_ids: bool, positions: bool):
+def _with_defaults(frame, columns: list[Column], missing, internal: dict[int, str]):
+    """`frame` plus the columns its files predate, as their initial defaults."""
+    for col in columns:
+        if col.column_id in missing:
+            frame = frame.withColumn(internal[col.column_id], _default(col))
+    return frame
+
+
+def _result_schema(table: TableInfo, row_ids: bool, positions: bool, virtual: tuple[str, ...] = ()):
     from pyspark.sql import types as T
 
     fields = [T.StructField(c.name, spark_types.to_spark_type(c), True) for c in table.columns]
@@ -191,7 +228,7 @@ def _result_schema(table: TableInfo, row_ids: bool, positions: bool):
         fields.append(T.StructField("rowid", T.LongType(), True))
     if positions:
         fields += [T.StructField(FILE, T.LongType(), True), T.StructField(POS, T.LongType(), True)]
-    return T.StructType(fields)
+    return T.StructType(fields + virtual_fields(virtual))
 
 
 def _group_by_missing(files: list[DataFile], columns: list[Column]) -> dict[tuple, list[DataFile]]:
@@ -248,19 +285,23 @@ def _same(a, b) -> bool:
     return a.simpleString() == b.simpleString()
 
 
-def _attach_file_ids(spark, data, files: list[DataFile]):
+def _attach_file_ids(spark, data, files: list[DataFile], indexes: dict[int, int]):
     from pyspark.sql import functions as F
 
     if len(files) == 1:  # one file (a scan of its own, to apply its deletes): constants, no join on its path
         f = files[0]
         return data.withColumns({FILE: F.lit(f.data_file_id).cast("long"),
                                  ROW_START: F.lit(f.row_id_start or 0).cast("long"),
-                                 BEGIN: F.lit(f.begin_snapshot).cast("long")})
+                                 BEGIN: F.lit(f.begin_snapshot).cast("long"),
+                                 FILENAME: F.lit(f.path).cast("string"),
+                                 FILE_INDEX: F.lit(indexes.get(f.data_file_id, -1)).cast("long")})
     lookup = spark.createDataFrame(pa.table({  # Arrow: far cheaper than Python rows for thousands of files
         PATH: pa.array([spark_file_uri(f.path) for f in files], pa.string()),
         FILE: pa.array([f.data_file_id for f in files], pa.int64()),
         ROW_START: pa.array([f.row_id_start or 0 for f in files], pa.int64()),
-        BEGIN: pa.array([f.begin_snapshot for f in files], pa.int64())}))
+        BEGIN: pa.array([f.begin_snapshot for f in files], pa.int64()),
+        FILENAME: pa.array([f.path for f in files], pa.string()),
+        FILE_INDEX: pa.array([indexes.get(f.data_file_id, -1) for f in files], pa.int64())}))
     return data.join(F.broadcast(lookup), PATH)
 
 
@@ -270,7 +311,12 @@ def deleted_positions(spark, files: list[DataFile], inlined_deletes: dict[int, l
 
     parts = []
     with_files = [(f.delete_file.path, f.data_file_id, f.delete_file.begin_snapshot) for f in files
-                  if f.delete_file is not None and f.delete_file.format != "puffin"]
+                  if f.delete_file is not None and f.delete_file.format != "puffin"
+                  and not f.delete_file.encryption_key]
+    secret = [(f.delete_file.path, f.data_file_id, f.delete_file.begin_snapshot, f.delete_file.encryption_key)
+              for f in files if f.delete_file is not None and f.delete_file.encryption_key]
+    if secret:
+        parts.append(encrypted_delete_positions(spark, secret).where(F.col(DELETED) <= snapshot_id).select(FILE, POS))
     vectors = [(f.delete_file.path, f.data_file_id, f.delete_file.begin_snapshot, f.delete_file.partial_max)
                for f in files if f.delete_file is not None and f.delete_file.format == "puffin"]
     if vectors:
@@ -306,8 +352,12 @@ def delete_file_positions(spark, delete_files: list[tuple[str, int, int]]):
         FILE, POS, F.coalesce(F.col(SNAPSHOT_ID_COLUMN), F.col("_dl_del_begin")).alias(DELETED))
 
 
-def _inlined_frame(spark, inlined: pa.Table, table: TableInfo, row_ids: bool, positions: bool):
+def _inlined_frame(spark, inlined: pa.Table, table: TableInfo, row_ids: bool, positions: bool,
+                   virtual: tuple[str, ...] = (), file_count: int = 0):
     from pyspark.sql import functions as F
+
+    if virtual and INLINED_TABLE not in inlined.column_names:
+        raise ValueError("virtual columns of inlined rows need a plan read with inlined_sources=True")
 
     frame = spark.createDataFrame(spark_safe(inlined))
     cols = [F.col(spark_name(c.name)).cast(spark_types.to_spark_type(c)).alias(c.name) for c in table.columns]
@@ -315,7 +365,15 @@ def _inlined_frame(spark, inlined: pa.Table, table: TableInfo, row_ids: bool, po
         cols.append(F.col("row_id").alias("rowid"))
     if positions:
         cols += [F.lit(None).cast("long").alias(FILE), F.col("row_id").alias(POS)]
+    if virtual:
+        names = list(dict.fromkeys(inlined.column(INLINED_TABLE).to_pylist()))
+        cols += inlined_values(virtual, sorted(names, key=_inlined_version), file_count)
     return frame.select(*cols)
+
+
+def _inlined_version(name: str) -> int:
+    """The schema version an inlined table's name ends with (`ducklake_inlined_data_<table>_<version>`)."""
+    return int(name.rsplit("_", 1)[1])
 
 
 def spark_safe(data: pa.Table) -> pa.Table:

@@ -22,10 +22,12 @@ class ScanPlan:
     names_stable: bool
     deletion_vectors: bool = False  # the write_deletion_vectors option: new delete files are Puffin files
 
-    def to_dataframe(self, spark, *, row_ids: bool = False, positions: bool = False):
-        """The Spark DataFrame for this plan (Spark's native Parquet scan underneath)."""
+    def to_dataframe(self, spark, *, row_ids: bool = False, positions: bool = False,
+                     virtual: tuple[str, ...] = ()):
+        """The Spark DataFrame for this plan (Spark's native Parquet scan underneath); `virtual` appends DuckDB's
+        virtual columns (the plan made with inlined_sources=True)."""
         from .scan import scan_table
 
         return scan_table(spark, self.table, self.files, snapshot_id=self.snapshot_id, inlined=self.inlined,
                           inlined_deletes=self.inlined_deletes, names_stable=self.names_stable, row_ids=row_ids,
-                          positions=positions)
+                          positions=positions, virtual=virtual)

@@ -38,6 +38,7 @@ class WriteOptions:
     parquet_version: int | None = None
     hive_file_pattern: bool = True  # partitioned files under key=value/ directories, as the reference
     sort_on_insert: bool = True  # sort each task's rows by the table's SET SORTED BY keys
+    encrypted: bool = False  # an ENCRYPTED lake: every file encrypted with a key of its own (spark/encrypted/)
 
     @classmethod
     def from_lake_options(cls, get: Callable[[str], str | None]) -> WriteOptions:
@@ -59,6 +60,8 @@ class WriteOptions:
             opts.hive_file_pattern = str(v).lower() not in ("false", "0")
         if (v := get("sort_on_insert")) is not None:
             opts.sort_on_insert = str(v).lower() not in ("false", "0")
+        if (v := get("encrypted")) is not None:
+            opts.encrypted = str(v).strip().lower() in ("true", "1")
         return opts
 
 
@@ -127,7 +130,7 @@ def write_data_files(spark, df, table: TableInfo, *, options: WriteOptions | Non
 
         order = [F.col(f"{KEY_PREFIX}{i}") for i in range(len(spec.keys))] if spec is not None else []
         frame = frame.sortWithinPartitions(*order, *[sort_column(k) for k in table.sort_keys])
-    if writes_in_place(table.path):  # object stores: final names straight away, no staging rename
+    if writes_in_place(table.path) or options.encrypted:  # object stores, encrypted files: final names at once
         return _write_in_place(frame, table, spec, options)
     writer = frame.write.mode("error")
     if spec is not None:  # one file per partition per task; the key columns stay out of the files

@@ -112,7 +112,15 @@ def write_groups_in_place(frame, table: TableInfo, key_columns: list[str], place
     kw = writer_options(options, row_width)
     group_rows = row_group_rows(options, row_width)
 
+    encrypt = getattr(options, "encrypted", False)
+    if encrypt:  # files are built in executor memory first: keep them moderate
+        rows_per_file = min(rows_per_file, max(1000, ENCRYPTED_FILE_BYTES // max(1, row_width)))
+
     def task(batches):
+        if encrypt:  # ENCRYPTED lakes: each file written to memory, then cut into modules for aes_encrypt
+            yield from _encrypting_task(batches, table_path, target, kw, group_rows, rows_per_file, columns,
+                                        needs_name_mapping, key_columns, place)
+            return
         out = _TaskWriter(table_path, target, kw, group_rows, rows_per_file, columns, needs_name_mapping)
         for batch in batches:
             for values, part in _runs(batch, key_columns):
@@ -122,7 +130,36 @@ def write_groups_in_place(frame, table: TableInfo, key_columns: list[str], place
             yield pa.record_batch({"path": [f.path for _k, f in out.files],
                                    "info": [pickle.dumps(item) for item in out.files]})
 
+    if encrypt:
+        from .encrypted.write import MODULES, encrypt_and_store
+
+        return encrypt_and_store(frame.mapInArrow(task, MODULES))
     return [pickle.loads(row["info"]) for row in frame.mapInArrow(task, _RESULT).collect()]
+
+
+ENCRYPTED_FILE_BYTES = 128 * 2**20  # an encrypted file is built in executor memory: at most about this size
+
+
+def _encrypting_task(batches, table_path, target, kw, group_rows, rows_per_file, columns, needs_name_mapping,
+                     key_columns, place):
+    """A write task of an encrypted lake: `MODULES` rows (encrypted/write.py) of each file as soon as it is done."""
+    from .encrypted.write import KeptBuffer, module_batch
+
+    buffers: dict[str, KeptBuffer] = {}
+    out = _TaskWriter(table_path, target, kw, group_rows, rows_per_file, columns, needs_name_mapping,
+                      open_stream=lambda path: buffers.setdefault(path, KeptBuffer()))
+
+    def drain():
+        while out.files:
+            key, described = out.files.pop(0)
+            yield module_batch(described.path, buffers.pop(described.path).kept, (key, described))
+
+    for batch in batches:
+        for values, part in _runs(batch, key_columns):
+            out.write(place(values), values, part.select(target.names))
+            yield from drain()
+    out.close()
+    yield from drain()
 
 
 
@@ -131,6 +168,9 @@ def write_arrow_groups(groups, table: TableInfo, *, options, rows_per_file: int,
                        needs_name_mapping: bool) -> list[NewDataFile]:
     """Write conformed Arrow rows, given as ((directory, partition values), key, rows) groups, as files under
     their final names (the data source's tasks and planner); nothing committed."""
+    if getattr(options, "encrypted", False):
+        raise SchemaMismatchError("format('ducklake') cannot write to an ENCRYPTED lake yet: use lake.write "
+                                  "(docs/types.md, 'Encrypted lakes')")
     schema = types.to_arrow_schema(table.columns)
     out = _TaskWriter(table.path, schema, writer_options(options, row_width), row_group_rows(options, row_width),
                       rows_per_file, table.columns, needs_name_mapping)
@@ -169,7 +209,9 @@ def _directories(table: TableInfo, spec: PartitionSpec, hive: bool):
 class _TaskWriter:
     """One open Parquet file at a time per task: rolls over at `rows_per_file` rows or a new partition value."""
 
-    def __init__(self, table_path, schema, kw, group_rows, rows_per_file, columns, needs_name_mapping):
+    def __init__(self, table_path, schema, kw, group_rows, rows_per_file, columns, needs_name_mapping,
+                 open_stream=None):
+        self.open_stream = open_stream  # path -> a writable file (encrypted lakes: memory); default: the path
         self.table_path, self.schema, self.kw, self.group_rows = table_path, schema, kw, group_rows
         self.rows_per_file, self.columns, self.needs_name_mapping = rows_per_file, columns, needs_name_mapping
         self.files: list[tuple[tuple, NewDataFile]] = []
@@ -209,7 +251,7 @@ class _TaskWriter:
         fs, inner = filesystem(path)
         if isinstance(fs, pafs.LocalFileSystem):  # object stores have no directories to make
             fs.create_dir(inner.rsplit("/", 1)[0], recursive=True)
-        stream = fs.open_output_stream(inner)
+        stream = self.open_stream(path) if self.open_stream else fs.open_output_stream(inner)
         self._open = [path, stream, pq.ParquetWriter(stream, self.schema, **self.kw), dict(values), 0]
 
     def _finish(self) -> None:

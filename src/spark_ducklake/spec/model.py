@@ -122,6 +122,8 @@ class DeleteFile:
     file_size_bytes: int | None = None
     footer_size: int | None = None
     format: str = "parquet"  # or "puffin": an Iceberg deletion vector (spark/deletion_vectors.py)
+    # ENCRYPTED lakes: the file's base64 AES key (kept out of reprs, so logs and errors never show it).
+    encryption_key: str | None = field(default=None, repr=False)
 
 
 @dataclass
@@ -145,6 +147,7 @@ class DataFile:
     # Files with a mapping_id: the catalog.name_maps.NameMap to read them by, and hive-path column values.
     name_map: tuple | None = None
     hive_values: dict[int, object] | None = None
+    encryption_key: str | None = field(default=None, repr=False)  # as DeleteFile's
 
 
 @dataclass
@@ -173,6 +176,7 @@ class NewDataFile:
     partition_values: dict[int, str] = field(default_factory=dict)
     # Spark writes no field ids for list elements and map keys/values: such files get a name mapping.
     needs_name_mapping: bool = False
+    encryption_key: str | None = field(default=None, repr=False)  # ENCRYPTED lakes: the file's base64 key
 
 
 @dataclass

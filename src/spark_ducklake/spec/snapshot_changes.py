@@ -18,6 +18,10 @@ DISPLAY_KEYS = {
     "created_view": "views_created",
     "dropped_view": "views_dropped",
     "altered_view": "views_altered",
+    "created_scalar_macro": "scalar_macros_created",
+    "created_table_macro": "table_macros_created",
+    "dropped_scalar_macro": "scalar_macros_dropped",
+    "dropped_table_macro": "table_macros_dropped",
 }
 
 

@@ -7,6 +7,7 @@ and statements run on its public methods.
 - statements.py  splitting and parsing statements, one function per statement kind
 - references.py  a query's lake-table references, the QueryContext statements run with, time-travel values
 - queries.py     lake table references read (pruned) as DataFrames, then Spark runs the query
+- virtual_columns.py  DuckDB's rowid / snapshot_id / filename / file_row_number / file_index, kept out of stars
 - series.py, intervals.py  DuckDB's range()/generate_series() tables and INTERVAL (expr) UNIT, for Spark
 - views.py       lake views, stored as DuckDB SQL and expanded into queries
 - dml.py         INSERT, UPDATE, DELETE, MERGE; alter.py: ALTER TABLE; tags.py: COMMENT ON and tags
@@ -14,5 +15,6 @@ and statements run on its public methods.
 - session.py     BEGIN / COMMIT / ROLLBACK across calls; register.py: lake tables as Spark temp views
 - results.py     what commands return, and small rows turned into DataFrames
 - macros.py      scalar macro calls replaced by their translated bodies; settings.py: SET/RESET of retry settings
+- defaults.py    column DEFAULT literals: CREATE TABLE ... DEFAULT, INSERT ... DEFAULT VALUES / VALUES (DEFAULT, ...)
 - metadata_tables.py  the catalog tables under the METADATA_CATALOG name (`__ducklake_metadata_lake.ducklake_...`)
 """

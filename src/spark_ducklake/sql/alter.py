@@ -10,7 +10,8 @@ from sqlglot import exp
 from sqlglot.tokens import TokenType
 
 from ..errors import UnsupportedSqlError
-from .references import QueryContext, evaluate, resolve_table
+from .defaults import NON_LITERAL, is_literal, literal_default
+from .references import QueryContext, resolve_table
 
 _LAYOUT = {"PARTITIONED": "partitioning", "SORTED": "sorted_by"}
 
@@ -95,7 +96,8 @@ def run_alter(ctx: QueryContext, tx, tree: exp.Alter):
     if str(tree.args.get("kind") or "").upper() != "TABLE":
         raise UnsupportedSqlError(f"ALTER {tree.args.get('kind')} is not supported by lake.sql")
     key = resolve_table(ctx, tree.this)
-    if tree.args.get("exists") and ctx.lake.context.find(*key) is None:
+    if tree.args.get("exists") and not (tx.names.exists(tx, key) if tx is not None
+                                        else ctx.lake.context.find(*key) is not None):
         return None
     actions = tree.args.get("actions") or []
     if len(actions) == 1 and isinstance(actions[0], exp.AlterRename):
@@ -178,7 +180,9 @@ def _add_column(ctx: QueryContext, update, col: exp.ColumnDef) -> None:
     for constraint in col.constraints:
         kind = constraint.kind
         if isinstance(kind, exp.DefaultColumnConstraint):
-            default = evaluate(ctx, kind.this)
+            if not is_literal(kind.this):  # old rows would need the expression's value: refused as DuckDB does
+                raise UnsupportedSqlError(NON_LITERAL)
+            default = literal_default(ctx, kind.this, col.name)
         elif isinstance(kind, exp.NotNullColumnConstraint):
             nullable = bool(kind.args.get("allow_null"))
         else:
@@ -195,8 +199,8 @@ def _alter_column(ctx: QueryContext, update, action: exp.AlterColumn) -> None:
         _change_type(update, name, spark_type(ctx, action.args["dtype"]))
     elif action.args.get("allow_null") is not None:
         update.set_nullable(name, bool(action.args["allow_null"]))
-    elif action.args.get("default") is not None:
-        update.set_default(name, evaluate(ctx, action.args["default"]))
+    elif action.args.get("default") is not None:  # a literal only: an expression would need evaluating per row
+        update.set_default(name, literal_default(ctx, action.args["default"], name))
     elif action.args.get("drop"):
         update.set_default(name, None)
     else:

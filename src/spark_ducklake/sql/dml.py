@@ -6,6 +6,8 @@ from sqlglot import exp
 
 from ..errors import SchemaMismatchError, UnsupportedSqlError
 from ..spark.types import to_spark_type
+from .defaults import fill_values, has_defaults
+from .literals import typed_values
 from .queries import run_query
 from .references import QueryContext, resolve_table
 
@@ -17,8 +19,8 @@ def _refuse(ctx: QueryContext, tree: exp.Expression, args: dict[str, str]) -> No
 
 
 def _table_info(ctx: QueryContext, tx, key: tuple[str, str]):
-    if tx is not None and key in tx.new_tables:
-        return tx.new_tables[key][0]
+    if tx is not None:  # as the open transaction sees it (created, renamed or altered in it)
+        return tx.table_info(key)
     return ctx.lake.table_info(key, version=ctx.snapshot)
 
 
@@ -36,11 +38,15 @@ def insert(ctx: QueryContext, tx, tree: exp.Insert):
     key = resolve_table(ctx, target)
     info = _table_info(ctx, tx, key)
     source = tree.args.get("expression")
-    if source is None or (isinstance(source, exp.Values) and
-                          any(v.name.upper() == "DEFAULT" for v in source.find_all(exp.Var))):
-        raise UnsupportedSqlError("INSERT ... DEFAULT VALUES / DEFAULT in VALUES is not supported by lake.sql")
-    frame = run_query(ctx, _one_struct_column(source))
+    if tree.args.get("default") or has_defaults(source):  # DEFAULT VALUES / VALUES (DEFAULT, 1): sql/defaults.py
+        source = fill_values(info, source, names, bool(tree.args.get("default")))
+    if source is None:
+        raise UnsupportedSqlError("INSERT without VALUES or a query is not supported by lake.sql")
     columns = {c.name.lower(): c for c in info.columns}
+    targets = [columns.get(n.lower()) for n in names] if names is not None else list(info.columns)
+    if not tree.args.get("by_name") and None not in targets:  # VALUES typed as the columns (literals.py)
+        source = typed_values(source, [to_spark_type(c) for c in targets])
+    frame = run_query(ctx, _one_struct_column(source))
     if tree.args.get("by_name"):
         names = list(frame.columns)
     elif names is None:
@@ -53,6 +59,8 @@ def insert(ctx: QueryContext, tx, tree: exp.Insert):
         raise SchemaMismatchError(f"columns not in table {info.qualified_name}: {', '.join(unknown)}")
     frame = frame.select(*[F.col(f"`{src}`").cast(to_spark_type(columns[n.lower()])).alias(columns[n.lower()].name)
                            for src, n in zip(frame.columns, names, strict=True)])
+    if isinstance(source, exp.Values):  # rows written out in the statement: one file, as the reference writes
+        frame = frame.coalesce(1)       # them (Spark would split even three rows over its partitions)
     mode = "overwrite" if tree.args.get("overwrite") else "append"
     if tx is not None:  # staged: the rows are counted here (DuckDB's INSERT returns them inside BEGIN too)
         tx.write(frame, key, mode)
@@ -104,6 +112,21 @@ def _unqualified(node: exp.Expression, alias: str) -> str:
     return copy.sql(dialect="spark")
 
 
+def _with_rowid(ctx: QueryContext, tx, key: tuple[str, str], node: exp.Expression | None, text: str | None):
+    """`text` as a Spark Column when it names DuckDB's `rowid` (which the table lacks): Column conditions and
+    values run on the scan that carries row ids, where string ones are checked against the table's columns."""
+    if node is None or text is None:
+        return text
+    if not any(c.name.lower() == "rowid" for c in node.find_all(exp.Column)):
+        return text
+    if any(c.name.lower() == "rowid" for c in _table_info(ctx, tx, key).columns):
+        return text
+    from pyspark.sql import functions as F
+
+    ctx.lake.spark  # noqa: B018 -- F.expr needs an active session
+    return F.expr(text)
+
+
 def update(ctx: QueryContext, tx, tree: exp.Update):
     """UPDATE t SET col = expr, ... [WHERE cond]; returns the rows updated (None when staged)."""
     _refuse(ctx, tree, {"from_": "UPDATE ... FROM (use MERGE INTO)", "from": "UPDATE ... FROM (use MERGE INTO)",
@@ -114,9 +137,10 @@ def update(ctx: QueryContext, tx, tree: exp.Update):
     for eq in tree.expressions:
         if not isinstance(eq, exp.EQ) or not isinstance(eq.this, exp.Column):
             raise UnsupportedSqlError(f"UPDATE assignment {eq.sql(dialect=ctx.dialect)!r} is not supported")
-        assignments[eq.this.name] = _unqualified(eq.expression, alias)
+        assignments[eq.this.name] = _with_rowid(ctx, tx, key, eq.expression, _unqualified(eq.expression, alias))
     where = tree.args.get("where")
     condition = _unqualified(where.this, alias) if where is not None else None
+    condition = _with_rowid(ctx, tx, key, where, condition)
     if tx is not None:
         return tx.update(key, assignments, condition)
     return ctx.lake.update(key, assignments, condition)
@@ -128,7 +152,7 @@ def delete(ctx: QueryContext, tx, tree: exp.Delete):
                         "returning": "DELETE ... RETURNING", "limit": "DELETE ... LIMIT"})
     key, alias = _target(ctx, tree.this)
     where = tree.args.get("where")
-    condition = _unqualified(where.this, alias) if where is not None else None
+    condition = _with_rowid(ctx, tx, key, where, _unqualified(where.this, alias) if where is not None else None)
     if tx is not None:
         return tx.delete(key, condition)
     return ctx.lake.delete(key, condition)

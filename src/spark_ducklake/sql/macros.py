@@ -1,7 +1,7 @@
 """Scalar macros of the lake in `lake.sql` queries: a call `add_values(1, b := 2)` (or `lake.add_values(...)`,
 `schema.add_values(...)`) is replaced by the macro's body with its parameters bound, before Spark sees the query.
-The body is DuckDB SQL; sqlglot translates it like any query text, so a macro works where its body does. Table
-macros and bodies that do not parse are left to fail as unknown functions, naming the macro."""
+The body is DuckDB SQL; sqlglot translates it like any query text, so a macro works where its body does. A table
+macro `FROM m(args)` becomes its query as a subquery. CREATE/DROP MACRO: macro_ddl.py."""
 
 from __future__ import annotations
 
@@ -25,18 +25,47 @@ def expand_macros(ctx: QueryContext, tree: exp.Expression) -> exp.Expression:
     calls = [node for node in tree.find_all(exp.Anonymous)]
     if not calls:
         return tree
-    macros = _scalar_macros(ctx)
+    rows = ctx.lake.macros(version=ctx.snapshot)
+    tables = _macros_of(rows, "table")
+    if tables and _expand_tables(tree, tables, ctx):
+        from .views import expand_views
+
+        expand_views(ctx, tree)  # a table macro's query may read lake views
+    macros = _macros_of(rows, "scalar")
     if not macros:
         return tree
     return _expand(tree, macros, ctx, 0)
 
 
-def _scalar_macros(ctx: QueryContext) -> dict[str, list[MacroRow]]:
+def _macros_of(rows: list[MacroRow], kind: str) -> dict[str, list[MacroRow]]:
     found: dict[str, list[MacroRow]] = {}
-    for row in ctx.lake.macros(version=ctx.snapshot):
-        if row.macro_type == "scalar" and row.dialect == "duckdb":
+    for row in rows:
+        if row.macro_type == kind and row.dialect == "duckdb":
             found.setdefault(row.macro_name.lower(), []).append(row)
     return found
+
+
+def _expand_tables(tree: exp.Expression, macros: dict[str, list[MacroRow]], ctx: QueryContext) -> bool:
+    """Replace each `FROM m(args) [AS alias]` of a table macro by its query as a subquery (in place)."""
+    expanded = False
+    for _ in range(_MAX_DEPTH):
+        found = False
+        for node in list(tree.find_all(exp.Table)):
+            if not isinstance(node.this, exp.Anonymous):
+                continue
+            parts = [p.name.lower() for p in (node.args.get("catalog"), node.args.get("db")) if p is not None]
+            if parts and parts[0] == ctx.catalog_name.lower():
+                parts = parts[1:]
+            impls = [m for m in macros.get(node.this.name.lower(), [])
+                     if not parts or (len(parts) == 1 and m.schema_name.lower() == parts[0])]
+            if not impls:
+                continue
+            alias = node.args.get("alias") or exp.TableAlias(this=exp.to_identifier(node.this.name))
+            node.replace(exp.Subquery(this=_bind(node.this, impls, ctx), alias=alias.copy()))
+            found = expanded = True
+        if not found:
+            return expanded
+    raise UnsupportedSqlError(f"table macros call each other more than {_MAX_DEPTH} levels deep (a cycle?)")
 
 
 def _expand(tree: exp.Expression, macros: dict[str, list[MacroRow]], ctx: QueryContext, depth: int):
@@ -129,6 +158,8 @@ def _substitute(body: exp.Expression, values: dict[str, exp.Expression], impl: M
         if isinstance(node, exp.Column) and not node.table and node.name.lower() in values:
             value = exp.Paren(this=values[node.name.lower()].copy())
             declared = types.get(node.name.lower())
+            if declared in ("list", "struct", "map"):  # stored without their element types: nothing to cast to
+                return value
             return exp.cast(value, _duck_type(declared)) if declared else value
         return node
 

@@ -106,6 +106,8 @@ FUNCTIONS: dict[str, Function] = {
                                                            schema=a.get("schema")) or [],
                            None, ("name", "value"), changes=True),
     "checkpoint": Function(lambda lake, a: [lake.checkpoint()], "checkpoint", changes=True),
+    "set_commit_message": Function(lambda lake, a: _set_commit_message(lake, a), None,
+                                   ("author", "commit_message")),
 }
 _KEYWORDS = {  # named parameters each function takes besides its positional ones
     "list_files": ("schema", "snapshot_version", "snapshot_time"),
@@ -117,8 +119,21 @@ _KEYWORDS = {  # named parameters each function takes besides its positional one
     "flush_inlined_data": ("schema_name", "table_name"),
     "add_data_files": ("schema", "allow_missing", "ignore_extra_columns", "hive_partitioning"),
     "set_option": ("schema", "table_name"),
+    "set_commit_message": ("extra_info",),
 }
 _TIMES = {"older_than", "snapshot_time"}  # timestamps (now() - INTERVAL ...), intervals ('7 days') or ISO text
+
+
+def _set_commit_message(lake: DuckLake, a: dict) -> list:
+    """The reference's set_commit_message: author, message and extra info of the snapshot the open transaction
+    commits (the last call wins; outside BEGIN the statement's own transaction commits nothing: no effect)."""
+    from ..spec.commit_properties import CommitProperties
+
+    tx = current(lake)
+    if tx is not None:
+        texts = [None if a.get(k) is None else str(a[k]) for k in ("author", "commit_message", "extra_info")]
+        tx.properties = CommitProperties(*texts)
+    return []
 
 
 def _row_fields(key: str | None) -> tuple[str, ...]:

@@ -16,6 +16,7 @@ from typing import TYPE_CHECKING
 from sqlglot import exp
 
 from ..catalog.planners.pruning import conjuncts
+from ..errors import NotFoundError
 from .references import QueryContext, TableRef, table_ref
 
 if TYPE_CHECKING:
@@ -40,13 +41,18 @@ def run_query(ctx: QueryContext, tree: exp.Expression) -> DataFrame:
 def _run_query(ctx: QueryContext, reads: QueryContext, tree: exp.Expression) -> DataFrame:
     """run_query, lake tables read through `reads` (lake functions such as snapshots() through `ctx`)."""
     from .intervals import computed_intervals
+    from .literals import duckdb_literals
     from .macros import expand_macros
     from .metadata_tables import is_metadata_table, metadata_frame
     from .procedures import is_lake_function, table_function
     from .series import series_as_range
+    from .settings import current_settings
     from .views import expand_views
+    from .virtual_columns import hide_in_stars, virtual_needs
 
     tree = computed_intervals(series_as_range(tree.copy()))  # DuckDB forms Spark lacks (series.py, intervals.py)
+    tree = duckdb_literals(tree)  # MAP {'k': v} (literals.py)
+    tree = current_settings(ctx, tree)  # current_setting('ducklake_max_retry_count') (settings.py)
     expand_views(reads, tree)
     tree = expand_macros(reads, tree)
     ctes = {cte.alias_or_name.lower() for cte in tree.find_all(exp.CTE)}
@@ -63,17 +69,37 @@ def _run_query(ctx: QueryContext, reads: QueryContext, tree: exp.Expression) -> 
         elif node.name:
             refs.append(table_ref(reads, node))
     _push_predicates(reads, tree, refs)
+    needs = virtual_needs(tree, refs)  # rowid, filename, ...: read only when the query names them
     for ref in refs:
         version = ref.version if ref.version is not None or ref.timestamp is not None else reads.snapshot
-        frame = reads.lake.read((ref.schema, ref.name), version=version, timestamp=ref.timestamp, where=ref.where())
+        virtual = needs.get(id(ref), ())
+        frame = reads.lake.read((ref.schema, ref.name), version=version, timestamp=ref.timestamp, where=ref.where(),
+                                virtual_columns=virtual)
+        if virtual:
+            hide_in_stars(ref, frame.columns[:len(frame.columns) - len(virtual)])
         _replace(ref.node, frames, frame)
     text = tree.sql(dialect="spark")
-    if not frames:
-        return ctx.lake.spark.sql(text)
-    text = text.replace("{", "{{").replace("}", "}}")
-    for key in frames:
-        text = text.replace(key, "{" + key + "}")
-    return ctx.lake.spark.sql(text, **frames)
+    if frames:
+        text = text.replace("{", "{{").replace("}", "}}")
+        for key in frames:
+            text = text.replace(key, "{" + key + "}")
+    try:
+        return ctx.lake.spark.sql(text, **frames)
+    except Exception as exc:
+        missing = _unknown_function(exc)
+        if missing is None:
+            raise
+        raise NotFoundError(f"Scalar Function with name {missing} does not exist! (neither a Spark function nor "
+                            "a macro of the lake)") from exc
+
+
+def _unknown_function(exc: Exception) -> str | None:
+    """The function name of Spark's UNRESOLVED_ROUTINE error (lowercase, as DuckDB names it), else None."""
+    condition = getattr(exc, "getCondition", getattr(exc, "getErrorClass", lambda: None))()
+    if condition != "UNRESOLVED_ROUTINE":
+        return None
+    name = (exc.getMessageParameters() or {}).get("routineName", "")
+    return name.strip("`").split("`.`")[-1].lower() or None
 
 
 def explain_pruning(ctx: QueryContext, tree: exp.Expression) -> list[tuple[str, str | None]]:

@@ -7,14 +7,27 @@ from contextlib import contextmanager
 from dataclasses import replace
 from typing import TYPE_CHECKING
 
-from ..errors import DuckLakeError
+from ..errors import (
+    AlreadyExistsError,
+    DuckLakeError,
+    InvalidArgumentError,
+    InvalidExpressionError,
+    InvalidNameError,
+    NotFoundError,
+    SchemaMismatchError,
+    TransactionAbortedError,
+    UnsupportedSqlError,
+)
 from ..spec.commit_properties import CommitProperties
 
 if TYPE_CHECKING:
     from ..lake import DuckLake
-    from ..operations.transaction import Transaction
+    from ..operations.transaction import Savepoint, Transaction
     from .references import QueryContext
 
+_KEEPS = (UnsupportedSqlError, NotFoundError, AlreadyExistsError, InvalidNameError, InvalidArgumentError,
+          InvalidExpressionError, SchemaMismatchError)
+_ENDS = ("COMMIT", "ROLLBACK", "END", "ABORT")  # what an aborted transaction still accepts
 _ATTR = "_sql_transaction"  # an attribute of the handle: transactions are per handle, like a DuckDB connection's
 
 
@@ -27,14 +40,20 @@ def begin(lake: DuckLake) -> None:
     """BEGIN: later statements stage into one Transaction until COMMIT or ROLLBACK."""
     from ..operations.transaction import Transaction
 
-    if current(lake) is not None:
-        raise DuckLakeError("BEGIN inside a transaction: COMMIT or ROLLBACK the open one first")
+    tx = current(lake)
+    if tx is not None:
+        tx.abort()  # DuckDB aborts the open transaction too
+        tx.aborted = True
+        raise TransactionAbortedError("cannot start a transaction within a transaction: BEGIN inside BEGIN")
     setattr(lake, _ATTR, Transaction(lake.context, CommitProperties()))
 
 
 def commit(lake: DuckLake) -> int | None:
-    """COMMIT: one snapshot holding every staged statement (None when nothing was staged)."""
+    """COMMIT: one snapshot holding every staged statement (None when nothing was staged; an aborted transaction
+    commits nothing, as in DuckDB)."""
     tx = _take(lake, "COMMIT")
+    if tx.aborted:
+        return None
     try:
         return tx.commit()
     except BaseException:
@@ -47,15 +66,37 @@ def rollback(lake: DuckLake) -> None:
     _take(lake, "ROLLBACK").abort()
 
 
-def abort_after_error(lake: DuckLake) -> bool:
-    """A statement failed inside a transaction: roll it back (True if one was open), as nothing half-done may
-    commit later."""
+def after_error(lake: DuckLake, exc: BaseException, point: Savepoint | None) -> None:
+    """A statement failed inside a transaction. As in DuckDB, an error found before anything ran (a binder or
+    catalog error: a missing table or column, a name taken, a type that does not fit, a statement we do not run)
+    leaves the transaction open with nothing of the statement staged; any other error (data that breaks a
+    constraint or a cast, a failed job, a conflict) aborts it: later statements fail until ROLLBACK."""
     tx = current(lake)
-    if tx is None:
-        return False
-    setattr(lake, _ATTR, None)
+    if tx is None or tx.aborted:
+        return
+    if point is not None and keeps_transaction(exc):
+        tx.rollback_to(point)
+        return
     tx.abort()
-    return True
+    tx.aborted = True
+
+
+def keeps_transaction(exc: BaseException) -> bool:
+    """Whether a failed statement leaves its transaction usable (DuckDB's parser, binder and catalog errors)."""
+    if isinstance(exc, _KEEPS) or type(exc) is DuckLakeError:  # the plain class: a limit of ours, checked first
+        return True
+    try:
+        from pyspark.errors import AnalysisException
+    except ImportError:  # pragma: no cover - pyspark is a dependency
+        return False
+    return isinstance(exc, AnalysisException)  # Spark's binder: unknown column or function, type mismatch
+
+
+def check_usable(lake: DuckLake, text: str) -> None:
+    """Refuse a statement other than COMMIT / ROLLBACK in an aborted transaction, with DuckDB's message."""
+    tx = current(lake)
+    if tx is not None and tx.aborted and text.split(None, 1)[0].upper() not in _ENDS:
+        raise TransactionAbortedError("Current transaction is aborted (please ROLLBACK): a statement in it failed")
 
 
 @contextmanager

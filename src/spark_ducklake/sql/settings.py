@@ -1,9 +1,11 @@
 """`SET ducklake_max_retry_count = 5` (also `ducklake_retry_wait_ms`, `ducklake_retry_backoff`; `SET GLOBAL`,
-`TO`) and `RESET name` in `lake.sql`: the reference's commit-retry settings, for this handle. Other SET
-statements are refused, naming the settings that exist."""
+`TO`) and `RESET name` in `lake.sql`: the reference's commit-retry settings, for this handle, read back with
+`current_setting('ducklake_max_retry_count')` in a query. Other SET statements are refused, naming the settings
+that exist."""
 
 from __future__ import annotations
 
+import re
 from typing import TYPE_CHECKING
 
 from sqlglot import exp
@@ -42,6 +44,27 @@ def reset_statement(ctx: QueryContext, name: str) -> list[CommandResult]:
     _check_known(name)
     ctx.lake.set_setting(name, retry_setting(RetryPolicy(), name))
     return [CommandResult("RESET", None)]
+
+
+def current_settings(ctx: QueryContext, tree: exp.Expression) -> exp.Expression:
+    """`current_setting('ducklake_max_retry_count')` in a query: the handle's value, as a literal (Spark has no
+    such function; other settings are DuckDB's and stay as written, for Spark to refuse)."""
+    for node in list(tree.find_all(exp.Anonymous)):
+        args = node.expressions
+        if node.name.lower() != "current_setting" or len(args) != 1 or not isinstance(args[0], exp.Literal):
+            continue
+        if args[0].is_string and args[0].name.lower() in RETRY_SETTINGS:
+            node.replace(exp.Literal.number(ctx.lake.current_setting(args[0].name)))
+    return tree
+
+
+_SETTINGS_CALL = re.compile(r'(?<![\w."])settings(\s*\()', re.IGNORECASE)
+
+
+def quote_settings_call(text: str) -> str | None:
+    """`FROM settings()` with the name quoted (sqlglot reads a bare SETTINGS as a keyword), or None if absent."""
+    quoted = _SETTINGS_CALL.sub(r'"settings"\1', text)
+    return quoted if quoted != text else None
 
 
 def _check_known(name: str) -> None:

@@ -33,10 +33,13 @@ def run(lake: DuckLake, text: str, dialect: str = "spark", catalog_name: str = "
     result = None
     for piece in split_statements(text, dialect):
         before = lake.last_committed
+        tx = session.current(lake)
+        point = tx.savepoint() if tx is not None and not tx.aborted else None
         try:
+            session.check_usable(lake, piece)
             result = _run_one(lake, piece, dialect, catalog_name)
-        except BaseException:
-            session.abort_after_error(lake)  # as in DuckDB, a failed statement ends the transaction it was in
+        except BaseException as exc:
+            session.after_error(lake, exc, point)  # DuckDB's rules: the transaction goes on or is aborted
             raise
         if lake.last_committed != before:
             refresh(lake)  # views from lake.register() follow this handle's own commits
@@ -58,6 +61,7 @@ def split_statements(text: str, dialect: str) -> list[str]:
     return [p.strip() for p in pieces if p.strip()]
 
 
+_END = re.compile(r"^\s*(END|ABORT)(?:\s+(?:TRANSACTION|WORK))?\s*$", re.IGNORECASE)
 _COMMENT_NULL = re.compile(r"^(\s*COMMENT\s+ON\s+.+\s+IS\s+)NULL(\s*)$", re.IGNORECASE | re.DOTALL)
 
 
@@ -74,16 +78,31 @@ def _parse(text: str, dialect: str) -> exp.Expression:
 
             tree = parse_nested(text, dialect) or tree  # ADD / ALTER COLUMN of a struct field
     except sqlglot.errors.SqlglotError as exc:
+        from .settings import quote_settings_call
+
+        quoted = quote_settings_call(text)  # `FROM settings()`: SETTINGS is a keyword to sqlglot
+        if quoted is not None:
+            return _parse(quoted, dialect)
         raise UnsupportedSqlError(f"cannot parse {text[:80]!r}: {str(exc).splitlines()[0]}") from None
     return tree
 
 
 def _run_one(lake: DuckLake, text: str, dialect: str, catalog_name: str):
     from . import alter, dml
+    from .macro_ddl import is_macro_ddl, run_macro_ddl
     from .procedures import call
 
+    ending = _END.match(text)
+    if ending is not None:  # Postgres' spellings, which DuckDB takes too and sqlglot does not parse
+        if ending.group(1).upper() == "END":
+            return [CommandResult("COMMIT", session.commit(lake))]
+        session.rollback(lake)
+        return [CommandResult("ROLLBACK", None)]
     tx = session.current(lake)
     ctx = QueryContext(lake, catalog_name, dialect, tx.read_snapshot if tx is not None else None)
+    if is_macro_ddl(text, dialect):
+        return _committed(lake, "CREATE MACRO" if text.lstrip()[:1] in "cC" else "DROP MACRO",
+                          lambda: run_macro_ddl(ctx, tx, text))
     layout = alter.layout_change(ctx, text)
     if layout is not None:
         return _committed(lake, "ALTER TABLE", lambda: alter.run_layout(ctx, tx, *layout))
@@ -167,6 +186,8 @@ def _create(ctx: QueryContext, tx, tree: exp.Create):
         from .views import create_view_statement
 
         return create_view_statement(ctx, tx, tree)
+    if tree.args.get("replace") and kind == "TABLE":
+        return _replace_table(ctx, tx, tree)
     if tree.args.get("replace"):
         raise UnsupportedSqlError(f"CREATE OR REPLACE {kind} is not supported by lake.sql: DROP, then CREATE")
     if kind == "SCHEMA":
@@ -206,15 +227,50 @@ def _create_table(ctx: QueryContext, tx, tree: exp.Create):
         return (tx or ctx.lake).write(frame, key, mode="error")
     if not isinstance(tree.this, exp.Schema):
         raise UnsupportedSqlError("CREATE TABLE needs a column list or AS SELECT")
-    ddl = ", ".join(column_ddl(ctx, col) for col in tree.this.expressions)
+    from .defaults import create_table, split_defaults
+
+    columns, defaults = split_defaults(ctx, tree.this.expressions)
+    ddl = ", ".join(column_ddl(ctx, col) for col in columns)
+    if defaults:  # `i INTEGER DEFAULT 42`: stored on the new column (sql/defaults.py)
+        return create_table(ctx, tx, key, ddl, defaults)
     if tx is None:
         return ctx.lake.create_table(key, ddl)
     return tx.create_table(key, ddl)
 
 
-def _table_exists(ctx: QueryContext, tx, key: tuple[str, str]) -> bool:
+def _replace_table(ctx: QueryContext, tx, tree: exp.Create):
+    """CREATE OR REPLACE TABLE: as in the reference, drop the old table and create the new one in one snapshot
+    (the new table gets a new id; rows, tags and layout of the old one end with it)."""
+    target = tree.this.this if isinstance(tree.this, exp.Schema) else tree.this
+    key = resolve_table(ctx, target)
     if tx is not None and key in tx.new_tables:
-        return True
+        raise UnsupportedSqlError(f"CREATE OR REPLACE TABLE {key[0]}.{key[1]}: the table was created in this "
+                                  "transaction; replace it after COMMIT")
+    plain = tree.copy()
+    plain.set("replace", False)
+    plain.set("exists", False)
+    if tx is not None:
+        return _drop_then_create(ctx, tx, plain, key)
+    with ctx.lake.transaction() as own:
+        return _drop_then_create(ctx, own, plain, key)
+
+
+def _drop_then_create(ctx: QueryContext, tx, tree: exp.Create, key: tuple[str, str]):
+    if _table_exists(ctx, tx, key):
+        tx.drop_table(key)
+    query = tree.args.get("expression")
+    if query is None:
+        return _create_table(ctx, tx, tree)
+    if isinstance(tree.this, exp.Schema):
+        raise UnsupportedSqlError("CREATE TABLE with both a column list and AS SELECT is not supported")
+    frame = run_query(ctx, query)
+    tx.create_table(key, frame.schema)  # the new table, so the write does not find the dropped one
+    return tx.write(frame, key, mode="append")
+
+
+def _table_exists(ctx: QueryContext, tx, key: tuple[str, str]) -> bool:
+    if tx is not None:  # as the open transaction sees it: its creates, renames and drops included
+        return tx.names.exists(tx, key)
     return ctx.lake.context.find(*key) is not None
 
 
@@ -246,5 +302,26 @@ def _drop(ctx: QueryContext, tx, tree: exp.Drop):
 def _drop_schema(ctx: QueryContext, tx, name: str, exists: bool, cascade: bool) -> None:
     if tx is None:
         ctx.lake.drop_schema(name, cascade=cascade, if_exists=exists)
-    elif not (exists and name not in ctx.lake.schemas()):
+        return
+    from ..operations.staged_names import drop_schema_entries
+
+    if drop_schema_entries(tx, name, cascade):  # created in this transaction: nothing of it is written
+        return
+    if not (exists and name not in ctx.lake.schemas()):
+        if not cascade:
+            _refuse_non_empty(ctx, tx, name)
         tx.drop_schema(name, cascade=cascade)
+
+
+def _refuse_non_empty(ctx: QueryContext, tx, name: str) -> None:
+    """Inside BEGIN: DROP SCHEMA without CASCADE fails now (not at COMMIT) when the schema, as the transaction
+    leaves it, still holds tables, views or macros, as in DuckDB."""
+    from ..errors import DuckLakeError
+
+    with tx.staged() as staged:
+        lake = type(ctx.lake)(staged)
+        names = ([t.name for t in lake.tables(name)] + [v.name for v in lake.views(name)] +
+                 [m.macro_name for m in lake.macros(name)])
+    if names:
+        raise DuckLakeError(f"cannot drop schema {name!r}: there are entries that depend on it (tables/views/"
+                            f"macros: {', '.join(sorted(set(names)))}); use DROP SCHEMA ... CASCADE")

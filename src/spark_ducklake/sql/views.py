@@ -53,8 +53,7 @@ def stored_sql(query: exp.Expression, schema: str, catalog_name: str) -> str:
     tree = query.copy()
     for node in table_references(tree):
         catalog, db = node.args.get("catalog"), node.args.get("db")
-        if node.args.get("version") or node.args.get("when"):  # sqlglot has no DuckDB form of Spark's
-            raise UnsupportedSqlError(f"time travel on {node.name!r} inside a view is not supported")
+        _as_duckdb_time_travel(node)
         if catalog is not None:
             if catalog.name.lower() != catalog_name.lower():
                 raise UnsupportedSqlError(f"catalog {catalog.name!r} in a view is not this lake ({catalog_name!r})")
@@ -63,6 +62,20 @@ def stored_sql(query: exp.Expression, schema: str, catalog_name: str) -> str:
         node.set("db", db if db is not None else exp.to_identifier(schema))
         node.set("catalog", exp.to_identifier(_MARKER))
     return tree.sql(dialect="duckdb").replace(_MARKER, CATALOG_PLACEHOLDER)
+
+
+def _as_duckdb_time_travel(node: exp.Table) -> None:
+    """A table's own time travel kept in the stored view as DuckDB writes it: `AT (VERSION => n)` (sqlglot has
+    no DuckDB form of Spark's `VERSION AS OF n`, so that one is rewritten)."""
+    travel = node.args.get("version")
+    if travel is None:
+        return
+    kind = str(travel.this).upper()
+    if str(travel.args.get("kind", "")).upper() != "AS OF" or kind not in ("VERSION", "TIMESTAMP"):
+        raise UnsupportedSqlError(f"time travel {travel.sql(dialect='spark')!r} on {node.name!r} inside a view: "
+                                  "only VERSION / TIMESTAMP AS OF is supported")
+    node.set("version", None)
+    node.set("when", exp.HistoricalData(this="AT", kind=kind, expression=travel.args["expression"].copy()))
 
 
 def create_view(lake: DuckLake, name: tuple[str, str], sql: str | exp.Expression, *, dialect: str = "spark",
@@ -205,15 +218,26 @@ def create_view_statement(ctx: QueryContext, tx, tree: exp.Create) -> None:
     query = tree.args.get("expression")
     if not isinstance(query, exp.Query):
         raise UnsupportedSqlError("CREATE VIEW needs AS followed by a query")
-    create_view(ctx.lake, resolve_table(ctx, target), query, column_aliases=aliases,
+    key = resolve_table(ctx, target)
+    if tx is not None:  # names the open transaction created: a table, or a view (replaced by OR REPLACE)
+        from ..operations.staged_names import check_view_name, new_view_named
+
+        if tree.args.get("exists") and (tx.names.exists(tx, key) or new_view_named(tx, key)):
+            return
+        check_view_name(tx, key, replace_view=bool(tree.args.get("replace")))
+    create_view(ctx.lake, key, query, column_aliases=aliases,
                 replace=bool(tree.args.get("replace")), if_not_exists=bool(tree.args.get("exists")),
                 catalog_name=ctx.catalog_name, stage=tx.ops.append if tx is not None else None)
 
 
 def drop_view_statement(ctx: QueryContext, tx, tree: exp.Drop) -> None:
     """DROP VIEW [IF EXISTS] name[, name...]."""
+    from ..operations.staged_names import drop_new_view
     from .references import resolve_table
 
     for node in tree.args.get("tables") or []:
-        drop_view(ctx.lake, resolve_table(ctx, node), if_exists=bool(tree.args.get("exists")),
+        key = resolve_table(ctx, node)
+        if tx is not None and drop_new_view(tx, key):  # created in the open transaction: forget its CREATE
+            continue
+        drop_view(ctx.lake, key, if_exists=bool(tree.args.get("exists")),
                   stage=tx.ops.append if tx is not None else None)

@@ -58,7 +58,8 @@ def create_lake(conn: sa.Connection, data_path: str, *, encrypted: bool = False,
     """Create every spec table and snapshot 0 (schema `main`) inside the caller's transaction, in the metadata
     schema when one is given (created if missing, as the reference does)."""
     if encrypted:
-        raise CatalogError("encrypted lakes are not supported by spark-ducklake yet")
+        raise CatalogError("creating encrypted lakes is not supported by spark-ducklake: DuckDB's ATTACH ... "
+                           "(ENCRYPTED) creates them, and then spark-ducklake reads and appends to them")
     if metadata_schema is not None and dialect_for(conn).has_schemas:
         dialect_for(conn).create_schema(conn, metadata_schema)
     # No checkfirst: lake_exists said there is none here, and DuckDB's has_table would see the tables of a lake

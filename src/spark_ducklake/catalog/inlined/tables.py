@@ -125,17 +125,19 @@ def end_all_rows(conn: sa.Connection, table_id: int, snapshot_id: int) -> int:
 
 
 BEGIN_COL, END_COL = "_dl_begin_snapshot", "_dl_end_snapshot"
+SOURCE_COL = "_dl_inlined_table"  # the inlined table a row is stored in (DuckDB's `filename` of inlined rows)
 
 
 def read_rows(conn: sa.Connection, table_id: int, columns: list[Column], snapshot_id: int, *,
-              with_snapshots: bool = False) -> pa.Table | None:
+              with_snapshots: bool = False, with_source: bool = False) -> pa.Table | None:
     """Inlined rows visible at the snapshot, in the table's current columns plus `row_id`; None if none.
 
-    `with_snapshots` adds each row's begin and end snapshot (`BEGIN_COL`, `END_COL`)."""
+    `with_snapshots` adds each row's begin and end snapshot (`BEGIN_COL`, `END_COL`), `with_source` the name of
+    the inlined table holding it (`SOURCE_COL`)."""
     return _read_matching(conn, table_id, columns, with_snapshots, lambda tbl: sa.and_(
         tbl.c.begin_snapshot <= snapshot_id,
         sa.or_(tbl.c.end_snapshot.is_(None), tbl.c.end_snapshot > snapshot_id),
-    ))
+    ), with_source=with_source)
 
 
 def rows_changed_between(conn: sa.Connection, table_id: int, columns: list[Column], start: int,
@@ -146,7 +148,7 @@ def rows_changed_between(conn: sa.Connection, table_id: int, columns: list[Colum
 
 
 def _read_matching(conn: sa.Connection, table_id: int, columns: list[Column], with_snapshots: bool,
-                   condition) -> pa.Table | None:
+                   condition, with_source: bool = False) -> pa.Table | None:
     sv = T["ducklake_schema_versions"]
     begins = dict(
         (version, begin) for begin, version in
@@ -173,6 +175,8 @@ def _read_matching(conn: sa.Connection, table_id: int, columns: list[Column], wi
         if with_snapshots:
             for key in (BEGIN_COL, END_COL):
                 part = part.append_column(key, pa.array([r[key] for r in rows], pa.int64()))
+        if with_source:
+            part = part.append_column(SOURCE_COL, pa.array([name] * len(rows), pa.string()))
         parts.append(part)
     if not parts:
         return None

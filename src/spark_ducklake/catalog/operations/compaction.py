@@ -63,7 +63,7 @@ def insert_data_files(ctx: CommitContext, table: TableInfo, placed: list[PlacedF
             "end_snapshot": None, "file_order": None, "path": rel, "path_is_relative": is_rel,
             "file_format": "parquet", "record_count": f.record_count, "file_size_bytes": f.file_size_bytes,
             "footer_size": f.footer_size, "row_id_start": p.row_id_start, "partition_id": p.partition_id,
-            "encryption_key": None, "mapping_id": mapping_id, "partial_max": p.partial_max,
+            "encryption_key": f.encryption_key, "mapping_id": mapping_id, "partial_max": p.partial_max,
         })
         stat_rows += [{
             "data_file_id": file_id, "table_id": table.table_id, "column_id": cid,

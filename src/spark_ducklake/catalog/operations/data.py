@@ -127,7 +127,7 @@ class AppendFiles:
                 "file_format": "parquet", "record_count": f.record_count, "file_size_bytes": f.file_size_bytes,
                 "footer_size": f.footer_size, "row_id_start": next_row_id,
                 "partition_id": self.table.partition.partition_id if f.partition_values else None,
-                "encryption_key": None,
+                "encryption_key": f.encryption_key,
                 "mapping_id": mapping_id if f.needs_name_mapping else None, "partial_max": None,
             })
             next_row_id += f.record_count

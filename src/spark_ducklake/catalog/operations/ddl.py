@@ -89,13 +89,21 @@ class DropSchema:
         from .views import DropView, list_views
 
         views = list_views(ctx.conn, _now_visible(ctx), schema=self.name)
-        if (tables or views) and not self.cascade:
-            names = ", ".join([t.name for t in tables] + [v.name for v in views])
-            raise DuckLakeError(f"schema {self.name!r} is not empty (tables/views: {names}); use cascade=True")
+        from ..reads.macros import list_macros
+        from .macros import DropMacro
+
+        macros = {m.macro_id: m for m in list_macros(ctx.conn, _now_visible(ctx), self.name)}
+        if (tables or views or macros) and not self.cascade:
+            names = ", ".join([t.name for t in tables] + [v.name for v in views] +
+                              [m.macro_name for m in macros.values()])
+            raise DuckLakeError(f"schema {self.name!r} is not empty (tables/views/macros: {names}); use "
+                                "cascade=True (DROP SCHEMA ... CASCADE)")
         for table in tables:
             DropTable(table.table_id).apply(ctx)
         for view in views:
             DropView(view.view_id).apply(ctx)
+        for macro in macros.values():  # the schema's macros end with it, as in the reference
+            DropMacro(macro.macro_id, macro.macro_type).apply(ctx)
         sc = T["ducklake_schema"]
         _end(ctx, sc, sc.c.schema_id == schema.schema_id)
         ctx.schema_changed = True
@@ -111,6 +119,7 @@ class CreateTable:
     columns: list[Column]
     ref: TableRef = field(default_factory=TableRef)
     table_uuid: str = field(default_factory=new_uuid)  # fixed up front: writers need the table's directory
+    dir_name: str | None = None  # the directory, when not the name's (renamed before commit, files written)
 
     def intents(self) -> list[Change]:
         return [Change("created_table", quote_name(self.schema, self.name))]
@@ -125,7 +134,8 @@ class CreateTable:
         self.ref.table_id = table_id
         ctx.conn.execute(T["ducklake_table"].insert().values(
             table_id=table_id, table_uuid=table_uuid, begin_snapshot=ctx.snapshot_id, end_snapshot=None,
-            schema_id=schema.schema_id, table_name=self.name, path=paths.dir_name_for(self.name, table_uuid),
+            schema_id=schema.schema_id, table_name=self.name,
+            path=self.dir_name or paths.dir_name_for(self.name, table_uuid),
             path_is_relative=True,
         ))
         insert_columns(ctx, table_id, self.columns)
@@ -233,6 +243,13 @@ class AlterColumns:
         _record_schema_version(ctx, self.table_id)
         if inlined_shape(self.old) != inlined_shape(self.new):  # as the reference: not for NOT NULL or DEFAULT
             create_inlined_data_table(ctx.conn, self.table_id, ctx.schema_version, self.new)
+        old_names = {col.column_id: col.name for col in self.old}
+        renamed = {old_names[col.column_id]: col.name for col in self.new
+                   if col.column_id in old_names and old_names[col.column_id] != col.name}
+        if renamed:  # sort keys follow renamed columns
+            from .sorting import follow_renames
+
+            follow_renames(ctx, self.table_id, renamed)
         ctx.record("altered_table", self.table_id)
 
 

@@ -14,7 +14,7 @@ import sqlalchemy as sa
 from ...errors import NotFoundError, SchemaMismatchError
 from ...spec.model import TableInfo
 from ...spec.snapshot_changes import Change
-from ..database.spec_tables import T
+from ..database.spec_tables import T, end_live_rows
 from ..reads import reader
 
 
@@ -78,10 +78,8 @@ class SetSorting:
         return [Change("altered_table", str(self.table_id))]
 
     def apply(self, ctx) -> None:
-        from .ddl import _end
-
         info, se = T["ducklake_sort_info"], T["ducklake_sort_expression"]
-        _end(ctx, info, info.c.table_id == self.table_id)
+        end_live_rows(ctx.conn, info, ctx.snapshot_id, info.c.table_id == self.table_id)
         if self.keys:
             sort_id = ctx.catalog_id()
             ctx.conn.execute(info.insert().values(sort_id=sort_id, table_id=self.table_id,
@@ -92,3 +90,26 @@ class SetSorting:
                 for i, k in enumerate(self.keys)])
         ctx.schema_changed = True
         ctx.record("altered_table", self.table_id)
+
+
+def follow_renames(ctx, table_id: int, renamed: dict[str, str]) -> None:
+    """After columns are renamed (old -> new name): the table's sort keys naming them, rewritten, as a new sort, the
+    way the reference keeps a sorted table's keys valid across RENAME COLUMN."""
+    import sqlglot
+    from sqlglot import exp
+
+    keys = current_sort(ctx.conn, table_id, ctx.snapshot_id)
+    lowered = {old.lower(): new for old, new in renamed.items()}
+    changed = []
+    for key in keys:
+        try:
+            tree = sqlglot.parse_one(key.expression, read="duckdb")
+        except sqlglot.errors.ParseError:
+            changed.append(key)  # kept as it is: writers report what they cannot translate
+            continue
+        for node in list(tree.find_all(exp.Column)):
+            if not node.table and node.name.lower() in lowered:
+                node.set("this", exp.to_identifier(lowered[node.name.lower()]))
+        changed.append(SortKey(tree.sql(dialect="duckdb"), key.direction, key.null_order))
+    if changed != keys:
+        SetSorting(table_id, changed).apply(ctx)

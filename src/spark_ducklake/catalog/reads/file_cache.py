@@ -1,8 +1,9 @@
 """Data file lists of big tables kept between scans, checked against the catalog on every use.
 
 The files visible at a snapshot look immutable but are not: compaction (`merge_adjacent_files`) replaces files
-under old snapshots too, and expiry deletes rows. So each use runs one aggregate over the visible rows of the
-data and delete file tables: (count, sum and max of the ids). File ids only ever grow (`next_file_id`), so a
+under old snapshots too, and expiry deletes rows. So each use of a kept list runs one aggregate over the visible
+rows of the data and delete file tables: (count, sum and max of the ids); a first load computes the same from the
+rows it fetched. File ids only ever grow (`next_file_id`), so a
 file added anywhere raises the max, one removed lowers the count: any change to the visible set changes the
 fingerprint. Rows themselves never change except their end_snapshot, which is what visibility reads.
 
@@ -54,10 +55,13 @@ class FileListCache:
     def data_files(self, conn: sa.Connection, table: TableInfo, snapshot_id: int) -> list[DataFile]:
         """The table's files visible at the snapshot (a new list; the DataFile objects may be shared)."""
         key = (table.table_id, snapshot_id, table.path)
+        cached = self._entries.get(key)
+        if cached is None and self._neighbour(table) is None:  # a first scan: no aggregate, one load
+            files, current = load(conn, table, snapshot_id)
+            return self._keep(key, current, files, table)
         # Taken before the load: a commit in between pairs the new files with the old fingerprint, so the next
         # use reloads (the other order could keep an outdated list for good).
         current = fingerprint(conn, table.table_id, snapshot_id)
-        cached = self._entries.get(key)
         if cached is not None and cached.fingerprint == current:
             self._entries.move_to_end(key)
             return list(cached.files)
@@ -65,6 +69,9 @@ class FileListCache:
         files = self._from_neighbour(conn, table, snapshot_id)
         if files is None:
             files = reader.data_files(conn, table, snapshot_id)
+        return self._keep(key, current, files, table)
+
+    def _keep(self, key: tuple, current: tuple, files: list[DataFile], table: TableInfo) -> list[DataFile]:
         if len(files) >= self.min_files:
             self._entries[key] = _Entry(current, files, table.columns,
                                         frozenset(f.data_file_id for f in files if f.delete_file is not None))
@@ -76,8 +83,7 @@ class FileListCache:
     def _from_neighbour(self, conn: sa.Connection, table: TableInfo, snapshot_id: int) -> list[DataFile] | None:
         """The files at `snapshot_id` from the most recently used list of another snapshot of the table, or None
         when there is none still valid (same fingerprint, same columns) or file_order is in use."""
-        found = next(((key[1], entry) for key, entry in reversed(self._entries.items())
-                      if key[0] == table.table_id and key[2] == table.path and entry.columns == table.columns), None)
+        found = self._neighbour(table)
         if found is None:
             return None
         base_snapshot, entry = found
@@ -105,6 +111,11 @@ class FileListCache:
         files.sort(key=attrgetter("data_file_id"))  # two sorted runs: a linear merge
         return files
 
+    def _neighbour(self, table: TableInfo) -> tuple[int, _Entry] | None:
+        """(snapshot, entry) of the most recently used list of the table with the same columns, or None."""
+        return next(((key[1], entry) for key, entry in reversed(self._entries.items())
+                     if key[0] == table.table_id and key[2] == table.path and entry.columns == table.columns), None)
+
     def clear(self) -> None:
         """Forget every list (the next scan of each table loads it from the catalog)."""
         self._entries.clear()
@@ -121,3 +132,17 @@ def fingerprint(conn: sa.Connection, table_id: int, snapshot_id: int) -> tuple:
     ]
     both = parts[0].join(parts[1], sa.true())  # one row each: a cross join, said so
     return tuple(conn.execute(sa.select(*parts[0].c, *parts[1].c).select_from(both)).one())
+
+
+def load(conn: sa.Connection, table: TableInfo, snapshot_id: int) -> tuple[list[DataFile], tuple]:
+    """`reader.data_files` and the fingerprint of exactly the rows it loaded (no aggregate query: rows loaded
+    from one catalog state match that state's fingerprint; a commit between the two queries makes a pair that
+    matches no later state, so the next use reloads)."""
+    df = T["ducklake_data_file"]
+    rows = reader.file_rows(conn, table.table_id, reader.visible(df, snapshot_id))
+    deletes = reader.delete_files(conn, table, snapshot_id)
+    ids = [r[0] for r in rows]
+    delete_ids = [d.delete_file_id for d in deletes.values()]  # one per data file, as the catalog holds them
+    current = (len(ids), sum(ids) if ids else None, max(ids, default=None),
+               len(delete_ids), sum(delete_ids) if delete_ids else None, max(delete_ids, default=None))
+    return reader.build_files(rows, table, deletes), current

@@ -215,7 +215,7 @@ def file_rows(conn: sa.Connection, table_id: int, condition) -> list[tuple]:
         sa.select(
             df.c.data_file_id, df.c.path, sa.type_coerce(df.c.path_is_relative, sa.BigInteger), df.c.record_count,
             df.c.file_size_bytes, df.c.footer_size, df.c.row_id_start, df.c.begin_snapshot, df.c.partial_max,
-            df.c.partition_id, df.c.mapping_id, df.c.file_order,
+            df.c.partition_id, df.c.mapping_id, df.c.file_order, df.c.encryption_key,
         )
         .where(df.c.table_id == table_id, condition)
     )
@@ -232,11 +232,11 @@ def build_files(rows: list[tuple], table: TableInfo, deletes: dict[int, DeleteFi
             rows.sort(key=lambda r: (r[FILE_ORDER] is None, r[FILE_ORDER] or 0, r[0]))
         else:
             rows.sort(key=itemgetter(0))
-        for file_id, path, rel, records, size, footer, row_start, begin, pmax, part, mapping, _order in rows:
+        for file_id, path, rel, records, size, footer, row_start, begin, pmax, part, mapping, _order, key in rows:
             # Relative unless stored as not relative (NULL: absolute only when it looks absolute), as paths.join.
             full = base + path if rel or (rel is None and not paths.is_absolute(path)) else path or base
             files.append(DataFile(file_id, table_id, full, records, size, footer, row_start, begin, pmax, part,
-                                  mapping, get_delete(file_id)))
+                                  mapping, get_delete(file_id), encryption_key=key))
     return files
 
 
@@ -269,13 +269,14 @@ def delete_files(conn: sa.Connection, table: TableInfo, snapshot_id: int) -> dic
     rows = conn.execute(sa.select(
         dl.c.delete_file_id, dl.c.data_file_id, dl.c.path, dl.c.path_is_relative, dl.c.delete_count,
         dl.c.begin_snapshot, dl.c.partial_max, dl.c.file_size_bytes, dl.c.footer_size, dl.c.format,
+        dl.c.encryption_key,
     ).where(dl.c.table_id == table.table_id, visible(dl, snapshot_id)))
     return {
         r.data_file_id: DeleteFile(
             delete_file_id=r.delete_file_id, data_file_id=r.data_file_id,
             path=paths.join(table.path, r.path, r.path_is_relative), delete_count=r.delete_count,
             begin_snapshot=r.begin_snapshot, partial_max=r.partial_max, file_size_bytes=r.file_size_bytes,
-            footer_size=r.footer_size, format=r.format or "parquet",
+            footer_size=r.footer_size, format=r.format or "parquet", encryption_key=r.encryption_key,
         )
         for r in rows
     }

@@ -15,6 +15,7 @@ import pyarrow as pa
 import pyarrow.compute as pc
 import pyarrow.parquet as pq
 
+from ...errors import CatalogError
 from ...spark.arrow_files import _spark_value
 from ...spark.delete_files import positions_as_of
 from ...spark.paths import filesystem
@@ -51,6 +52,9 @@ def read_plan(plan: ScanPlan, columns: list[Column] | None = None, *, row_ids: b
               positions: bool = False) -> pa.Table:
     """The plan's rows visible at its snapshot: `columns` (default: all) in table order, then `rowid` and, with
     `positions`, `_dl_file` (data file id; NULL for inlined rows) and `_dl_pos` (position; inlined: row id)."""
+    if any(f.encryption_key or (f.delete_file is not None and f.delete_file.encryption_key) for f in plan.files):
+        raise CatalogError(f"table {plan.table.qualified_name!r} is in an ENCRYPTED lake: its files are decrypted by "
+                           "Spark only (read it with lake.read; docs/types.md, 'Encrypted lakes')")
     columns = plan.table.columns if columns is None else columns
     schema = _result_schema(columns, row_ids, positions)
     deletes = {k: v for k, v in (plan.inlined_deletes or {}).items() if v}

@@ -5,8 +5,9 @@ their delete files, or the Arrow data it writes) are at most the threshold; anyt
 DataFrame input, goes to Spark. The default, 64 MiB, is where one driver core stops beating Spark's fixed costs:
 pyarrow reads and writes a 64 MiB Parquet table in about half a second here, about what one Spark job costs with
 a warm session (and a session start costs 6-30 s), while a few hundred MB decoded stays far from driver memory
-limits. Override it per handle (`lake.small_data_threshold = n`, or a size like "16MB") or for a process
-(`SPARK_DUCKLAKE_SMALL_DATA_BYTES`); 0 sends everything to Spark.
+limits. Override it per handle (`DuckLake.attach(..., small_data_threshold=n)` or `lake.small_data_threshold = n`,
+n a byte count or a size like "16MB") or for a process (`SPARK_DUCKLAKE_SMALL_DATA_BYTES`); 0 sends everything to
+Spark.
 """
 
 from __future__ import annotations
@@ -42,8 +43,9 @@ def check_threshold(value, what: str = "small_data_threshold") -> int:
 
 
 def threshold_of(ctx) -> int:
-    """The threshold in force for a lake handle's context: set on the handle, else the process default."""
-    value = getattr(ctx, "small_data_threshold", None)
+    """The threshold in force for a lake handle's context: set on the handle (or at attach), else the process
+    default."""
+    value = ctx.small_data_threshold
     return default_threshold() if value is None else value
 
 

@@ -84,6 +84,12 @@ def write_table_files(data: pa.Table, table: TableInfo, options, *, row_ids: pa.
     return [f for _k, f in writer.files if f.record_count > 0]
 
 
+def sorted_rows(data: pa.Table, table: TableInfo) -> pa.Table:
+    """`data` in the order of the table's sort keys; NotLocal when a key is not a plain column."""
+    order, placement = _sort_order(table)
+    return data.take(_sort_indices(data, order, placement)) if order and data.num_rows > 1 else data
+
+
 def _sort_indices(data: pa.Table, order: list[tuple[str, str]], placement: str) -> pa.Array:
     """Row order for `order`, NULLs at `placement` (per sort key from pyarrow 25, one option before)."""
     if int(pa.__version__.split(".")[0]) >= 25:

@@ -136,7 +136,30 @@ def _run(ctx: LakeContext, target, plans: list[TablePlan], options, sort_keys, v
         sources = sum(len(unit.files) for unit in plan.units)
         keys = usable_sort_keys(sort_keys, plan.table.columns)
         with progress(f"{verb} {sources} files of {target.qualified_name} into {len(plan.units)}"):
-            yield plan, write_units(ctx.spark, plan, options, sort_keys=keys, **kwargs)
+            local = _in_process(ctx, plan, options, keys, **kwargs)
+            yield plan, local if local is not None else write_units(ctx.spark, plan, options, sort_keys=keys,
+                                                                    **kwargs)
+
+
+def _in_process(ctx: LakeContext, plan: TablePlan, options, keys: list, *, snapshot_ids: bool,
+                **rewrite) -> list | None:
+    """A merge's units written with pyarrow on the driver when their files are at most the small-data threshold
+    (operations/local); None: Spark writes them (rewrites always)."""
+    from ..local.compaction import check_units, merge_units
+    from ..local.expressions import NotLocal
+    from ..local.threshold import is_small, threshold_of
+
+    if not snapshot_ids or rewrite:
+        return None
+    if not is_small(threshold_of(ctx), sum(u.size for u in plan.units)):
+        return None
+    if options.encrypted:  # encrypted files are decrypted and encrypted by Spark only
+        return None
+    try:
+        check_units(plan, keys)
+    except NotLocal:
+        return None
+    return merge_units(plan, options, keys)
 
 
 def _commit(ctx: LakeContext, ops: list, read_snapshot: int, info: CommitProperties | None, staged: list[str]) -> None:

@@ -19,6 +19,7 @@ import pyarrow as pa
 import pyarrow.parquet as pq
 import sqlalchemy as sa
 
+from ...catalog.encryption import ENCRYPTED_DELETES
 from ...catalog.inlined import codec as inlined
 from ...catalog.inlined import tables as inlined_tables
 from ...catalog.operations.compaction import FlushInlined, PlacedDelete, PlacedFile
@@ -26,6 +27,7 @@ from ...catalog.operations.partitioning import current_spec
 from ...catalog.operations.sorting import current_sort
 from ...catalog.planners.compaction import schema_versions
 from ...catalog.reads import reader
+from ...errors import CatalogError
 from ...spark.write import ROW_ID_COLUMN, SNAPSHOT_ID_COLUMN, WriteOptions
 from ...spec.commit_properties import CommitProperties
 from ...spec.model import NewDataFile, NewDeleteFile, TableInfo
@@ -230,6 +232,8 @@ def _write_deletes(ctx: LakeContext, work: list[_TableFlush], placed_by_table: l
         if not parts:
             continue
         frame = parts[0] if len(parts) == 1 else parts[0].unionByName(parts[1])
+        if flush.options.encrypted:
+            raise CatalogError(ENCRYPTED_DELETES)
         written = write_delete_files(spark, frame, targets, flush.table.path)
         staged += [w.path for w in written.values()]
         for key, w in written.items():

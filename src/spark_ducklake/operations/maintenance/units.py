@@ -99,7 +99,8 @@ def _write_units(spark, plan: TablePlan, options: WriteOptions, *, sort_keys: li
     partitions = max(1, min(len(units), int(spark.conf.get("spark.sql.shuffle.partitions") or 200)))
     # Sorting by the unit first satisfies the writer's required order, so dropping SEQ afterwards keeps it.
     frame = data.select(*cols).repartition(partitions, UNIT).sortWithinPartitions(F.col(UNIT), *order).drop(SEQ)
-    if writes_in_place(table.path):  # object stores: no staging rename (a copy there); see spark/write_in_place.py
+    # Object stores: no staging rename (a copy there); encrypted files are stored by their tasks too.
+    if writes_in_place(table.path) or options.encrypted:  # see spark/write_in_place.py
         from ...spark.write_in_place import write_units_in_place
 
         return write_units_in_place(frame, plan, options, UNIT)

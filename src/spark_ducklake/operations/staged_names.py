@@ -1,0 +1,152 @@
+"""Table names inside one transaction: RENAME and DROP of tables, also of tables created in it, as DuckDB's
+transaction-local catalog has them.
+
+A table that existed when the transaction began keeps its rows under its name at the start (`source`): after
+`RENAME TO`, statements name it by its new name and this maps it back; the old name is free (and unknown) until
+COMMIT. Several renames of one table fold into one `RenameTable`, as DuckDB writes one new table row. A table
+created in the transaction is renamed by renaming its pending CREATE, and dropped by forgetting its CREATE and
+everything staged for it (its files deleted): DuckDB writes nothing of it either.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field, replace
+from typing import TYPE_CHECKING
+
+from ..catalog.operations.ddl import CreateTable, RenameTable
+from ..errors import AlreadyExistsError, NotFoundError
+from ..spark.write import delete_paths
+from ..spec.names import parse_table_name
+from ..spec.paths import dir_name_for
+
+if TYPE_CHECKING:
+    from .transaction import Transaction
+
+Key = tuple[str, str]
+
+
+@dataclass
+class Names:
+    """Renamed and dropped tables of one transaction."""
+
+    renamed: dict[Key, Key] = field(default_factory=dict)  # current name -> name at the start
+    gone: set[Key] = field(default_factory=set)  # names at the start no longer in use (dropped, renamed away)
+
+    def copy(self) -> Names:
+        """An independent copy (for a savepoint)."""
+        return Names(dict(self.renamed), set(self.gone))
+
+    def source(self, table) -> Key:
+        """The name a table had when the transaction began; NotFoundError for a name dropped or renamed away."""
+        key = parse_table_name(table)
+        if key in self.renamed:
+            return self.renamed[key]
+        if key in self.gone:
+            raise NotFoundError(f"table {key[0]}.{key[1]} does not exist (dropped or renamed in this transaction)")
+        return key
+
+    def exists(self, tx: Transaction, key: Key) -> bool:
+        """Whether a table is named `key` in the transaction's view of the lake."""
+        if key in tx.new_tables or key in self.renamed:
+            return True
+        return key not in self.gone and tx.ctx.find(*key) is not None
+
+
+def rename(tx: Transaction, table, new_name: str) -> None:
+    """ALTER TABLE ... RENAME TO inside the transaction."""
+    key = parse_table_name(table)
+    new_key = (key[0], new_name)
+    if new_key != key and tx.names.exists(tx, new_key):
+        raise AlreadyExistsError(f"table {new_key[0]}.{new_name} already exists")
+    if key in tx.new_tables:
+        info, ref = tx.new_tables.pop(key)
+        tx.ops = [replace(op, name=new_name, dir_name=op.dir_name or dir_name_for(op.name, op.table_uuid))
+                  if isinstance(op, CreateTable) and op.ref is ref else op for op in tx.ops]  # files stay put
+        tx.new_tables[new_key] = (replace(info, name=new_name), ref)
+        return
+    src = tx.names.source(key)
+    info = tx.existing(src)
+    op = RenameTable(info.table_id, info.schema_name, new_name)
+    at = next((i for i, o in enumerate(tx.ops) if isinstance(o, RenameTable) and o.table_id == info.table_id), None)
+    if at is None:  # before the CREATEs: a table created here may take the old name (dbt's swap)
+        at = next((i for i, o in enumerate(tx.ops) if isinstance(o, CreateTable)), len(tx.ops))
+        tx.ops.insert(at, op)
+    else:
+        tx.ops[at] = op
+    tx.names.renamed.pop(key, None)
+    if new_key == src:
+        tx.names.gone.discard(src)
+    else:
+        tx.names.renamed[new_key] = src
+        tx.names.gone.add(src)
+
+
+def drop_new(tx: Transaction, key: Key) -> None:
+    """DROP TABLE of a table created in this transaction: its CREATE and staged rows are forgotten."""
+    info, ref = tx.new_tables.pop(key)
+    tx.ops = [op for op in tx.ops if getattr(op, "ref", None) is not ref]
+    mine = [f for f in tx.files if f.startswith(info.path)]
+    delete_paths(mine)
+    tx.files = [f for f in tx.files if not f.startswith(info.path)]
+    tx.touched.discard(key)
+    tx.row_changed.discard(key)
+
+
+def drop_new_view(tx: Transaction, key: Key) -> bool:
+    """DROP VIEW of a view created in this transaction: its CREATE is forgotten (True), else False."""
+    from ..catalog.operations.views import CreateView
+
+    for i in range(len(tx.ops) - 1, -1, -1):
+        op = tx.ops[i]
+        if isinstance(op, CreateView) and (op.schema.lower(), op.name.lower()) == (key[0].lower(), key[1].lower()):
+            del tx.ops[i]
+            return True
+    return False
+
+
+def new_view_named(tx: Transaction, key: Key) -> bool:
+    """Whether a view of that name was created in this transaction (and not dropped since)."""
+    from ..catalog.operations.views import CreateView
+
+    wanted = (key[0].lower(), key[1].lower())
+    return any(isinstance(op, CreateView) and (op.schema.lower(), op.name.lower()) == wanted for op in tx.ops)
+
+
+def check_view_name(tx: Transaction, key: Key, *, replace_view: bool) -> bool:
+    """Before CREATE VIEW in a transaction: AlreadyExistsError when a table, or a view created in it, holds the
+    name (OR REPLACE forgets such a view first); True when the name is free of both."""
+    if tx.names.exists(tx, key):
+        raise AlreadyExistsError(f"table {key[0]}.{key[1]} already exists: a view cannot take its name")
+    if new_view_named(tx, key):
+        if not replace_view:
+            raise AlreadyExistsError(f"view {key[0]}.{key[1]} already exists")
+        drop_new_view(tx, key)
+    return True
+
+
+def drop_schema_entries(tx: Transaction, schema: str, cascade: bool) -> bool:
+    """Before DROP SCHEMA in a transaction: the tables, views and macros created in it in this transaction. Without
+    CASCADE they refuse the drop (DuckDB's "there are entries that depend on it"); with it they are forgotten.
+    Returns True when the schema itself was created in this transaction (its CREATE is then forgotten too, and
+    nothing of it is written)."""
+    from ..catalog.operations.ddl import CreateSchema
+    from ..catalog.operations.macros import CreateMacro
+    from ..catalog.operations.views import CreateView
+    from ..errors import DuckLakeError
+
+    mine = schema.lower()
+    tables = [k for k in tx.new_tables if k[0].lower() == mine]
+    others = [op for op in tx.ops if isinstance(op, CreateView | CreateMacro) and op.schema.lower() == mine]
+    if (tables or others) and not cascade:
+        names = ", ".join([f"{s}.{n}" for s, n in tables] + [f"{op.schema}.{op.name}" for op in others])
+        raise DuckLakeError(f"cannot drop schema {schema}: there are entries that depend on it ({names}); "
+                            "use CASCADE")
+    for key in tables:
+        drop_new(tx, key)
+    tx.ops = [op for op in tx.ops if not any(op is other for other in others)]  # views and macros made here
+    created = [op for op in tx.ops if isinstance(op, CreateSchema) and op.name.lower() == schema.lower()]
+    if not created:
+        return False
+    tx.ops = [op for op in tx.ops if op not in created]
+    tx.new_schemas.pop(created[0].name, None)
+    return True

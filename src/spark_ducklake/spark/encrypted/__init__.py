@@ -1,0 +1,8 @@
+"""Encrypted lakes (`ENCRYPTED`): DuckDB's AES-GCM Parquet files read and written on Spark without
+Parquet modular encryption.
+
+- thrift.py   a Thrift compact-protocol codec: footers decoded, offsets edited, encoded back
+- layout.py   an encrypted file's modules and footer, and the plaintext Parquet file they stand for
+- read.py     executors split files, Spark's aes_decrypt decrypts modules, pyarrow reads the reassembled file
+- write.py    pyarrow writes files in executor memory, Spark's aes_encrypt encrypts their modules, tasks store them
+"""

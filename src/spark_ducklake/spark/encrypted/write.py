@@ -1,0 +1,77 @@
+"""Writing encrypted data files as DuckDB does: pyarrow writes each file into executor memory, the file is cut
+into Parquet modules (layout.plain_modules), Spark's `aes_encrypt(..., 'GCM')` encrypts each with a fresh random
+nonce, and the same task assembles and stores the encrypted file. Plaintext never touches storage.
+
+Each file gets its own random AES-128 key, made on the executor and carried only as column data; it comes back
+to the driver with the file's description, for the catalog's `encryption_key` (base64, as DuckDB stores it).
+"""
+
+from __future__ import annotations
+
+import base64
+import io
+import os
+import pickle
+
+import pyarrow as pa
+
+from ..paths import filesystem
+from .layout import encrypted_file, plain_modules
+
+MODULES = "_dl_path string, _dl_key string, _dl_last boolean, _dl_blob binary, _dl_info binary"
+_STORED = "info binary"
+KEY_BYTES = 16  # AES-128, as DuckDB's keys
+
+
+class KeptBuffer(io.BytesIO):
+    """An in-memory file whose bytes outlive close() (pyarrow's ParquetWriter closes its sink)."""
+
+    kept = b""
+
+    def close(self) -> None:
+        """Keep the bytes, then close."""
+        self.kept = self.getvalue()
+        super().close()
+
+
+def module_batch(path: str, data: bytes, info) -> pa.RecordBatch:
+    """One written plain file as rows of `MODULES`: its modules, then its footer with the pickled `info`."""
+    modules, footer = plain_modules(data)
+    key = base64.b64encode(os.urandom(KEY_BYTES)).decode()
+    n = len(modules) + 1
+    return pa.record_batch({
+        "_dl_path": pa.array([path] * n, pa.string()), "_dl_key": pa.array([key] * n, pa.string()),
+        "_dl_last": pa.array([False] * len(modules) + [True]), "_dl_blob": pa.array(modules + [footer], pa.binary()),
+        "_dl_info": pa.array([None] * len(modules) + [pickle.dumps(info)], pa.binary())})
+
+
+def _store(batches):
+    """Encrypted modules of each file, in order, assembled and written; (key, NewDataFile) pickled per file."""
+    from dataclasses import replace
+
+    blobs: list[bytes] = []
+    for batch in batches:
+        columns = [batch.column(i).to_pylist() for i in range(5)]
+        for path, key, last, blob, info in zip(*columns, strict=True):
+            if not last:
+                blobs.append(blob)
+                continue
+            data, footer_size = encrypted_file(blobs, blob)
+            blobs = []
+            fs, inner = filesystem(path)
+            with fs.open_output_stream(inner) as out:
+                out.write(data)
+            group, described = pickle.loads(info)
+            described = replace(described, file_size_bytes=len(data), footer_size=footer_size, encryption_key=key)
+            yield pa.record_batch({"info": [pickle.dumps((group, described))]})
+
+
+def encrypt_and_store(modules) -> list:
+    """Encrypt and store the files a `MODULES` DataFrame describes; returns what each file's info held, with the
+    NewDataFile's sizes and key set (one Spark job; a failed task leaves at most unreferenced files)."""
+    from pyspark.sql import functions as F
+
+    encrypted = modules.select("_dl_path", "_dl_key", "_dl_last", F.aes_encrypt(
+        F.col("_dl_blob"), F.unbase64(F.col("_dl_key")), F.lit("GCM"), F.lit("DEFAULT")).alias("_dl_blob"),
+        "_dl_info")
+    return [pickle.loads(row["info"]) for row in encrypted.mapInArrow(_store, _STORED).collect()]

@@ -1,0 +1,43 @@
+"""DuckDB value literals Spark lacks, rewritten before sqlglot writes Spark SQL: `MAP {'k': v, ...}` (sqlglot
+keeps it as `MAP STRUCT(...)`, which Spark cannot parse) becomes Spark's `MAP('k', v, ...)`."""
+
+from __future__ import annotations
+
+from sqlglot import exp
+
+from ..errors import UnsupportedSqlError
+
+
+def duckdb_literals(tree: exp.Expression) -> exp.Expression:
+    """Rewrite the literals of `tree` (in place; returned)."""
+    for node in list(tree.find_all(exp.ToMap)):
+        struct = node.this
+        if not isinstance(struct, exp.Struct):
+            continue
+        args: list[exp.Expression] = []
+        for entry in struct.expressions:
+            if not isinstance(entry, (exp.PropertyEQ, exp.Slice)):
+                raise UnsupportedSqlError(f"MAP literal entry {entry.sql(dialect='duckdb')!r} is not `key: value`")
+            key = entry.this
+            if isinstance(key, (exp.Identifier, exp.Column)):  # `{k: 1}`: DuckDB reads a bare name as text
+                key = exp.Literal.string(key.name)
+            args += [key.copy(), entry.expression.copy()]
+        node.replace(exp.VarMap(keys=exp.Array(expressions=args[0::2]), values=exp.Array(expressions=args[1::2])))
+    return tree
+
+
+def typed_values(source: exp.Expression | None, types: list) -> exp.Expression | None:
+    """`INSERT ... VALUES`: each value cast to its column's Spark type (`types`, in VALUES order), as DuckDB casts
+    them on insert; Spark would otherwise type the inline table first and refuse rows that mix, say, 'NaN' and 1.
+    Nested columns are left to the insert's own cast; rows of another width are left for its arity error."""
+    if not isinstance(source, exp.Values):
+        return source
+    for row in source.expressions:
+        if not isinstance(row, exp.Tuple) or len(row.expressions) != len(types):
+            return source
+    for row in source.expressions:
+        for value, dtype in zip(list(row.expressions), types, strict=True):
+            if dtype.typeName() in ("array", "map", "struct", "variant") or isinstance(value, exp.Null):
+                continue
+            value.replace(exp.Cast(this=value.copy(), to=exp.DataType.build(dtype.simpleString(), dialect="spark")))
+    return source

@@ -1,0 +1,169 @@
+"""BEGIN ... COMMIT of `lake.sql` as DuckDB runs it: failed statements, several ALTERs and writes after them."""
+
+from __future__ import annotations
+
+import pytest
+
+from spark_ducklake.errors import (
+    AlreadyExistsError,
+    DuckLakeError,
+    NotFoundError,
+    SchemaMismatchError,
+    TransactionAbortedError,
+)
+from tests.support.compare import duckdb_rows
+from tests.support.reference import attach
+
+
+def _rows(lake, text: str) -> list[tuple]:
+    return sorted(tuple(r) for r in lake.sql(text, dialect="duckdb").collect())
+
+
+def test_binder_errors_keep_the_transaction_and_stage_nothing(lake, spark):
+    lake.sql("CREATE TABLE t (a INT, b VARCHAR); INSERT INTO t VALUES (1, 'x')", dialect="duckdb")
+    lake.sql("BEGIN", dialect="duckdb")
+    lake.sql("INSERT INTO t VALUES (2, 'y')", dialect="duckdb")
+    failing = [("SELECT * FROM nope", NotFoundError), ("INSERT INTO nope VALUES (1)", NotFoundError),
+               ("ALTER TABLE t ADD COLUMN a INT", DuckLakeError), ("CREATE TABLE t (a INT)", DuckLakeError),
+               ("ALTER TABLE t ALTER a TYPE VARCHAR", SchemaMismatchError),
+               ("SELECT nocol FROM t", Exception), ("INSERT INTO t VALUES (1, 'a', 3)", DuckLakeError)]
+    for text, error in failing:
+        with pytest.raises(error):
+            lake.sql(text, dialect="duckdb")
+        assert _rows(lake, "SELECT count(*) FROM t") == [(2,)], text  # still open, the failed one staged nothing
+    # a statement that fails after staging part of its work leaves none of it
+    with pytest.raises(DuckLakeError):
+        lake.sql("INSERT INTO t VALUES (3, 'z'); INSERT INTO nope VALUES (1)", dialect="duckdb")
+    assert _rows(lake, "SELECT a FROM t") == [(1,), (2,), (3,)]  # the first of the two statements stays
+    lake.sql("COMMIT", dialect="duckdb")
+    assert _rows(lake, "SELECT a, b FROM t") == [(1, "x"), (2, "y"), (3, "z")]
+
+
+def test_errors_while_running_abort_the_transaction(lake, spark):
+    lake.sql("CREATE TABLE t (a INT NOT NULL); INSERT INTO t VALUES (1)", dialect="duckdb")
+    before = lake.current_snapshot()
+    lake.sql("BEGIN; INSERT INTO t VALUES (2)", dialect="duckdb")
+    with pytest.raises(DuckLakeError, match="NOT NULL"):
+        lake.sql("INSERT INTO t VALUES (NULL)", dialect="duckdb")
+    with pytest.raises(TransactionAbortedError, match="Current transaction is aborted"):
+        lake.sql("SELECT 1", dialect="duckdb")
+    with pytest.raises(TransactionAbortedError):
+        lake.sql("INSERT INTO t VALUES (3)", dialect="duckdb")
+    assert lake.sql("COMMIT", dialect="duckdb")[0].snapshot_id is None  # as DuckDB: commits nothing
+    assert lake.current_snapshot() == before
+    assert _rows(lake, "SELECT a FROM t") == [(1,)]
+    lake.sql("BEGIN", dialect="duckdb")
+    with pytest.raises(TransactionAbortedError, match="within a transaction"):
+        lake.sql("BEGIN", dialect="duckdb")
+    with pytest.raises(TransactionAbortedError):
+        lake.sql("SELECT 1", dialect="duckdb")
+    lake.sql("ROLLBACK", dialect="duckdb")
+    assert _rows(lake, "SELECT 1") == [(1,)]
+
+
+def test_several_alters_and_writes_after_them_commit_as_duckdb_would(lake, lake_catalog, spark, reference):
+    lake.sql("CREATE TABLE t (a INT, b VARCHAR); INSERT INTO t VALUES (1, 'x')", dialect="duckdb")
+    before = lake.current_snapshot()
+    lake.sql("BEGIN", dialect="duckdb")
+    lake.sql("INSERT INTO t VALUES (2, 'y')", dialect="duckdb")
+    lake.sql("ALTER TABLE t ADD COLUMN c INT DEFAULT 7", dialect="duckdb")
+    lake.sql("INSERT INTO t VALUES (3, 'z', 30)", dialect="duckdb")
+    lake.sql("ALTER TABLE t ADD COLUMN d BIGINT", dialect="duckdb")
+    lake.sql("ALTER TABLE t RENAME COLUMN c TO cc", dialect="duckdb")
+    lake.sql("ALTER TABLE t ALTER a TYPE BIGINT", dialect="duckdb")
+    lake.sql("INSERT INTO t VALUES (4, 'w', 40, 400)", dialect="duckdb")
+    lake.sql("ALTER TABLE t DROP COLUMN b", dialect="duckdb")
+    lake.sql("DELETE FROM t WHERE a = 1", dialect="duckdb")
+    expected = [(2, 7, None), (3, 30, None), (4, 40, 400)]
+    assert _rows(lake, "SELECT * FROM t") == expected
+    lake.sql("COMMIT", dialect="duckdb")
+    assert lake.current_snapshot() == before + 1
+    assert [c.name for c in lake.table_info("t").columns] == ["a", "cc", "d"]
+    assert _rows(lake, "SELECT * FROM t") == expected
+    lake.close()
+    attach(reference, lake_catalog)
+    assert duckdb_rows(reference, "SELECT * FROM lake.t ORDER BY a") == expected
+    assert duckdb_rows(reference, "SELECT schema_version FROM lake.snapshots() ORDER BY snapshot_id DESC "
+                                  "LIMIT 2") == [(1,), (2,)]  # one schema version for all the ALTERs
+
+
+def test_tables_created_or_renamed_in_the_transaction_can_be_renamed_and_dropped(lake, lake_catalog, spark,
+                                                                                   reference):
+    lake.sql("CREATE TABLE t (i INT); INSERT INTO t VALUES (42); CREATE TABLE gone (i INT)", dialect="duckdb")
+    before = lake.current_snapshot()
+    lake.sql("BEGIN", dialect="duckdb")
+    lake.sql("CREATE TABLE local (i INT); INSERT INTO local VALUES (1)", dialect="duckdb")
+    lake.sql("ALTER TABLE local RENAME TO local2; INSERT INTO local2 VALUES (2)", dialect="duckdb")
+    assert _rows(lake, "SELECT i FROM local2") == [(1,), (2,)]
+    lake.sql("CREATE TABLE scratch (i INT); INSERT INTO scratch VALUES (9); DROP TABLE scratch", dialect="duckdb")
+    with pytest.raises(NotFoundError):
+        lake.sql("SELECT * FROM scratch", dialect="duckdb")
+    lake.sql("INSERT INTO t VALUES (1); ALTER TABLE t RENAME TO t2; INSERT INTO t2 VALUES (2)", dialect="duckdb")
+    lake.sql("ALTER TABLE t2 RENAME TO t3; INSERT INTO t3 VALUES (3)", dialect="duckdb")
+    with pytest.raises(NotFoundError):
+        lake.sql("INSERT INTO t2 VALUES (0)", dialect="duckdb")
+    lake.sql("DROP TABLE gone; CREATE TABLE gone (j VARCHAR); INSERT INTO gone VALUES ('new')", dialect="duckdb")
+    lake.sql("COMMIT", dialect="duckdb")
+    assert lake.current_snapshot() == before + 1
+    assert sorted(t.name for t in lake.tables()) == ["gone", "local2", "t3"]
+    assert _rows(lake, "SELECT i FROM t3") == [(1,), (2,), (3,), (42,)]
+    lake.close()
+    attach(reference, lake_catalog)
+    assert duckdb_rows(reference, "SELECT i FROM lake.local2") == [(1,), (2,)]
+    assert duckdb_rows(reference, "SELECT i FROM lake.t3") == [(1,), (2,), (3,), (42,)]
+    assert duckdb_rows(reference, "SELECT j FROM lake.gone") == [("new",)]
+
+
+def test_alters_of_a_table_created_in_the_transaction_and_end(lake, lake_catalog, spark, reference):
+    lake.sql("BEGIN; CREATE TABLE n (a INT); INSERT INTO n VALUES (1)", dialect="duckdb")
+    lake.sql("ALTER TABLE n ADD COLUMN b INT DEFAULT 3; INSERT INTO n VALUES (2, 20)", dialect="duckdb")
+    lake.sql("ALTER TABLE n RENAME COLUMN a TO aa", dialect="duckdb")
+    assert _rows(lake, "SELECT aa, b FROM n") == [(1, 3), (2, 20)]
+    lake.sql("END", dialect="duckdb")  # Postgres' COMMIT, as DuckDB takes it
+    assert [c.name for c in lake.table_info("n").columns] == ["aa", "b"]
+    assert _rows(lake, "SELECT aa, b FROM n") == [(1, 3), (2, 20)]
+    lake.sql("BEGIN; INSERT INTO n VALUES (3, 30); ABORT", dialect="duckdb")
+    lake.close()
+    attach(reference, lake_catalog)
+    assert duckdb_rows(reference, "SELECT aa, b FROM lake.n") == [(1, 3), (2, 20)]
+
+
+def test_swap_by_renames_local_views_and_rename_then_drop(lake, lake_catalog, spark, reference):
+    lake.sql("CREATE TABLE my_table AS SELECT * FROM range(42); CREATE TABLE doomed (i INT)", dialect="duckdb")
+    lake.sql("BEGIN; CREATE TABLE my_table_tmp AS SELECT * FROM range(84)", dialect="duckdb")
+    lake.sql("ALTER TABLE my_table RENAME TO my_table_backup; ALTER TABLE my_table_tmp RENAME TO my_table",
+             dialect="duckdb")  # dbt's swap: the new table takes the old one's name
+    lake.sql("CREATE VIEW va AS SELECT 10 AS a; CREATE VIEW vb AS SELECT 20 AS b; DROP VIEW va", dialect="duckdb")
+    lake.sql("ALTER TABLE doomed RENAME TO doomed2; DROP TABLE doomed2", dialect="duckdb")
+    assert _rows(lake, "SELECT count(*) FROM my_table") == [(84,)]
+    assert _rows(lake, "SELECT count(*) FROM my_table_backup") == [(42,)]
+    with pytest.raises(NotFoundError):
+        lake.sql("SELECT * FROM va", dialect="duckdb")
+    lake.sql("COMMIT", dialect="duckdb")
+    assert sorted(t.name for t in lake.tables()) == ["my_table", "my_table_backup"]
+    assert [v.name for v in lake.views()] == ["vb"]
+    lake.close()
+    attach(reference, lake_catalog)
+    assert duckdb_rows(reference, "SELECT count(*) FROM lake.my_table") == [(84,)]
+    assert duckdb_rows(reference, "SELECT count(*) FROM lake.my_table_backup") == [(42,)]
+    assert duckdb_rows(reference, "SELECT * FROM lake.vb") == [(20,)]
+    assert duckdb_rows(reference, "SELECT count(*) FROM duckdb_tables() WHERE table_name LIKE 'doomed%'") == [(0,)]
+
+
+def test_local_views_and_schemas_conflict_and_drop_as_in_duckdb(lake, spark):
+    lake.sql("BEGIN; CREATE VIEW v1 AS SELECT 42 AS x", dialect="duckdb")
+    with pytest.raises(AlreadyExistsError):
+        lake.sql("CREATE VIEW v1 AS SELECT 84 AS x", dialect="duckdb")
+    lake.sql("CREATE OR REPLACE VIEW v1 AS SELECT 84 AS x; CREATE TABLE t1 (i INT)", dialect="duckdb")
+    with pytest.raises(AlreadyExistsError):
+        lake.sql("CREATE VIEW t1 AS SELECT 1 AS x", dialect="duckdb")
+    lake.sql("CREATE SCHEMA s; CREATE TABLE s.t (i INT); CREATE VIEW s.v AS SELECT 1 AS x; "
+             "CREATE MACRO s.add_one(x) AS x + 1", dialect="duckdb")
+    with pytest.raises(DuckLakeError, match="entries that depend on it"):
+        lake.sql("DROP SCHEMA s", dialect="duckdb")
+    lake.sql("DROP SCHEMA s CASCADE", dialect="duckdb")
+    assert _rows(lake, "SELECT * FROM v1") == [(84,)]
+    lake.sql("COMMIT", dialect="duckdb")
+    assert lake.schemas() == ["main"]
+    assert [v.name for v in lake.views()] == ["v1"]
+    assert [t.name for t in lake.tables()] == ["t1"]
