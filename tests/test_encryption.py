@@ -1,6 +1,7 @@
 """Encrypted lakes: DuckDB's ENCRYPTED lakes read at every snapshot (deletes, updates, a later column); our appends
-and compactions encrypted so DuckDB reads them; keys never shown; deletes needing delete files refused; the Thrift
-codec and module layout checked against DuckDB's files."""
+and compactions encrypted so DuckDB reads them; our deletes, updates, merges and flushed inlined deletes write
+encrypted delete files DuckDB reads; the change feed decrypts; keys never shown; the Thrift codec and module
+layout checked against DuckDB's files."""
 
 from __future__ import annotations
 
@@ -83,10 +84,6 @@ def test_we_write_encrypted_files_duckdb_reads_and_keys_never_shown(tmp_path, re
         lake.write(rows, "t")
         lake.write(rows.selectExpr("id + 10000 AS id", "s", "d", "day", "l", "st", "extra"), "t")
         lake.merge_adjacent_files("t")  # reads encrypted files (ours and DuckDB's), writes an encrypted one
-        before = lake.current_snapshot()
-        with pytest.raises(CatalogError, match="ENCRYPTED"):  # would need a positional delete file
-            lake.delete("t", "id >= 20000")
-        assert lake.current_snapshot() == before
         with pytest.raises(CatalogError, match="ENCRYPTED"):  # no AES on the driver without Spark
             lake.read_arrow("t")
         ours = sorted((_plain(r) for r in lake.read("t").collect()), key=lambda r: r["id"])
@@ -110,6 +107,91 @@ def test_we_write_encrypted_files_duckdb_reads_and_keys_never_shown(tmp_path, re
         assert len(raw) == size and struct.unpack("<I", raw[-8:-4])[0] == footer
     keys = [r[0] for r in reference.execute(KEYS_SQL).fetchall()]
     assert not any(key in shown or base64.b64decode(key).hex() in shown for key in keys)
+
+
+FEED = ["snapshot_id", "rowid", "change_type", "id", "s"]
+
+
+def _rows_at(reference, version: int) -> list[dict]:
+    rel = reference.execute(f"SELECT * FROM lake.t AT (VERSION => {version}) ORDER BY id")
+    names = [d[0] for d in rel.description]
+    return [dict(zip(names, map(_plain, row), strict=True)) for row in rel.fetchall()]
+
+
+def test_our_deletes_and_updates_write_encrypted_delete_files_duckdb_reads(tmp_path, reference, spark):
+    catalog, data = f"sqlite:{tmp_path / 'm.sqlite'}", f"{tmp_path}/data/"
+    _keys, first = _encrypted_lake(reference, catalog, data)
+    reference.execute("DETACH lake")
+    lake = DuckLake.attach(catalog, data, spark=spark)
+    try:
+        # Files with a DuckDB delete file get a partial one merging it in; untouched files get a plain one.
+        assert lake.delete("t", "id % 3 = 0 OR id >= 9040") > 0
+        assert lake.delete("t", "id % 11 = 0") > 0  # our own encrypted delete files merged into new ones
+        deleted = lake.current_snapshot()
+        # The change feed decrypts DuckDB's and our data and delete files alike (on Spark, also for the arrow form).
+        feed = sorted(tuple(r) for r in lake.table_changes("t", 2, deleted).select(*FEED).collect())
+        arrow = lake.table_changes_arrow("t", 2, deleted).select(FEED).to_pylist()
+        assert sorted(tuple(r.values()) for r in arrow) == feed
+        assert lake.update("t", {"s": "'ours'"}, "id % 4 = 2") > 0
+        source = spark.sql("SELECT id, 'merged' AS s FROM range(1500, 1600)")
+        merged = (lake.table("t").merge(source, "target.id = source.id").when_matched_delete("source.id % 2 = 0")
+                  .when_matched_update({"s": "source.s"}).execute())
+        assert merged.deleted > 0 and merged.updated > 0
+        assert lake.delete("t", "id % 13 = 0") > 0
+        last = lake.current_snapshot()
+        ours = {v: sorted((_plain(r) for r in lake.read("t", version=v).collect()), key=lambda r: r["id"])
+                for v in range(first, last + 1)}
+    finally:
+        lake.close()
+    attach(reference, catalog, data)
+    for version, rows in ours.items():
+        assert _rows_at(reference, version) == rows, f"snapshot {version}"
+    # (Not compared past our UPDATE: DuckDB 1.5.5's table_changes fails on a lake after our updates, plain lakes
+    # too: "schema mismatch in glob: column 2147483540".)
+    assert feed == sorted(reference.execute(f"SELECT {', '.join(FEED)} FROM lake.table_changes('t', 2, {deleted})"
+                                            ).fetchall())
+    assert {r[2] for r in feed} == {"insert", "delete", "update_preimage", "update_postimage"}
+    assert not [r for r in ours[last] if r["id"] % 3 == 0 or r["id"] % 11 == 0 or r["id"] % 13 == 0
+                or r["id"] >= 9040]
+    assert {r["s"] for r in ours[last] if r["id"] % 4 == 2} == {"ours"}
+    assert {(r["id"] % 2, r["s"]) for r in ours[last] if 1500 <= r["id"] < 1600} == {(1, "merged")}
+    written = reference.execute("SELECT path, encryption_key, file_size_bytes, footer_size FROM "
+                                "__ducklake_metadata_lake.ducklake_delete_file WHERE end_snapshot IS NULL").fetchall()
+    assert len(written) >= 2
+    for path, key, size, footer in written:
+        (full,) = glob.glob(f"{data}**/{path}", recursive=True)
+        raw = open(full, "rb").read()
+        assert key and len(base64.b64decode(key)) == 16 and raw[:4] == raw[-4:] == b"PARE"
+        assert len(raw) == size and struct.unpack("<I", raw[-8:-4])[0] == footer
+
+
+def test_flushing_inlined_deletes_writes_encrypted_delete_files_duckdb_reads(tmp_path, reference, spark):
+    catalog, data = f"sqlite:{tmp_path / 'm.sqlite'}", f"{tmp_path}/data/"
+    attach(reference, catalog, data, data_inlining_row_limit=10, encrypted=True)
+    reference.execute("CREATE TABLE lake.t AS SELECT i AS id, 'v' || i AS s FROM range(500) t(i)")
+    reference.execute("DELETE FROM lake.t WHERE id < 100")  # an encrypted delete file of DuckDB's
+    reference.execute("DETACH lake")
+    lake = DuckLake.attach(catalog, data, spark=spark)
+    try:
+        assert lake.delete("t", "id IN (100, 200, 300)") == 3  # inlined deletes of a Parquet file
+        assert lake.delete("t", "id IN (401, 402)") == 2
+        inlined = lake.current_snapshot()
+        lake.flush_inlined_data(table_name="t")  # merged with DuckDB's delete file into an encrypted partial one
+        ours = {v: sorted(tuple(r) for r in lake.read("t", version=v).collect()) for v in (inlined, inlined + 1)}
+    finally:
+        lake.close()
+    attach(reference, catalog, data)
+    for version, rows in ours.items():
+        assert sorted(reference.execute(f"SELECT * FROM lake.t AT (VERSION => {version})").fetchall()) == rows
+    assert ours[inlined] == ours[inlined + 1] and len(ours[inlined]) == 395
+    (key, path, partial_max), = reference.execute(
+        "SELECT encryption_key, path, partial_max FROM __ducklake_metadata_lake.ducklake_delete_file "
+        "WHERE end_snapshot IS NULL").fetchall()
+    assert partial_max == inlined  # written by the flush: it holds the inlined deletes
+    (full,) = glob.glob(f"{data}**/{path}", recursive=True)
+    assert key and open(full, "rb").read()[-4:] == b"PARE"
+    changes = reference.execute(f"SELECT id FROM lake.table_deletions('t', {inlined - 1}, {inlined + 1})").fetchall()
+    assert sorted(r[0] for r in changes) == [100, 200, 300, 401, 402]
 
 
 def test_creating_an_encrypted_lake_is_refused(tmp_path):

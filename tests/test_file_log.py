@@ -65,9 +65,11 @@ def test_planning_stats_no_file(tmp_path, spark):
         paths.read_parquet(spark, "id long", real + [ghost]).inputFiles()  # no sizes: Spark lists them
 
 
-def test_the_log_lives_as_long_as_spark_needs_it(tmp_path, spark):
+def test_the_log_lives_as_long_as_spark_needs_it(tmp_path, spark, monkeypatch):
     """Classic: the log is read when the DataFrame is made, and removed then; the DataFrame keeps working. No log
     is ever left next to the data (Connect sessions get the paths)."""
+    (tmp_path / "tmp").mkdir()
+    monkeypatch.setattr(tempfile, "tempdir", str(tmp_path / "tmp"))  # only this test's logs: lanes run side by side
     files = _files(tmp_path / "d", 3)
     before = _temp_logs()
     df = paths.read_parquet(spark, "id long", files, [os.path.getsize(p) for p in files])

@@ -2,10 +2,11 @@
 
 from __future__ import annotations
 
+import pyarrow as pa
 import pytest
 from pyspark.sql import functions as F
 
-from spark_ducklake import DuckLake, DuckLakeError
+from spark_ducklake import DuckLake
 from tests.support.compare import duckdb_rows, spark_rows
 from tests.support.reference import attach
 
@@ -56,8 +57,43 @@ def test_merge_all_columns_and_duplicate_matches(lake, spark):
     assert (result.updated, result.inserted, result.deleted) == (5, 5, 0)
     assert spark_rows(lake.read("t")) == sorted(
         [(i, i * 2) for i in range(15)] + [(i, i * 100) for i in range(15, 25)], key=repr)
-    twice = spark.range(3).selectExpr("1 AS id", "0 AS x")
-    before = lake.snapshots()
-    with pytest.raises(DuckLakeError, match="more than once"):
-        lake.table("t").merge(twice, "target.id = source.id").when_matched_update_all().execute()
-    assert lake.snapshots() == before
+    # as in DuckDB, several source rows matching one target row change it once: the first of them (source order)
+    thrice = spark.range(3).selectExpr("1 AS id", "id + 7 AS x")
+    result = lake.table("t").merge(thrice, "target.id = source.id").when_matched_update_all().execute()
+    assert (result.updated, result.inserted, result.deleted) == (3, 0, 0)  # DuckDB counts the matched pairs
+    assert sorted(r for r in spark_rows(lake.read("t")) if r[0] == 1) == [(1, 7)]
+    assert lake.read("t").count() == 25
+
+
+@pytest.mark.parametrize("small", [False, True])
+def test_merge_one_source_row_many_targets_and_many_sources_one_target(lake, spark, small):
+    """DuckDB allows both: each matched target row changes once; pyarrow (small) and Spark paths agree."""
+    lake.write(spark.range(9).selectExpr("id", "id % 3 AS g", "'v' AS s"), "t", mode="error")
+    source = pa.table({"g": [0, 1, 1, 2], "s": ["a", "b1", "b2", "c"], "kill": [False, False, False, True]})
+    if not small:
+        source = spark.createDataFrame(source.to_pandas())
+    before = len(lake.snapshots())
+    result = (lake.table("t").merge(source, "target.g = source.g")
+              .when_matched_delete("source.kill").when_matched_update({"s": "source.s"}).execute())
+    assert (result.updated, result.deleted, result.inserted) == (3 + 6, 3, 0)  # pairs, as DuckDB counts them
+    assert len(lake.snapshots()) == before + 1
+    assert spark_rows(lake.read("t")) == sorted(
+        [(i, 0, "a") for i in (0, 3, 6)] + [(i, 1, "b1") for i in (1, 4, 7)], key=repr)
+    ids = lake.read("t", virtual_columns=["rowid"]).select("id", "rowid").collect()
+    assert sorted((r.id, r.rowid) for r in ids) == [(i, i) for i in (0, 1, 3, 4, 6, 7)]  # row ids kept
+
+
+def test_sql_merge_using_columns_bare_insert_and_values_in_column_order(lake, lake_catalog, spark, reference):
+    """DuckDB's MERGE spellings: USING (cols) for the condition, bare UPDATE / INSERT, INSERT VALUES in the
+    table's column order; DuckDB reads the same rows."""
+    lake.sql("CREATE TABLE t (k INT, v VARCHAR); INSERT INTO t VALUES (1, 'a'), (2, 'b');"
+             "CREATE TABLE s (k INT, v VARCHAR); INSERT INTO s VALUES (2, 'B'), (3, 'C')", dialect="duckdb")
+    lake.sql("MERGE INTO t USING s USING (k) WHEN MATCHED THEN UPDATE WHEN NOT MATCHED THEN INSERT",
+             dialect="duckdb")
+    lake.sql("MERGE INTO t USING (SELECT 4 AS k, 'D' AS v) AS s ON t.k = s.k "
+             "WHEN NOT MATCHED THEN INSERT VALUES (s.k, s.v || '!')", dialect="duckdb")
+    expected = [(1, "a"), (2, "B"), (3, "C"), (4, "D!")]
+    assert spark_rows(lake.read("t")) == expected
+    lake.close()
+    attach(reference, lake_catalog)
+    assert duckdb_rows(reference, "SELECT * FROM lake.t ORDER BY k") == expected

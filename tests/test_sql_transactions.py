@@ -167,3 +167,35 @@ def test_local_views_and_schemas_conflict_and_drop_as_in_duckdb(lake, spark):
     assert lake.schemas() == ["main"]
     assert [v.name for v in lake.views()] == ["v1"]
     assert [t.name for t in lake.tables()] == ["t1"]
+
+
+def test_update_and_merge_after_alters_in_the_transaction(lake, lake_catalog, spark, reference):
+    lake.sql("CREATE TABLE t (a INT, b VARCHAR); INSERT INTO t VALUES (1, 'x'), (2, 'y'), (3, 'z');"
+             "CREATE TABLE u (k INT, x INT, v VARCHAR); INSERT INTO u VALUES (1, 0, 'p'), (2, 0, 'q')",
+             dialect="duckdb")
+    ids = _rows(lake, "SELECT a, rowid FROM t")
+    lake.sql("BEGIN", dialect="duckdb")
+    lake.sql("ALTER TABLE t ADD COLUMN c INT DEFAULT 7", dialect="duckdb")
+    lake.sql("ALTER TABLE t RENAME COLUMN b TO bb", dialect="duckdb")
+    lake.sql("UPDATE t SET c = a * 10, bb = bb || '!' WHERE a >= 2", dialect="duckdb")
+    lake.sql("ALTER TABLE u DROP COLUMN x", dialect="duckdb")
+    lake.sql("ALTER TABLE u RENAME TO w", dialect="duckdb")  # INSERT VALUES below: w's columns after the ALTERs
+    lake.sql("MERGE INTO w USING (SELECT 2 AS k, 'new' AS v UNION ALL SELECT 5, 'five') s ON w.k = s.k "
+             "WHEN MATCHED THEN UPDATE SET v = s.v WHEN NOT MATCHED THEN INSERT VALUES (s.k, s.v)",
+             dialect="duckdb")
+    expected_t = [(1, "x", 7), (2, "y!", 20), (3, "z!", 30)]
+    expected_w = [(1, "p"), (2, "new"), (5, "five")]
+    assert _rows(lake, "SELECT * FROM t") == expected_t
+    lake.sql("COMMIT", dialect="duckdb")
+    assert _rows(lake, "SELECT * FROM t") == expected_t
+    assert _rows(lake, "SELECT a, rowid FROM t") == ids  # updated rows keep their row ids
+    assert _rows(lake, "SELECT * FROM w") == expected_w
+    # rows inserted in the transaction are not yet files the UPDATE could rewrite: refused, transaction kept
+    lake.sql("BEGIN; INSERT INTO t VALUES (4, 'n', 40); ALTER TABLE t ADD COLUMN d INT", dialect="duckdb")
+    with pytest.raises(DuckLakeError, match="altered and rows written"):
+        lake.sql("UPDATE t SET d = 1", dialect="duckdb")
+    lake.sql("ROLLBACK", dialect="duckdb")
+    lake.close()
+    attach(reference, lake_catalog)
+    assert duckdb_rows(reference, "SELECT * FROM lake.t ORDER BY a") == expected_t
+    assert duckdb_rows(reference, "SELECT * FROM lake.w ORDER BY k") == expected_w

@@ -2,15 +2,16 @@
 
 DuckDB encrypts every Parquet module with AES-GCM and no additional authenticated data, which Parquet modular
 encryption (Arrow C++, parquet-mr) rejects, so such files are decrypted and encrypted by our own route on the
-executors (spark/encrypted/; docs/types.md, "Encrypted lakes"). Reads and appends are supported; operations that
-would write positional delete files are refused before anything is written. Keys are never logged or shown.
+executors (spark/encrypted/; docs/types.md, "Encrypted lakes"). Reads, appends, deletes and updates (encrypted
+positional delete files) are supported; flushing inlined rows that were deleted while inlined is refused before
+anything is committed. Keys are never logged or shown.
 """
 
 from __future__ import annotations
 
-ENCRYPTED_DELETES = ("this lake is ENCRYPTED: deleting or updating rows of its Parquet files (positional delete "
-                     "files) is not supported by spark-ducklake yet; reads and appends are (docs/types.md, "
-                     "'Encrypted lakes')")
+ENCRYPTED_DELETES = ("this lake is ENCRYPTED: flush_inlined_data of inlined rows that were deleted while inlined "
+                     "is not supported by spark-ducklake yet (their new files' delete files would need their row "
+                     "ids decrypted); inlined deletes of Parquet files flush (docs/types.md, 'Encrypted lakes')")
 
 
 def is_encrypted(metadata: dict) -> bool:

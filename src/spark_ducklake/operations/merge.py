@@ -4,9 +4,9 @@ The source is a Spark DataFrame, a pyarrow Table or a pandas DataFrame. A pyarro
 whose files are, with it, at most the small-data threshold is merged in-process with pyarrow
 (operations/local/merge.py, same rules and results); otherwise the join runs on Spark. Each joined row gets the
 action of the first clause (in order) whose condition holds. Target rows to update or delete are staged as deletes;
-updated rows keep their row ids; everything commits as one snapshot. A target row matched by several source rows, or
-a source row matching several target rows, is an error (the reference refuses "updates that target the same row
-multiple times").
+updated rows keep their row ids; everything commits as one snapshot. As in DuckDB, a source row may match several
+target rows (each is changed), and several source rows may match one target row: it is changed once, by the first of
+them in the source's order, while the result's counts are of matched pairs (DuckDB's numbers).
 """
 
 from __future__ import annotations
@@ -166,8 +166,8 @@ def stage_merge(m: MergeBuilder, plan) -> tuple[list, list[str], MergeResult]:
         .otherwise("insert").alias("_dl_kind"),
     ))
     try:
-        _check_unique(result, matched_kinds=[i for i, c in enumerate(m.clauses) if c.kind == "matched"])
         counts = {r["_dl_kind"]: r["count"] for r in result.groupBy("_dl_kind").count().collect()}
+        result = _once_per_target(result, matched_kinds=[i for i, c in enumerate(m.clauses) if c.kind == "matched"])
         outcome = MergeResult(inserted=counts.get("insert", 0), updated=counts.get("update", 0),
                               deleted=counts.get("delete", 0))
         ops, written = [], []
@@ -241,15 +241,19 @@ def _check_strings(m: MergeBuilder, plan, spark) -> None:
         check_resolves(joined, text, what, select=select)
 
 
-def _check_unique(result, matched_kinds: list[int]) -> None:
+def _once_per_target(result, matched_kinds: list[int]):
+    """`result` with one matched pair per target row: the first source row (in the source's order) wins.
+
+    DuckDB lets several source rows match one target row and applies one of them; the counts stay the pairs'.
+    """
+    from pyspark.sql import Window
     from pyspark.sql import functions as F
 
     if not matched_kinds:
-        return
+        return result
     pairs = result.where(F.col("_dl_action").isin(matched_kinds))
-    dup_target = pairs.groupBy("rowid").count().where("count > 1").limit(1).collect()
-    dup_source = pairs.groupBy("_dl_sid").count().where("count > 1").limit(1).collect()
-    if dup_target or dup_source:
-        side = "a target row is matched by several source rows" if dup_target else \
-            "a source row matches several target rows"
-        raise DuckLakeError(f"MERGE would update or delete the same row more than once: {side}")
+    if not pairs.groupBy("rowid").count().where("count > 1").limit(1).collect():
+        return result  # the usual case: no window (and no shuffle) needed
+    first = F.row_number().over(Window.partitionBy("rowid").orderBy("_dl_sid"))
+    return (result.withColumn("_dl_nth", F.when(F.col("rowid").isNull(), 1).otherwise(first))
+            .where("_dl_nth = 1").drop("_dl_nth"))

@@ -40,9 +40,11 @@ class StagedContext(LakeContext):
 
 
 @contextmanager
-def staged_context(ctx: LakeContext, operations: list, read_snapshot: int) -> Iterator[LakeContext]:
+def staged_context(ctx: LakeContext, operations: list, read_snapshot: int, *,
+                   catalog_only: bool = False) -> Iterator[LakeContext]:
     """`ctx` as of `read_snapshot` with `operations` applied (not committed) for the length of the block."""
-    ctx.spark  # noqa: B018 - start or check Spark before the catalog is held, not while
+    if not catalog_only:
+        ctx.spark  # noqa: B018 - start or check Spark before the catalog is held, not while
     if not operations:
         yield StagedContext(ctx, None, read_snapshot)
         return

@@ -6,8 +6,9 @@ staged file and leaves the catalog untouched. `tx.read(table)` (and `tx.staged()
 staged changes, no other reader does; `lake.read` inside the block sees the lake without them. Tables created in
 the block can be written to, renamed and dropped; row-level changes (delete/update) address tables as they were at
 the start, one change (delete, update or merge) per table per transaction. A table may be altered several times
-(the column changes fold into one new version, staged_alters.py) and written to after its ALTER (INSERT, DELETE;
-not UPDATE or MERGE, which would read its rows with the columns of the start). Tables renamed or dropped in the
+(the column changes fold into one new version, staged_alters.py) and written to after its ALTER (INSERT, DELETE,
+and UPDATE or MERGE, which rewrite its rows with the altered columns, unless rows were also inserted into it in the
+transaction). Tables renamed or dropped in the
 block are tracked by name (staged_names.py).
 """
 
@@ -245,9 +246,8 @@ class Transaction:
     def update(self, table: str, set: dict, condition=None) -> int:  # noqa: A002 - delta's name
         """Stage an UPDATE on a table as it was when the transaction began; returns the rows it updates."""
         table = self.names.source(table)
-        self._not_altered(table, "update")
         self._row_change(table)
-        plan = self.ctx.plan_scan(table, version=self.read_snapshot, where=pruning_filter(condition))
+        plan = self._change_plan(table, "update", where=pruning_filter(condition))
         ops, files, count = stage_update(self.ctx, plan, set, condition)
         self.ops += ops
         self.files += files
@@ -261,13 +261,29 @@ class Transaction:
 
     def stage_merge(self, builder):
         """Stage a MERGE built by MergeBuilder (its execute() calls this); returns its counts."""
-        self._not_altered(builder.table, "merge into")
         self._row_change(builder.table)
-        plan = self.ctx.plan_scan(builder.table, version=self.read_snapshot)
+        plan = self._change_plan(builder.table, "merge into")
         ops, files, outcome = stage_merge(builder, plan)
         self.ops += ops
         self.files += files
         return outcome
+
+    def _change_plan(self, table, what: str, where: str | None = None):
+        """The scan plan an UPDATE or MERGE rewrites: the table as the transaction began, with the columns its
+        staged ALTERs leave it (the new rows are written with those)."""
+        plan = self.ctx.plan_scan(table, version=self.read_snapshot, where=where)
+        key = split_name(table)
+        if key not in self.alter_columns:
+            return plan
+        current = next((now for now, was in self.names.renamed.items() if was == key), key)
+        with self.staged() as ctx:
+            altered = ctx.plan_scan(current, where=where)
+        # Only the columns may differ: rows staged by an INSERT would be files and ids the commit has not given yet.
+        if _contents(altered) != _contents(plan):
+            schema, name = key
+            raise DuckLakeError(f"{schema}.{name} has its columns altered and rows written in this transaction: "
+                                f"{what} it in another transaction")
+        return replace(altered, snapshot_id=plan.snapshot_id)  # deletes are foreseen at read_snapshot + 1
 
     def _row_change(self, table: str) -> None:
         self._touch(table)
@@ -277,12 +293,13 @@ class Transaction:
         self.row_changed.add(key)
 
     # ----------------------------------------------------------------------------------------- reads
-    def staged(self):
+    def staged(self, *, catalog_only: bool = False):
         """`with tx.staged() as ctx:` a read-only LakeContext of the lake as this transaction would leave it (its
-        staged operations applied, nothing committed; operations/staged_reads.py). Plan reads inside the block."""
+        staged operations applied, nothing committed; operations/staged_reads.py). Plan reads inside the block;
+        `catalog_only=True` for names and metadata alone (Spark is then never started)."""
         from .staged_reads import staged_context
 
-        return staged_context(self.ctx, self.ops, self.read_snapshot)
+        return staged_context(self.ctx, self.ops, self.read_snapshot, catalog_only=catalog_only)
 
     def read(self, table: str, *, where: str | None = None):
         """The table as this transaction sees it: its staged rows, deletes and updates included (other readers
@@ -371,3 +388,10 @@ class Savepoint:
     touched: set
     alter_columns: dict
     names: Names
+
+
+def _contents(plan) -> tuple:
+    """What a scan plan reads, its columns aside: data files, their delete files, inlined rows and deletes."""
+    files = sorted((f.data_file_id, f.path, None if f.delete_file is None else f.delete_file.path) for f in plan.files)
+    inlined = None if plan.inlined is None else plan.inlined.num_rows
+    return files, inlined, {k: sorted(v) for k, v in plan.inlined_deletes.items()}

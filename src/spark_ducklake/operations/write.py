@@ -195,11 +195,10 @@ def _write_options(ctx: LakeContext, table: TableInfo | None):
 
 
 def _arrow_frame(ctx: LakeContext, data: pa.Table):
-    """A Spark DataFrame of Arrow data; timestamps without a zone stay TIMESTAMP_NTZ (Spark's own inference makes
-    them TIMESTAMP, which no longer fits a `timestamp` column)."""
-    from pyspark.sql.pandas.types import from_arrow_schema
+    """A Spark DataFrame of Arrow data (spark/session.py `arrow_frame`)."""
+    from ..spark.session import arrow_frame
 
-    return ctx.spark.createDataFrame(data, schema=from_arrow_schema(data.schema, prefer_timestamp_ntz=True))
+    return arrow_frame(ctx.spark, data)
 
 
 def _is_pandas(data) -> bool:

@@ -17,6 +17,7 @@ from ..spec.internal_columns import ROW_ID_COLUMN, SNAPSHOT_ID_COLUMN
 from ..spec.names import spark_name
 from . import types as spark_types
 from .deletion_vectors import deletion_vector_positions
+from .encrypted.read import encrypted_delete_positions
 from .scan import (
     BEGIN,
     DELETED,
@@ -81,7 +82,11 @@ def _first_deletions(spark, plan: ChangePlan):
 
     parts = []
     vectors = [(path, fid, begin, None) for path, fid, begin in plan.delete_files if path.endswith(".puffin")]
-    positional = [d for d in plan.delete_files if not d[0].endswith(".puffin")]
+    positional = [d for d in plan.delete_files if not d[0].endswith(".puffin") and d[0] not in plan.delete_keys]
+    secret = [(path, fid, begin, plan.delete_keys[path]) for path, fid, begin in plan.delete_files
+              if path in plan.delete_keys]
+    if secret:  # ENCRYPTED lakes: decrypted on the executors (spark/encrypted/)
+        parts.append(encrypted_delete_positions(spark, secret))
     if positional:
         parts.append(delete_file_positions(spark, positional))
     if vectors:  # deletion vectors (write_deletion_vectors), read by executor tasks

@@ -10,7 +10,7 @@ readers at older snapshots skip the newer positions; the old file is then schedu
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 import pyarrow as pa
 import pyarrow.compute as pc
@@ -57,19 +57,31 @@ class WrittenDeleteFile:
     footer_size: int
     first_snapshot: int | None = None  # partial files: the oldest and newest snapshot they hold
     last_snapshot: int | None = None
+    encryption_key: str | None = field(default=None, repr=False)  # ENCRYPTED lakes: the file's base64 key
 
 
 def write_delete_files(spark, positions, targets: dict[str, DeleteTarget], table_path: str, *,
-                       vectors: bool = False) -> dict[str, WrittenDeleteFile]:
+                       vectors: bool = False, encrypted: bool = False) -> dict[str, WrittenDeleteFile]:
     """One delete file per key of `positions` (columns `_dl_key`, `_dl_pos` and maybe `_dl_snap`; the key names a
     target), written in one Spark job: each key's positions meet in one task, which merges them with the target's
     old delete file and writes the result straight to its final name. Returns the files by key; on failure none
-    is left behind."""
+    is left behind. `encrypted` (ENCRYPTED lakes): the files are encrypted as DuckDB's (encrypted/deletes.py)."""
     from ..spec.uuid7 import new_uuid
     from .write import delete_paths
 
     suffix = "puffin" if vectors else "parquet"  # the lake's write_deletion_vectors option
     names = {key: f"{table_path}ducklake-{new_uuid()}-delete.{suffix}" for key in targets}
+    if encrypted:
+        if vectors:
+            raise ValueError("an ENCRYPTED lake cannot write deletion vectors (write_deletion_vectors): "
+                             "spark-ducklake encrypts Parquet delete files only")
+        from .encrypted.deletes import write_encrypted_delete_files
+
+        try:
+            return write_encrypted_delete_files(spark, positions, targets, names, write_delete_file, (KEY, SNAP))
+        except BaseException:
+            delete_paths(list(names.values()))
+            raise
     stamped = SNAP in positions.columns
     result_schema = (f"{KEY} string, path string, delete_count long, file_size_bytes long, footer_size long, "
                      "first_snapshot long, last_snapshot long")
@@ -99,19 +111,20 @@ def write_delete_files(spark, positions, targets: dict[str, DeleteTarget], table
 
 
 def write_delete_file(path: str, data_path: str, positions, snapshots=None,
-                      old: DeleteFile | None = None) -> WrittenDeleteFile:
+                      old: DeleteFile | None = None, sink=None) -> WrittenDeleteFile:
     """Write the sorted, distinct positions of `data_path` to `path`.
 
     Without `snapshots` and `old` the file is plain. Otherwise it is partial: `snapshots` (an array, or one
     snapshot id for every position) says when each position was deleted, and the old file's positions are merged
-    in with theirs; a position deleted twice keeps its first deletion.
+    in with theirs; a position deleted twice keeps its first deletion. With `sink` (encrypted lakes) the file
+    goes there instead, and its sizes are left 0.
     """
     pos = pa.chunked_array(positions).cast(pa.int64())
     if snapshots is None and old is None:
         unique = pc.unique(pos).sort()
         table = pa.table({"file_path": pa.array([data_path] * len(unique), pa.string()), "pos": unique},
                          schema=pa.schema([_FILE_PATH, _POS]))
-        return _write(path, table)
+        return _write(path, table, sink)
     if snapshots is None or isinstance(snapshots, int):
         snaps = pa.chunked_array([pa.array([snapshots] * len(pos), pa.int64())])
     else:
@@ -131,7 +144,7 @@ def write_delete_file(path: str, data_path: str, positions, snapshots=None,
     table = pa.table({"file_path": pa.array([data_path] * merged.num_rows, pa.string()),
                       "pos": merged.column("pos"), SNAPSHOT_ID_COLUMN: merged.column("snap_min")},
                      schema=pa.schema([_FILE_PATH, _POS, _SNAPSHOT]))
-    written = _write(path, table)
+    written = _write(path, table, sink)
     written.first_snapshot = pc.min(table.column(SNAPSHOT_ID_COLUMN)).as_py()
     written.last_snapshot = pc.max(table.column(SNAPSHOT_ID_COLUMN)).as_py()
     return written
@@ -191,7 +204,10 @@ def snapshot_range(path: str) -> tuple[int, int] | None:
     return (min(lows), max(highs)) if lows else None
 
 
-def _write(path: str, table: pa.Table) -> WrittenDeleteFile:
+def _write(path: str, table: pa.Table, sink=None) -> WrittenDeleteFile:
+    if sink is not None:
+        pq.write_table(table, sink)
+        return WrittenDeleteFile(path, table.num_rows, 0, 0)
     if path.endswith(".puffin"):  # write_deletion_vectors: the same rows as Iceberg deletion vectors
         return WrittenDeleteFile(path, *write_vectors(path, table))
     fs, inner = filesystem(path)

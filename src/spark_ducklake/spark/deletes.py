@@ -10,8 +10,6 @@ from __future__ import annotations
 from collections import Counter
 from dataclasses import dataclass, field
 
-from ..catalog.encryption import ENCRYPTED_DELETES
-from ..errors import CatalogError
 from ..spec.model import NewDeleteFile
 from .delete_files import KEY, DeleteTarget, write_delete_files
 from .scan import FILE, POS
@@ -83,17 +81,17 @@ def stage_deletes(spark, plan: ScanPlan, matches, inline_limit: int) -> DeletePl
             if r[FILE] in rest:
                 result.inlined_file_deletes.setdefault(r[FILE], []).append(r[POS])
     elif rest:
-        if any(files[fid].encryption_key for fid in rest):
-            raise CatalogError(ENCRYPTED_DELETES)
         # New positions of a partial file carry the snapshot the commit expects (DeleteRows restamps them if the
         # commit lands on a later one).
         targets = {str(fid): DeleteTarget(files[fid].path, files[fid].delete_file, plan.snapshot_id + 1)
                    for fid in rest}
         new = matches.where(F.col(FILE).isin(list(rest))).select(F.col(FILE).cast("string").alias(KEY), POS)
-        written = write_delete_files(spark, new, targets, plan.table.path, vectors=plan.deletion_vectors)
+        written = write_delete_files(spark, new, targets, plan.table.path, vectors=plan.deletion_vectors,
+                                     encrypted=any(files[fid].encryption_key for fid in rest))
         result.delete_files = [
             NewDeleteFile(int(key), w.path, w.delete_count, w.file_size_bytes, w.footer_size,
                           replaces=None if plan.deletion_vectors else targets[key].old, first_snapshot=w.first_snapshot,
-                          predicted_snapshot=targets[key].snapshot)
+                          predicted_snapshot=targets[key].snapshot,
+                          encryption_key=w.encryption_key)
             for key, w in written.items()]
     return result

@@ -78,7 +78,8 @@ def scan_table(spark, table: TableInfo, files: list[DataFile], *, snapshot_id: i
             if lineage or not native:
                 rowid = F.coalesce(F.col(ROW_ID_COLUMN), rowid)
             data = data.withColumn("rowid", rowid)
-            data = data.withColumns(file_values(virtual)) if virtual else data
+            values = file_values(virtual) if virtual else {}
+            data = data.withColumns(values) if values else data  # Spark Connect refuses an empty withColumns
         return data.select(*result_cols)
 
     # Files without deletes are a plain scan: they pay for no join (nor for positions, unless asked).

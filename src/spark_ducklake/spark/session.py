@@ -84,3 +84,11 @@ def cached(spark, frame):
             spark.conf.unset(_CACHED_PARTITIONING)
         else:
             spark.conf.set(_CACHED_PARTITIONING, before)
+
+
+def arrow_frame(spark, data):
+    """A Spark DataFrame of a pyarrow Table with the schema given explicitly: empty tables work over Spark Connect
+    too, and timestamps without a zone stay TIMESTAMP_NTZ (Spark's own inference makes them TIMESTAMP)."""
+    from pyspark.sql.pandas.types import from_arrow_schema
+
+    return spark.createDataFrame(data, schema=from_arrow_schema(data.schema, prefer_timestamp_ntz=True))

@@ -191,3 +191,4 @@ class NewDeleteFile:
     replaces: DeleteFile | None = None  # partial files: the data file's delete file this one replaces
     first_snapshot: int | None = None  # partial files: the oldest deletion they hold
     predicted_snapshot: int | None = None  # partial files: the snapshot id their new positions carry
+    encryption_key: str | None = field(default=None, repr=False)  # ENCRYPTED lakes: the file's base64 key

@@ -161,7 +161,7 @@ def delete(ctx: QueryContext, tx, tree: exp.Delete):
 def merge(ctx: QueryContext, tx, tree: exp.Merge):
     """MERGE INTO t USING source ON cond WHEN [NOT] MATCHED [BY SOURCE|TARGET] [AND c] THEN ...; every clause
     kind of the builder. Returns the rows inserted + updated + deleted (None when staged)."""
-    _refuse(ctx, tree, {"using_cond": "MERGE ... USING (columns)", "returning": "MERGE ... RETURNING"})
+    _refuse(ctx, tree, {"returning": "MERGE ... RETURNING"})
     key, target_alias = _target(ctx, tree.this)
     source_node = tree.args["using"]
     source_alias = source_node.alias_or_name
@@ -173,19 +173,31 @@ def merge(ctx: QueryContext, tx, tree: exp.Merge):
         frame = run_query(ctx, exp.select("*").from_(plain))
     if target_alias.lower() == source_alias.lower():
         raise UnsupportedSqlError("MERGE target and source need different names: give one an alias")
-    condition = tree.args["on"].sql(dialect="spark")
+    shared = tree.args.get("using_cond") or []  # USING (a, b): target.a = source.a AND target.b = source.b
+    condition = tree.args["on"].sql(dialect="spark") if tree.args.get("on") else " AND ".join(
+        f"{_quoted(target_alias)}.{_quoted(c.name)} = {_quoted(source_alias)}.{_quoted(c.name)}" for c in shared)
+    if not condition:
+        raise UnsupportedSqlError("MERGE needs ON <condition> or USING (columns)")
     if tx is not None:
         builder = tx.merge(frame, key, condition, target_alias=target_alias, source_alias=source_alias)
     else:
         builder = ctx.lake.table(key).merge(frame, condition, target_alias=target_alias,
                                             source_alias=source_alias)
+    def columns() -> list[str]:  # the target's columns now (ALTERs staged in the transaction included)
+        info = tx.table_info(key) if tx is not None else ctx.lake.table_info(key)
+        return [c.name for c in info.columns]
+
     for when in tree.args["whens"].expressions:
-        _clause(ctx, builder, when, target_alias)
+        _clause(ctx, builder, when, target_alias, columns)
     outcome = builder.execute()
     return None if tx is not None else outcome.inserted + outcome.updated + outcome.deleted
 
 
-def _clause(ctx: QueryContext, builder, when: exp.When, target_alias: str) -> None:
+def _quoted(name: str) -> str:
+    return "`" + name.replace("`", "``") + "`"
+
+
+def _clause(ctx: QueryContext, builder, when: exp.When, target_alias: str, table_columns) -> None:
     then = when.args.get("then")
     cond = when.args.get("condition")
     condition = cond.sql(dialect="spark") if cond is not None else None
@@ -208,13 +220,13 @@ def _clause(ctx: QueryContext, builder, when: exp.When, target_alias: str) -> No
                 assignments[eq.this.name] = eq.expression.sql(dialect="spark")
             getattr(builder, f"when_{kind}_update")(assignments, condition)
     elif isinstance(then, exp.Insert) and kind == "not_matched":
-        columns, values = then.this, then.args.get("expression")
-        if columns is None or isinstance(columns, exp.Star):
-            if values is not None:
-                raise UnsupportedSqlError(f"{text!r}: INSERT VALUES without a column list is not supported")
+        columns, values = then.this, then.args.get("expression") or None  # bare INSERT parses as False
+        if (columns is None or isinstance(columns, exp.Star)) and values is None:
             builder.when_not_matched_insert_all(condition)
         else:
-            names = [c.name for c in columns.expressions]
+            # INSERT VALUES (...) without a column list: DuckDB fills the table's columns in order
+            names = table_columns() if columns is None or isinstance(columns, exp.Star) else \
+                [c.name for c in columns.expressions]
             exprs = [v.sql(dialect="spark") for v in values.expressions] if values is not None else []
             if len(names) != len(exprs):
                 raise SchemaMismatchError(f"{text!r}: {len(exprs)} value(s) for {len(names)} column(s)")

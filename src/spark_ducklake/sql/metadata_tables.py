@@ -33,6 +33,8 @@ def metadata_frame(ctx: QueryContext, node: exp.Table):
     """The catalog table's rows now, as a Spark DataFrame."""
     import pyarrow as pa
 
+    from ..spark.session import arrow_frame
+
     with ctx.lake.context.connect() as conn:
         table = T.get(node.name.lower())
         if table is None:
@@ -40,7 +42,7 @@ def metadata_frame(ctx: QueryContext, node: exp.Table):
         rows = conn.execute(sa.select(table)).all()
     fields = [pa.field(col.name, _arrow_type(col.type)) for col in table.columns]
     columns = [pa.array([_value(row[i], f.type) for row in rows], type=f.type) for i, f in enumerate(fields)]
-    return ctx.lake.spark.createDataFrame(pa.Table.from_arrays(columns, schema=pa.schema(fields)))
+    return arrow_frame(ctx.lake.spark, pa.Table.from_arrays(columns, schema=pa.schema(fields)))
 
 
 def _catalog_table(ctx: QueryContext, conn: sa.Connection, node: exp.Table) -> sa.Table:

@@ -318,7 +318,7 @@ def _refuse_non_empty(ctx: QueryContext, tx, name: str) -> None:
     leaves it, still holds tables, views or macros, as in DuckDB."""
     from ..errors import DuckLakeError
 
-    with tx.staged() as staged:
+    with tx.staged(catalog_only=True) as staged:
         lake = type(ctx.lake)(staged)
         names = ([t.name for t in lake.tables(name)] + [v.name for v in lake.views(name)] +
                  [m.macro_name for m in lake.macros(name)])

@@ -295,7 +295,7 @@ class DeleteRows:
                          "path_is_relative": is_rel, "format": paths.delete_file_format(d.path),
                          "delete_count": d.delete_count,
                          "file_size_bytes": d.file_size_bytes, "footer_size": d.footer_size,
-                         "encryption_key": None, "partial_max": None})
+                         "encryption_key": d.encryption_key, "partial_max": None})
         if rows:
             ctx.conn.execute(dl.insert(), rows)
         if self.inlined_file_deletes:
@@ -317,6 +317,9 @@ class DeleteRows:
             if d.replaces is None:
                 continue
             if d.predicted_snapshot != ctx.snapshot_id:  # others committed first: the foreseen id is taken
+                if d.encryption_key:  # rewriting it needs Spark's aes_decrypt, not available in a commit
+                    raise ConflictError(f"table {self.table.qualified_name} changed while an encrypted delete file "
+                                        "was written for it: run the delete again")
                 fixed = self.restamp(d.path, d.predicted_snapshot, ctx.snapshot_id)
                 d.file_size_bytes, d.footer_size, d.first_snapshot = (fixed.file_size_bytes, fixed.footer_size,
                                                                       fixed.first_snapshot)

@@ -62,7 +62,7 @@ def insert_delete_file(ctx: CommitContext, table: TableInfo, data_file_id: int, 
         end_snapshot=None, data_file_id=data_file_id, path=rel, path_is_relative=is_rel,
         format=paths.delete_file_format(delete.file.path),
         delete_count=delete.file.delete_count, file_size_bytes=delete.file.file_size_bytes,
-        footer_size=delete.file.footer_size, encryption_key=None, partial_max=delete.partial_max))
+        footer_size=delete.file.footer_size, encryption_key=delete.file.encryption_key, partial_max=delete.partial_max))
 
 
 def schedule_for_deletion(ctx: CommitContext, files: list[tuple[int, str]]) -> None:

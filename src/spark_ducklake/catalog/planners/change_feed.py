@@ -43,6 +43,8 @@ class ChangePlan:
     inlined: pa.Table | None = None  # inlined rows inserted or deleted in the range (inlined_tables.BEGIN_COL...)
     deleted_positions: int = 0  # positions the delete files and inlined deletes list, by the catalog's counts
     names_stable: bool = True
+    # ENCRYPTED lakes: delete file path -> its base64 key (kept out of reprs, so logs and errors never show it).
+    delete_keys: dict[str, str] = field(default_factory=dict, repr=False)
 
 
 def lower_bound(conn: sa.Connection, bound: int | datetime) -> int:
@@ -86,7 +88,7 @@ def plan_changes(conn: sa.Connection, table: TableInfo, start: int, end: int) ->
         inserts = f.begin_snapshot >= start or (f.partial_max is not None and f.partial_max >= start)
         removals = (
             (file_end is not None and start <= file_end <= end)
-            or any(max(begin, pmax or begin) >= start for _path, begin, pmax, _n in deletes[f.data_file_id])
+            or any(max(begin, pmax or begin) >= start for _path, begin, pmax, _n, _k in deletes[f.data_file_id])
             or any(snap >= start for _pos, snap in small[f.data_file_id])
         )
         if not (inserts or removals):
@@ -98,8 +100,10 @@ def plan_changes(conn: sa.Connection, table: TableInfo, start: int, end: int) ->
         # delete file begins at its first deletion and carries later ones per row (without a partial_max), and a
         # later delete file may repeat positions deleted before.
         if removals or inserts:
-            plan.delete_files += [(path, f.data_file_id, begin) for path, begin, _pmax, _n in deletes[f.data_file_id]]
-            plan.deleted_positions += sum(n or 0 for *_rest, n in deletes[f.data_file_id]) + len(small[f.data_file_id])
+            records = deletes[f.data_file_id]
+            plan.delete_files += [(path, f.data_file_id, begin) for path, begin, _pmax, _n, _k in records]
+            plan.delete_keys.update((path, key) for path, *_rest, key in records if key)
+            plan.deleted_positions += sum(n or 0 for *_rest, n, _k in records) + len(small[f.data_file_id])
             plan.inlined_deletes += [(f.data_file_id, pos, snap) for pos, snap in small[f.data_file_id]]
     mark_absent_columns(conn, table, plan.files)
     return plan
@@ -111,7 +115,7 @@ def _data_files(conn: sa.Connection, table: TableInfo, end: int) -> list[tuple[D
     query = (
         sa.select(df.c.data_file_id, df.c.path, df.c.path_is_relative, df.c.record_count, df.c.file_size_bytes,
                   df.c.footer_size, df.c.row_id_start, df.c.begin_snapshot, df.c.end_snapshot, df.c.partial_max,
-                  df.c.partition_id, df.c.mapping_id)
+                  df.c.partition_id, df.c.mapping_id, df.c.encryption_key)
         .where(df.c.table_id == table.table_id, df.c.begin_snapshot <= end)
         .order_by(df.c.data_file_id)
     )
@@ -120,22 +124,23 @@ def _data_files(conn: sa.Connection, table: TableInfo, end: int) -> list[tuple[D
                   path=paths.join(table.path, r.path, r.path_is_relative), record_count=r.record_count,
                   file_size_bytes=r.file_size_bytes, footer_size=r.footer_size, row_id_start=r.row_id_start,
                   begin_snapshot=r.begin_snapshot, partial_max=r.partial_max, partition_id=r.partition_id,
-                  mapping_id=r.mapping_id),
+                  mapping_id=r.mapping_id, encryption_key=r.encryption_key),
          r.end_snapshot)
         for r in conn.execute(query)
     ]
 
 
 def _delete_files(conn: sa.Connection, table: TableInfo, end: int) -> dict[int, list[tuple]]:
-    """(path, begin_snapshot, partial_max, delete_count) of every delete file begun by `end`, per data file id."""
+    """(path, begin_snapshot, partial_max, delete_count, encryption key) of every delete file begun by `end`, per
+    data file id."""
     dl = T["ducklake_delete_file"]
     query = (sa.select(dl.c.data_file_id, dl.c.path, dl.c.path_is_relative, dl.c.begin_snapshot, dl.c.partial_max,
-                       dl.c.delete_count)
+                       dl.c.delete_count, dl.c.encryption_key)
              .where(dl.c.table_id == table.table_id, dl.c.begin_snapshot <= end))
     out: dict[int, list[tuple]] = defaultdict(list)
     for r in conn.execute(query):
         out[r.data_file_id].append((paths.join(table.path, r.path, r.path_is_relative), r.begin_snapshot,
-                                    r.partial_max, r.delete_count))
+                                    r.partial_max, r.delete_count, r.encryption_key))
     return out
 
 

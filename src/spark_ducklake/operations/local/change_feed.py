@@ -40,7 +40,7 @@ def feed_arrow(ctx: LakeContext, table: str, start: int | datetime, end: int | d
     from ..history import change_plan
 
     plan = change_plan(ctx, table, start, end)
-    encrypted = any(f.encryption_key for f in plan.files)  # decrypted by Spark only
+    encrypted = plan.delete_keys or any(f.encryption_key for f in plan.files)  # decrypted by Spark only
     if not encrypted and is_small(threshold_of(ctx), scan_bytes(plan.files)):
         return {"changes": changes, "insertions": insertions, "deletions": deletions}[kind](plan)
     from ...spark import change_feed

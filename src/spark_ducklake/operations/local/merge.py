@@ -1,7 +1,8 @@
 """MERGE of a small pyarrow/pandas source into a small table in-process, with the Spark path's rules
 (`operations/merge.py`): each joined row takes the action of the first clause (in order) whose kind and condition
-hold; a target row matched by several source rows, or a source row matching several target rows, is an error;
-target rows updated or deleted are staged as deletes, updated rows keep their row ids, and it all is one snapshot.
+hold; a source row may match several target rows, and a target row matched by several source rows is changed once
+(by the first of them), the counts being of matched pairs (DuckDB's numbers); target rows updated or deleted are
+staged as deletes, updated rows keep their row ids, and it all is one snapshot.
 
 The join is a hash join on the condition's `target.col = source.col` conjuncts, the rest of the condition
 filtering the matched pairs. Conditions and values are SQL strings in `expressions.py`'s subset, columns named
@@ -18,7 +19,6 @@ import pyarrow as pa
 import pyarrow.compute as pc
 from sqlglot import exp
 
-from ...errors import DuckLakeError
 from ...spark.expressions import check_syntax
 from ...spark.scan import FILE, POS
 from ...spark.scan_plan import ScanPlan
@@ -67,11 +67,13 @@ def merge_in_process(m: MergeBuilder, plan: ScanPlan, source: pa.Table) -> tuple
     nothing committed; None when something is outside the in-process subset (nothing staged then)."""
     try:
         rows, action = _classify(m, plan, source)
+        kinds = np.array([c.action for c in m.clauses] + ["none"])[action]
+        counts = {k: int((kinds == k).sum()) for k in ("update", "delete", "insert")}  # pairs, as DuckDB counts
+        action = _once_per_target(m, rows, action)
         outputs = {kind: _outputs(m, plan, rows, action, kind) for kind in ("update", "insert")}
     except NotLocal:
         return None
     kinds = np.array([c.action for c in m.clauses] + ["none"])[action]
-    counts = {k: int((kinds == k).sum()) for k in ("update", "delete", "insert")}
     if not any(counts.values()):
         return [], [], counts
     touched = rows.filter(pa.array(np.isin(kinds, ["update", "delete"])))
@@ -117,7 +119,6 @@ def _classify(m: MergeBuilder, plan: ScanPlan, source: pa.Table) -> tuple[pa.Tab
         if clause.condition is not None and hit.any():
             hit &= _mask(names.resolve(clause.condition), rows).to_numpy(zero_copy_only=False)
         action[(action == len(m.clauses)) & hit] = index
-    _check_unique(m, action, ti, si)
     return rows, action
 
 
@@ -196,16 +197,21 @@ def _values(node: exp.Expression, rows: pa.Table) -> pa.Array:
     return value.combine_chunks() if isinstance(value, pa.ChunkedArray) else value
 
 
-def _check_unique(m: MergeBuilder, action: np.ndarray, ti: pa.Array, si: pa.Array) -> None:
-    matched = [i for i, c in enumerate(m.clauses) if c.kind == "matched"]
-    acted = np.isin(action, matched)
-    if not acted.any():
-        return
-    for side, index in (("a target row is matched by several source rows", ti),
-                        ("a source row matches several target rows", si)):
-        picked = index.to_numpy(zero_copy_only=False)[acted]
-        if len(np.unique(picked)) < len(picked):
-            raise DuckLakeError(f"MERGE would update or delete the same row more than once: {side}")
+def _once_per_target(m: MergeBuilder, rows: pa.Table, action: np.ndarray) -> np.ndarray:
+    """`action` with one matched pair per target row: the first source row (pairs are in source order) wins."""
+    matched = np.isin(action, [i for i, c in enumerate(m.clauses) if c.kind == "matched"])
+    if not matched.any():
+        return action
+    ids = rows.column(T + ROWID).to_numpy(zero_copy_only=False)
+    where = np.flatnonzero(matched)
+    _, first = np.unique(ids[where], return_index=True)  # np.unique: the first occurrence of each id
+    if len(first) == len(where):
+        return action
+    action = action.copy()
+    later = np.ones(len(where), dtype=bool)
+    later[first] = False
+    action[where[later]] = len(m.clauses)  # no clause: the pair does nothing
+    return action
 
 
 def _outputs(m: MergeBuilder, plan: ScanPlan, rows: pa.Table, action: np.ndarray, kind: str) -> pa.Table | None:

@@ -212,6 +212,8 @@ def _write_deletes(ctx: LakeContext, work: list[_TableFlush], placed_by_table: l
         targets: dict[str, DeleteTarget] = {}
         parts = []
         if flush.ended and placed:
+            if flush.options.encrypted:  # the flushed files' row ids would need decrypting (spark/encrypted/)
+                raise CatalogError(ENCRYPTED_DELETES)
             targets.update({p.file.path: DeleteTarget(p.file.path) for p in placed})
             gone = spark.createDataFrame(flush.ended, f"_dl_rid long, _dl_begin long, {SNAP} long")
             keys = spark.createDataFrame([(spark_file_uri(p.file.path), p.file.path) for p in placed],
@@ -232,15 +234,14 @@ def _write_deletes(ctx: LakeContext, work: list[_TableFlush], placed_by_table: l
         if not parts:
             continue
         frame = parts[0] if len(parts) == 1 else parts[0].unionByName(parts[1])
-        if flush.options.encrypted:
-            raise CatalogError(ENCRYPTED_DELETES)
-        written = write_delete_files(spark, frame, targets, flush.table.path)
+        written = write_delete_files(spark, frame, targets, flush.table.path, encrypted=flush.options.encrypted)
         staged += [w.path for w in written.values()]
         for key, w in written.items():
             existing = key.startswith("file:")
             fid = int(key[5:]) if existing else -1
             out[key] = PlacedDelete(
-                NewDeleteFile(fid, w.path, w.delete_count, w.file_size_bytes, w.footer_size), w.first_snapshot,
+                NewDeleteFile(fid, w.path, w.delete_count, w.file_size_bytes, w.footer_size,
+                              encryption_key=w.encryption_key), w.first_snapshot,
                 partial_max=w.last_snapshot if existing else None,
                 replaces=flush.live_files[fid].delete_file if existing else None)
     return out

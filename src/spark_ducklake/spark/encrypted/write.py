@@ -46,9 +46,8 @@ def module_batch(path: str, data: bytes, info) -> pa.RecordBatch:
 
 
 def _store(batches):
-    """Encrypted modules of each file, in order, assembled and written; (key, NewDataFile) pickled per file."""
-    from dataclasses import replace
-
+    """Encrypted modules of each file, in order, assembled and written; (info, size, footer size, key) pickled
+    per file."""
     blobs: list[bytes] = []
     for batch in batches:
         columns = [batch.column(i).to_pylist() for i in range(5)]
@@ -61,14 +60,21 @@ def _store(batches):
             fs, inner = filesystem(path)
             with fs.open_output_stream(inner) as out:
                 out.write(data)
-            group, described = pickle.loads(info)
-            described = replace(described, file_size_bytes=len(data), footer_size=footer_size, encryption_key=key)
-            yield pa.record_batch({"info": [pickle.dumps((group, described))]})
+            yield pa.record_batch({"info": [pickle.dumps((pickle.loads(info), len(data), footer_size, key))]})
 
 
 def encrypt_and_store(modules) -> list:
     """Encrypt and store the files a `MODULES` DataFrame describes; returns what each file's info held, with the
     NewDataFile's sizes and key set (one Spark job; a failed task leaves at most unreferenced files)."""
+    from dataclasses import replace
+
+    return [(group, replace(described, file_size_bytes=size, footer_size=footer_size, encryption_key=key))
+            for (group, described), size, footer_size, key in encrypt_and_store_files(modules)]
+
+
+def encrypt_and_store_files(modules) -> list[tuple]:
+    """Encrypt and store the files a `MODULES` DataFrame describes: (info, file size, footer size, base64 key)
+    per file (one Spark job)."""
     from pyspark.sql import functions as F
 
     encrypted = modules.select("_dl_path", "_dl_key", "_dl_last", F.aes_encrypt(
