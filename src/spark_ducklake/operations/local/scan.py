@@ -84,8 +84,9 @@ def _result_schema(columns: list[Column], row_ids: bool, positions: bool) -> pa.
     return pa.schema(fields)
 
 
-def _read_file(f: DataFile, columns: list[Column], schema: pa.Schema, snapshot_id: int, inlined_deletes,
-               row_ids: bool, positions: bool) -> pa.Table:
+def read_file_columns(f: DataFile, columns: list[Column]) -> tuple[pa.Table, dict, list[str]]:
+    """A data file's columns found by field id (or its name map), plus the internal snapshot/row-id columns it
+    holds: (data, column_id -> its column name in the file, internal column names present)."""
     fs, inner = filesystem(f.path)
     with fs.open_input_file(inner) as fh:
         parquet = pq.ParquetFile(fh)
@@ -93,8 +94,14 @@ def _read_file(f: DataFile, columns: list[Column], schema: pa.Schema, snapshot_i
         found = _by_name(file_schema, f, columns) if f.name_map is not None else _field_indexes(file_schema,
                                                                                               columns)
         extras = [n for n in (SNAPSHOT_ID_COLUMN, ROW_ID_COLUMN) if n in file_schema.names]
-        wanted = sorted({file_schema.field(i).name for i in found.values()} | set(extras))
-        data = parquet.read(columns=wanted, use_threads=False)
+        names = {cid: file_schema.field(i).name for cid, i in found.items()}
+        wanted = sorted(set(names.values()) | set(extras))
+        return parquet.read(columns=wanted, use_threads=False), names, extras
+
+
+def _read_file(f: DataFile, columns: list[Column], schema: pa.Schema, snapshot_id: int, inlined_deletes,
+               row_ids: bool, positions: bool) -> pa.Table:
+    data, found, extras = read_file_columns(f, columns)
     n = data.num_rows
     pos = _positions(n)
     keep = None
@@ -116,7 +123,7 @@ def _read_file(f: DataFile, columns: list[Column], schema: pa.Schema, snapshot_i
             value = types.convert_nested(col, f.hive_values[col.column_id], _spark_value)
             arrays.append(pa.array([value] * data.num_rows, field.type))
         elif col.column_id in found:
-            raw = data.column(file_schema.field(found[col.column_id]).name).combine_chunks()
+            raw = data.column(found[col.column_id]).combine_chunks()
             arrays.append(conform(raw, col, field.type))
         else:
             arrays.append(_default(col, field.type, data.num_rows))

@@ -13,16 +13,14 @@ from concurrent.futures import ThreadPoolExecutor
 
 import pyarrow as pa
 import pyarrow.compute as pc
-import pyarrow.parquet as pq
 
 from ...spark.arrow_files import _spark_value
-from ...spark.paths import filesystem
 from ...spark.scan import FILE, POS
 from ...spec import types
 from ...spec.internal_columns import ROW_ID_COLUMN, SNAPSHOT_ID_COLUMN
 from ...spec.model import Column, DataFile
-from ..streaming.arrow_rows import _default, _field_indexes, _positions, conform
-from .scan import ROWID, _by_name, visible_schema
+from ..streaming.arrow_rows import _default, _positions, conform
+from .scan import ROWID, read_file_columns, visible_schema
 
 INSERTED = "_dl_inserted"
 _READERS = 8  # files read at once (pyarrow decodes without the GIL)
@@ -48,15 +46,7 @@ def read_versions(files: list[DataFile], columns: list[Column]) -> pa.Table:
 
 
 def _read_one(f: DataFile, columns: list[Column], schema: pa.Schema) -> pa.Table:
-    fs, inner = filesystem(f.path)
-    with fs.open_input_file(inner) as fh:
-        parquet = pq.ParquetFile(fh)
-        file_schema = parquet.schema_arrow
-        found = _by_name(file_schema, f, columns) if f.name_map is not None else _field_indexes(file_schema,
-                                                                                              columns)
-        extras = [n for n in (SNAPSHOT_ID_COLUMN, ROW_ID_COLUMN) if n in file_schema.names]
-        wanted = sorted({file_schema.field(i).name for i in found.values()} | set(extras))
-        data = parquet.read(columns=wanted, use_threads=False)
+    data, found, extras = read_file_columns(f, columns)
     n = data.num_rows
     pos = _positions(n)
     rowid = pc.add(pos, pa.scalar(f.row_id_start or 0, pa.int64()))
@@ -71,7 +61,7 @@ def _read_one(f: DataFile, columns: list[Column], schema: pa.Schema) -> pa.Table
             value = types.convert_nested(col, f.hive_values[col.column_id], _spark_value)
             arrays.append(pa.array([value] * n, field.type))
         elif col.column_id in found:
-            raw = data.column(file_schema.field(found[col.column_id]).name).combine_chunks()
+            raw = data.column(found[col.column_id]).combine_chunks()
             arrays.append(conform(raw, col, field.type))
         else:
             arrays.append(_default(col, field.type, n))
