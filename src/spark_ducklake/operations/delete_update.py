@@ -56,11 +56,9 @@ def stage_delete_op(ctx: LakeContext, plan, condition) -> tuple[DeleteRows | Non
 
 def _in_process(ctx: LakeContext, plan) -> bool:
     """Whether the plan's files (and their delete files) are small enough to change without Spark."""
-    from .local.threshold import is_small, scan_bytes, threshold_of
+    from .local.threshold import files_in_process
 
-    if any(f.encryption_key for f in plan.files):  # encrypted files are decrypted by Spark only
-        return False
-    return is_small(threshold_of(ctx), scan_bytes(plan.files))
+    return files_in_process(ctx, plan.files)
 
 
 def pruning_filter(condition) -> str | None:

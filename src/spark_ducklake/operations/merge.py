@@ -208,12 +208,12 @@ def _merge_in_process(m: MergeBuilder, plan) -> tuple | None:
     """The MERGE of a pyarrow/pandas source staged with pyarrow on the driver (operations/local/merge.py) when
     the target's files and the source are at most the small-data threshold; None: Spark merges it."""
     from .local.merge import merge_in_process
-    from .local.threshold import is_small, scan_bytes, threshold_of
+    from .local.threshold import files_in_process
 
-    if any(f.encryption_key for f in plan.files):  # encrypted files are decrypted by Spark only
+    if any(f.encryption_key for f in plan.files):  # before converting the source: Spark merges it as it is
         return None
     source = _as_arrow(m.source)
-    if not is_small(threshold_of(m.ctx), scan_bytes(plan.files) + source.nbytes):
+    if not files_in_process(m.ctx, plan.files, source.nbytes):
         return None
     staged = merge_in_process(m, plan, source)
     if staged is None:

@@ -62,3 +62,11 @@ def scan_bytes(files: list[DataFile]) -> int:
 def is_small(threshold: int, nbytes: int) -> bool:
     """Whether `nbytes` of data goes in-process under `threshold` (0 sends everything to Spark)."""
     return threshold > 0 and nbytes <= threshold
+
+
+def files_in_process(ctx, files: list[DataFile], extra_bytes: int = 0) -> bool:
+    """Whether an operation over these files (plus `extra_bytes` of other input) runs in-process: small enough,
+    and none encrypted (only Spark decrypts: spark/encrypted/)."""
+    if any(f.encryption_key for f in files):
+        return False
+    return is_small(threshold_of(ctx), scan_bytes(files) + extra_bytes)
