@@ -100,6 +100,10 @@ def test_conditions_apply_to_the_next_record():
     (dt.datetime(2020, 1, 1, 10, 0, 0), "timestamp", "2020-01-01 10:00:00+00"),
     ([1, 2], "array<int>", "[1, 2]"), (["a", None], "array<string>", "[a, NULL]"), ([], "array<int>", "[]"),
     ({"k": 1}, "map<string,int>", "{k=1}"), ("", "string", "(empty)"), ("hello world", "string", "hello world"),
+    # nested strings quoted as DuckDB 1.5.5 prints them: only when they hold a delimiter, are empty or NULL
+    ({"k": ['main."simple"', "a b"]}, "map", "{k=['main.\"simple\"', a b]}"),
+    (["a,b", "it's", "", "null", " x"], "array<string>", "['a,b', 'it\\'s', '', 'null', ' x']"),
+    ("a,b", "string", "a,b"),
 ])
 def test_values_render_as_duckdbs_runner_prints_them(value, type_name, text):
     assert render_value(value, type_name) == text
@@ -139,7 +143,13 @@ def test_file_scope_rules_name_their_reason():
     assert file_reason(parse_text("statement ok con2\nSELECT 1\n")) == "several connections (conN)"
     assert file_reason(parse_text("concurrentloop i 0 2\n\nstatement ok\nSELECT 1\n\nendloop\n")) == \
         "concurrent connections (concurrentloop)"
+    assert file_reason(parse_text("query I\nFROM m.ducklake_view_column_tag\n----\n1\n")).startswith("view column")
+    assert file_reason(parse_text("statement ok\nCREATE TABLE m.ducklake_view_column_tag(k INT)\n")) is None
     assert file_reason(parse_text("statement ok\nSELECT 1\n"), slow=False) is None
+    assert file_reason(parse_text("statement ok\nALTER TABLE t SET PARTITIONED BY (epoch_day(d))\n")).startswith(
+        "partitions by an epoch transform")
+    assert file_reason(parse_text("statement error\nALTER TABLE t SET PARTITIONED BY (epoch_day(d))\n----\n"
+                                  "DuckLake 1.0 does not support\n")) is None  # the 1.0 refusal is in scope
     assert file_reason(parse_text("statement ok\nSELECT 1\n", "a.test_slow")).startswith("slow test file")
 
 
@@ -158,10 +168,15 @@ def test_statement_scope_rules_name_their_reason():
         "CREATE TABLE lk.e(c ENUM('a', 'b'))": "DuckDB-only type (not a DuckLake type)",
         "SELECT * FROM information_schema.tables": "DuckDB system catalog (information_schema, pg_catalog, ...)",
         "CALL dbgen(sf=1)": "DuckDB function CALL dbgen()",
+        "SELECT row_group_count FROM lk.ducklake_data_file":
+            "a catalog table or column newer than the DuckLake 1.0 spec (row_group_count)",
     }
     for sql, reason in cases.items():
         assert statement_reason(sql, state) == reason, sql
+    assert statement_reason("CALL ducklake_expire_snapshots('lk', versions => [getvariable('v')])", state) == \
+        "DuckDB function getvariable()"  # a DuckDB function among a lake CALL's arguments
     for sql in ("SELECT sum(i) FROM lk.t", "CREATE TABLE lk.s.t(i INT)", "CALL ducklake_expire_snapshots('lk')",
+                "ALTER TABLE lk.t RENAME TO t2", "CALL ducklake_rewrite_data_files('lk', 't', delete_threshold => 0)",
                 "FROM lk.snapshots()", "WITH c AS (SELECT 1 AS x) SELECT * FROM c", "SELECT * FROM range(3)"):
         assert statement_reason(sql, state) is None, sql
     state.default = "lk"  # after USE lk, unqualified names are lake tables
@@ -177,6 +192,7 @@ def test_lake_settings_and_metadata_reads_are_in_scope_writes_are_not():
     state = ScopeState(lakes={"lk"}, spark_functions=frozenset({"count"}), metadata={"meta": "lk"})
     for sql in ("SET ducklake_max_retry_count = 3", "SET GLOBAL ducklake_retry_backoff TO 2.0",
                 "RESET ducklake_max_retry_count", "SELECT current_setting('ducklake_retry_wait_ms')",
+                "SET preserve_insertion_order=false", "RESET preserve_insertion_order",
                 "SELECT count(*) FROM meta.ducklake_snapshot", "SELECT * FROM meta.main.ducklake_data_file",
                 "SELECT t.table_name FROM meta.ducklake_table t JOIN lk.s.x ON true"):
         assert statement_reason(sql, state) is None, sql
@@ -189,6 +205,7 @@ def test_lake_settings_and_metadata_reads_are_in_scope_writes_are_not():
             "writes the metadata database directly",
         "DROP TABLE meta.ducklake_inlined_data_1_1": "writes the metadata database directly",
         "SELECT count(*) FROM (SHOW ALL TABLES)": "DESCRIBE/SHOW/SUMMARIZE (DuckDB catalog introspection)",
+        "FROM '/tmp/lake/main/t/part_key=0/*.parquet'": "DuckDB file read (FROM 'a/file/path.parquet')",
     }
     for sql, reason in cases.items():
         assert statement_reason(sql, state) == reason, sql
@@ -319,3 +336,15 @@ def test_metadata_catalog_reads_run_on_the_lake_that_owns_them(spark):
     assert [o.status for o in result.outcomes] == ["pass"] * 5 + ["skip", "skip"], result.outcomes
     assert result.outcomes[5].reason == "writes the metadata database directly"
     assert result.outcomes[6].reason.startswith("DETACH / USE of the metadata database")
+
+
+def test_geometries_render_as_wkt_and_variants_as_their_values():
+    from pyspark.sql.types import Geometry, VariantVal
+
+    from spark_ducklake.spec.wkt import wkt_to_wkb
+
+    point = Geometry.fromWKB(wkt_to_wkb("POINT Z (1 2 3)"), 0)
+    assert render_value(point, "geometry(0)") == "POINT Z (1 2 3)"
+    assert render_value([point], "array") == "['POINT Z (1 2 3)']"  # quoted when nested, as DuckDB prints it
+    number = VariantVal(b"\x0c*", b"\x01\x00\x00")  # 42, as Spark encodes it
+    assert render_value(number, "variant") == "42"

@@ -36,7 +36,7 @@ def test_the_most_specific_scope_wins_for_every_writer_option(lake):
     lake.set_option("data_inlining_row_limit", 5, table_name="t", schema="s")
     for table, scope in (("main.plain", 0), ("s.other", 1), ("s.t", 2)):
         info = lake.table_info(table)
-        resolved = _write_options(lake, info)
+        resolved = _write_options(lake.context, info)
         for option, (_values, field, expected) in WRITER_OPTIONS.items():
             assert getattr(resolved, field) == expected[scope], (table, option)
         assert lake.inlining_limit(info) == 3 + scope
@@ -45,7 +45,8 @@ def test_the_most_specific_scope_wins_for_every_writer_option(lake):
 
 def test_values_are_checked_like_the_reference(lake):
     lake.create_table("t", "a INT")
-    bad = [("auto_compact", "maybe", "takes true or false"), ("parquet_version", 3, "must be 1 or 2"),
+    bad = [("auto_compact", "maybe", "takes true or false: Could not convert string 'maybe' to BOOL"),
+           ("parquet_version", 3, "must be 1 or 2"),
            ("parquet_compression", "foo", "unsupported parquet_compression"),
            ("rewrite_delete_threshold", 2, "between 0 and 1"), ("delete_older_than", "P1D", "not an interval"),
            ("expire_older_than", "soon", "not an interval"), ("target_file_size", "big", "not a size"),
@@ -92,7 +93,7 @@ def test_options_duckdb_sets_are_honoured(catalog, tmp_path):
     lake = DuckLake.attach(catalog)
     info = lake.table_info("s.t")
     assert lake.inlining_limit(info) == 2
-    resolved = _write_options(lake, info)
+    resolved = _write_options(lake.context, info)
     assert (resolved.compression, resolved.hive_file_pattern) == ("zstd", False)
     with pytest.raises(DuckLakeError, match="requires a commit message"):
         lake.write(pa.table({"a": pa.array([1], pa.int32())}), "s.t")

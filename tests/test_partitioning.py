@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import glob
 
+import pyarrow as pa
 import pyarrow.parquet as pq
 import pytest
 
@@ -109,13 +110,21 @@ def test_bad_partition_keys_change_nothing(lake):
     lake.create_table("t", "id BIGINT, x DOUBLE, d DATE, s STRUCT<a: INT>")
     before = lake.snapshots()
     for keys, error, text in [
-        (["nope"], NotFoundError, "no column 'nope'"),
+        (["nope"], NotFoundError, 'column "nope" does not exist'),
         (["year(id)"], SchemaMismatchError, "needs a date or timestamp"),
         (["hour(d)"], SchemaMismatchError, "hour\\(\\) needs a timestamp"),
         (["bucket(4, x)"], SchemaMismatchError, "does not hash float64"),
-        (["bucket(0, id)"], SchemaMismatchError, "positive bucket count"),
+        (["bucket(0, id)"], SchemaMismatchError, "Bucket count must be positive"),
+        (["bucket(-1, id)"], SchemaMismatchError, "Bucket count must be positive"),
+        (["bucket(2147483648, id)"], SchemaMismatchError, "Bucket count cannot exceed"),
+        (["bucket('abc', id)"], SchemaMismatchError, "Bucket count must be an integer"),
+        (["bucket(x, id)"], SchemaMismatchError, "Bucket count must be a constant integer"),
+        (["bucket(id)"], SchemaMismatchError, "Expected bucket\\(bucket_count, column\\)"),
+        (["bucket(4, 'literal')"], SchemaMismatchError, "Expected bucket\\(bucket_count, column\\)"),
+        (["bucket(4, nope)"], NotFoundError, 'column "nope" does not exist'),
         (["s"], SchemaMismatchError, "is a struct"),
-        (["upper(id)"], SchemaMismatchError, "unknown partition transform"),
+        (["upper(id)"], SchemaMismatchError, "Unsupported partition function upper"),
+        (["epoch_day(d)"], SchemaMismatchError, "DuckLake 1.0 does not support the epoch_day partition transform"),
     ]:
         with pytest.raises(error, match=text):
             lake.set_partitioning("t", keys)
@@ -152,3 +161,115 @@ def test_every_write_path_follows_the_partitioning_and_sort_order(lake, lake_cat
     lake.close()
     attach(reference, lake_catalog)
     assert duckdb_rows(reference, "SELECT * FROM lake.t") == expected
+
+
+def test_setting_the_same_partitioning_again_changes_nothing(lake):
+    """As the reference: SET PARTITIONED BY with the keys the table has (or RESET of an unpartitioned table) adds
+    no partition id and no schema version; another key order is a new partitioning."""
+    import sqlalchemy as sa
+
+    from spark_ducklake.catalog.database.spec_tables import T
+
+    def counts():
+        with lake.context.connect() as conn:
+            return (conn.execute(sa.select(sa.func.count()).select_from(T["ducklake_partition_info"])).scalar(),
+                    conn.execute(sa.select(sa.func.max(T["ducklake_snapshot"].c.schema_version))).scalar())
+
+    lake.create_table("t", "k INT, v STRING")
+    lake.set_partitioning("t", ["k"])
+    first = counts()
+    lake.set_partitioning("t", ["k"])
+    assert counts() == first
+    lake.set_partitioning("t", ["k", "v"])
+    lake.set_partitioning("t", ["v", "k"])
+    assert counts()[0] == first[0] + 2
+    lake.reset_partitioning("t")
+    reset = counts()
+    lake.reset_partitioning("t")
+    assert counts() == reset
+
+
+def test_a_partition_or_sort_column_cannot_be_dropped(lake):
+    """As the reference: DROP COLUMN of a column the table is partitioned or sorted by fails until RESET, also
+    when the layout was set (or reset) earlier in the same transaction."""
+    lake.create_table("t", "k INT, v INT, w INT")
+    lake.set_partitioning("t", ["k"])
+    with pytest.raises(SchemaMismatchError, match="the table is partitioned by this column"):
+        lake.drop_column("t", "k")
+    lake.reset_partitioning("t")
+    lake.drop_column("t", "k")
+    with lake.transaction() as tx:
+        tx.set_sorted_by("t", ["v DESC"])
+        with pytest.raises(SchemaMismatchError, match="the table is sorted by this column"):
+            with tx.update_schema("t") as u:
+                u.drop_column("v")
+        tx.set_sorted_by("t", [])
+        with tx.update_schema("t") as u:
+            u.drop_column("v")
+    assert [c.name for c in lake.table_info("t").columns] == ["w"]
+
+
+def test_partitioning_a_table_created_in_the_same_transaction(lake):
+    """CREATE TABLE, SET PARTITIONED BY and INSERT in one transaction: the files follow the partitioning and the
+    catalog keeps it for the new table (as the reference commits it)."""
+    with lake.transaction() as tx:
+        tx.create_table("t", "k INT, v STRING")
+        tx.set_partitioning("t", ["k"])
+        tx.write(pa.table({"k": pa.array([0, 1, 0, 1] * 10, pa.int32()), "v": [str(i) for i in range(40)]}), "t")
+    import sqlalchemy as sa
+
+    from spark_ducklake.catalog.database.spec_tables import T
+
+    with lake.context.connect() as conn:
+        transforms = conn.execute(sa.select(T["ducklake_partition_column"].c.transform)).scalars().all()
+    assert transforms == ["identity"]
+    files = lake.list_files("t")
+    assert len(files) == 2 and all("k=" in f.data_file for f in files)
+
+
+def test_sorting_a_table_created_in_the_same_transaction(lake):
+    """CREATE TABLE, SET SORTED BY and a write in one transaction: the rows are written in the sort order."""
+    with lake.transaction() as tx:
+        tx.create_table("t", "a INT, b INT")
+        tx.set_sorted_by("t", ["b DESC"])
+        tx.write(pa.table({"a": pa.array(range(40), pa.int32()), "b": pa.array(range(40), pa.int32())}), "t")
+    (path,) = [f.data_file for f in lake.list_files("t")]
+    assert pq.read_table(path).column("b").to_pylist() == list(range(39, -1, -1))
+
+
+def test_layout_keys_may_name_a_column_added_in_the_same_transaction(lake):
+    """ADD COLUMN then SET SORTED BY / SET PARTITIONED BY naming it, in one transaction."""
+    lake.create_table("t", "a INT")
+    with lake.transaction() as tx:
+        with tx.update_schema("t") as u:
+            u.add_column("c", "BIGINT")
+        tx.set_sorted_by("t", ["a ASC", "c DESC"])
+        tx.set_partitioning("t", ["c"])
+    from spark_ducklake.catalog.operations.sorting import current_sort
+
+    with lake.context.connect() as conn:
+        keys = current_sort(conn, lake.table_info("t").table_id, lake.current_snapshot())
+    assert [(k.expression, k.direction) for k in keys] == [("a", "ASC"), ("c", "DESC")]
+    with pytest.raises(SchemaMismatchError, match="partitioned by this column"):
+        lake.drop_column("t", "c")
+
+
+def test_writes_after_a_layout_change_in_the_same_transaction_follow_it(lake):
+    """SET PARTITIONED BY / SET SORTED BY then a write in one transaction: the files take the new partitioning
+    (with its new partition id) and the rows the new order, as the reference stages them."""
+    import sqlalchemy as sa
+
+    from spark_ducklake.catalog.database.spec_tables import T
+
+    lake.create_table("t", "k INT, v INT")
+    with lake.transaction() as tx:
+        tx.set_partitioning("t", ["k"])
+        tx.set_sorted_by("t", ["v DESC"])
+        tx.write(pa.table({"k": pa.array([0, 1] * 20, pa.int32()), "v": pa.array(range(40), pa.int32())}), "t")
+    with lake.context.connect() as conn:
+        (partition_id,) = conn.execute(sa.select(T["ducklake_partition_info"].c.partition_id)).scalars().all()
+        ids = conn.execute(sa.select(T["ducklake_data_file"].c.partition_id)).scalars().all()
+    assert ids == [partition_id, partition_id]
+    for f in lake.list_files("t"):
+        values = pq.read_table(f.data_file).column("v").to_pylist()
+        assert values == sorted(values, reverse=True) and "k=" in f.data_file

@@ -53,3 +53,36 @@ def test_a_file_with_deletes_is_filtered_not_joined_at_every_snapshot(lake, spar
     assert "Anti" not in out.getvalue() and "Filter" in out.getvalue()
     assert sorted(r.id for r in frame.collect()) == [i for i in range(390) if i % 7 and i != 64]
     assert sorted(r.id for r in lake.read("t", version=first).collect()) == [i for i in range(400) if i % 7]
+
+
+def test_fits_all_caps_the_bitmaps_together():
+    half = pa.array([64 * (position_filter.MAX_WORDS // 2) - 1], pa.int64())
+    assert position_filter.fits_all([half, half, pa.array([], pa.int64())])
+    assert not position_filter.fits_all([half, half, pa.array([0], pa.int64())])
+
+
+def test_filter_by_file_drops_each_files_own_positions(spark):
+    frame = spark.range(0, 600).select(F.when(F.col("id") % 3 == 0, "a").when(F.col("id") % 3 == 1, "b")
+                                       .otherwise("c").alias("path"), (F.col("id") / 3).cast("long").alias(POS))
+    gone = {"a": [0, 5, 64, 199], "b": [1, 63], "c": []}
+    keep = position_filter.not_deleted_in({k: pa.array(v, pa.int64()) for k, v in gone.items()}, "path", POS)
+    assert sorted((r.path, r[POS]) for r in frame.where(keep).collect()) == sorted(
+        (r.path, r[POS]) for r in frame.collect() if r[POS] not in gone[r.path])
+    only_a = position_filter.not_deleted_in({"a": pa.array([3], pa.int64()), "b": pa.array([], pa.int64())},
+                                            "path", POS)  # one bitmap: a path comparison, no map
+    assert frame.where(only_a).count() == 599
+
+
+@pytest.mark.lake(data_inlining_row_limit=0)
+def test_files_with_deletes_share_one_scan_and_no_join(lake, spark):
+    for start in (0, 100, 200):
+        lake.write(spark.range(start, start + 100).coalesce(1), "t")
+    assert len(lake.plan_scan("t").files) == 3
+    lake.delete("t", "id % 9 = 0 OR id = 150")
+    frame = lake.read("t")
+    out = io.StringIO()
+    with contextlib.redirect_stdout(out):
+        frame.explain()
+    assert "Join" not in out.getvalue() and "Union" not in out.getvalue()
+    assert sorted(r.id for r in frame.collect()) == [i for i in range(300) if i % 9 and i != 150]
+    assert sorted(lake.read("t").where("id < 50").select("id").toPandas()["id"]) == [i for i in range(50) if i % 9]

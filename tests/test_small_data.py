@@ -169,7 +169,7 @@ def test_partitioned_pyarrow_write_matches_duckdb(catalog, tmp_path, reference):
     paths = sorted(os.path.relpath(f.data_file, str(tmp_path / "data" / "main" / "p")).rsplit("/", 1)[0]
                    for f in lake.list_files("p"))
     lake.close()
-    assert paths[0].startswith("k=NULL/month=") and "bucket=" in paths[0] and "/hour=" in paths[0]
+    assert paths[0].startswith("k=__HIVE_DEFAULT_PARTITION__/month=") and "bucket=" in paths[0] and "/hour=" in paths[0]
     attach(reference, catalog, str(tmp_path / "data"))
     assert duckdb_rows(reference, "SELECT * FROM lake.p") == ours
     # DuckDB's own partition values for our files: its pruning finds the same rows

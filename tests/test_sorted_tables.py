@@ -20,8 +20,8 @@ def test_sorted_writes_and_duckdb_agrees_on_the_order(lake, lake_catalog, spark,
     df = spark.sql("SELECT id, CAST((id * 7919) % 1000 AS INT) AS k, CASE WHEN id % 9 = 0 THEN NULL "
                    "ELSE concat('v', id % 13) END AS s FROM range(3000)").repartition(2)
     lake.create_table("t", df.schema)
-    with pytest.raises(NotFoundError, match="no column 'nope'"):
-        lake.set_sorted_by("t", ["nope DESC"])
+    with pytest.raises(NotFoundError, match="Unmatched columns were: nope, Nah"):
+        lake.set_sorted_by("t", ["nope DESC", "concat(Nah, k)"])
     lake.set_sorted_by("t", ["k DESC", "s ASC NULLS FIRST"])
     lake.write(df, "t")
     for rows in _file_rows(lake, "t", "k"):
@@ -46,3 +46,36 @@ def test_sorted_writes_and_duckdb_agrees_on_the_order(lake, lake_catalog, spark,
     assert ids == sorted(ids, key=lambda i: i % 100)
     lake.reset_sorted_by("t")
     assert "tables_altered" in lake.snapshots()[-1].changes
+
+
+def test_sort_key_text_and_unknown_columns_as_the_reference(lake):
+    """Sort expressions are stored with lower-case function names (DuckDB's expression text); every unknown column
+    of every key is named, in the reference's words."""
+    from spark_ducklake.catalog.operations.sorting import parse_sort_keys
+
+    lake.create_table("t", "a BIGINT, b VARCHAR")
+    info = lake.table_info("t")
+    assert [k.expression for k in parse_sort_keys(info, ["CONCAT(a, '_', b) ASC", "Upper(b) DESC"])] == \
+        ["concat(a, '_', b)", "upper(b)"]
+    with pytest.raises(NotFoundError, match="not found in the DuckLake table. Unmatched columns were: WOOT, BLAH, C "):
+        parse_sort_keys(info, ["WOOT ASC", "BLAH || a || C ASC"])
+
+
+def test_sorting_by_a_list_column_falls_back_to_spark(lake, spark):
+    """pyarrow cannot sort list values: a list sort key is sorted on Spark (lexicographically, as DuckDB)."""
+    import pyarrow as pa
+
+    lake.create_table("t", "i INT, l ARRAY<INT>")
+    lake.set_sorted_by("t", ["l DESC"])
+    lake.write(pa.table({"i": pa.array([1, 3, 2], pa.int32()),
+                         "l": pa.array([[10, 20], [30], [40, 50, 60]], pa.list_(pa.int32()))}), "t")
+    assert [r[0] for r in lake.sql("FROM t", dialect="duckdb").collect()] == [2, 3, 1]
+
+
+def test_setting_the_same_sort_keys_again_changes_nothing(lake):
+    """As the reference: SET SORTED BY with the keys the table has adds no sort_info row (no new snapshot)."""
+    lake.create_table("t", "a BIGINT, b VARCHAR")
+    first = lake.set_sorted_by("t", ["a ASC NULLS LAST", "b ASC"])
+    assert lake.set_sorted_by("t", ["a ASC NULLS LAST", "b ASC"]) is None
+    assert lake.current_snapshot() == first
+    assert lake.set_sorted_by("t", ["b ASC", "a ASC"]) > first

@@ -225,3 +225,14 @@ def test_queries_inside_begin_see_the_transactions_own_changes(catalog, tmp_path
     assert reference.execute("SELECT * FROM lake.v ORDER BY s").fetchall() == [("file", 40), ("inlined", 2),
                                                                               ("p", 100)]
     assert reference.execute("SELECT sum(x) FROM lake.n").fetchall() == [(3,)]
+
+
+def test_options_the_reference_refuses_as_null(lake):
+    lake.sql("CREATE TABLE t (id INT)")
+    for call, message in (
+            ("CALL ducklake_expire_snapshots('lake', dry_run => NULL, versions => [1])", "dry_run option must be"),
+            ("CALL ducklake_expire_snapshots('lake', older_than => NULL)", "older_than option must be a non-null"),
+            ("CALL ducklake_merge_adjacent_files('lake', 't', max_compacted_files => NULL)", "non-null integer"),
+            ("CALL ducklake_rewrite_data_files('lake', 't', max_compacted_files => NULL)", "non-null integer")):
+        with pytest.raises(DuckLakeError, match=message):
+            lake.sql(call, dialect="duckdb")

@@ -190,12 +190,88 @@ def test_update_and_merge_after_alters_in_the_transaction(lake, lake_catalog, sp
     assert _rows(lake, "SELECT * FROM t") == expected_t
     assert _rows(lake, "SELECT a, rowid FROM t") == ids  # updated rows keep their row ids
     assert _rows(lake, "SELECT * FROM w") == expected_w
-    # rows inserted in the transaction are not yet files the UPDATE could rewrite: refused, transaction kept
+    # rows inserted before an ALTER in the transaction: the UPDATE sees them too, with the altered columns
     lake.sql("BEGIN; INSERT INTO t VALUES (4, 'n', 40); ALTER TABLE t ADD COLUMN d INT", dialect="duckdb")
-    with pytest.raises(DuckLakeError, match="altered and rows written"):
-        lake.sql("UPDATE t SET d = 1", dialect="duckdb")
+    assert lake.sql("UPDATE t SET d = a", dialect="duckdb")[0].rows == 4
+    assert _rows(lake, "SELECT a, c, d FROM t") == [(1, 7, 1), (2, 20, 2), (3, 30, 3), (4, 40, 4)]
     lake.sql("ROLLBACK", dialect="duckdb")
     lake.close()
     attach(reference, lake_catalog)
     assert duckdb_rows(reference, "SELECT * FROM lake.t ORDER BY a") == expected_t
     assert duckdb_rows(reference, "SELECT * FROM lake.w ORDER BY k") == expected_w
+
+
+def _count(lake, text: str) -> int:
+    return lake.sql(text, dialect="duckdb")[0].rows
+
+
+@pytest.mark.lake(data_inlining_row_limit=10)
+def test_several_row_changes_of_a_table_see_each_other(lake, lake_catalog, spark, reference):
+    lake.sql("CREATE TABLE t AS SELECT i AS id FROM range(100) r(i); CREATE TABLE s (c INT, v VARCHAR);"
+             "INSERT INTO s VALUES (1, 'a'), (2, 'b'), (3, 'c')", dialect="duckdb")  # t: a file, s: inlined rows
+    ids = dict(_rows(lake, "SELECT id, rowid FROM t"))
+    before = lake.current_snapshot()
+    lake.sql("BEGIN", dialect="duckdb")
+    assert _count(lake, "DELETE FROM t WHERE id % 8 = 0") == 13
+    assert _count(lake, "DELETE FROM t WHERE id % 4 = 0") == 12  # only the rows the first delete left
+    assert _count(lake, "UPDATE t SET id = id + 1000 WHERE id < 10") == 7
+    assert _count(lake, "UPDATE t SET id = id + 1000 WHERE id > 1000 AND id < 1005") == 3  # sees the first
+    assert _count(lake, "DELETE FROM t WHERE id = 2002") == 1
+    assert _rows(lake, "SELECT count(*), sum(id) FROM t") == [(74, 3750 + 7 * 1000 + 3 * 1000 - 2002)]
+    lake.sql("INSERT INTO s VALUES (4, 'd'), (5, 'e')", dialect="duckdb")
+    assert _count(lake, "UPDATE s SET v = v || '!' WHERE c IN (2, 4)") == 2  # a committed and a staged row
+    # rows not committed yet have no snapshot, as DuckDB shows them
+    assert _rows(lake, "SELECT c, snapshot_id FROM s WHERE c <= 2") == [(1, before), (2, None)]
+    assert _count(lake, "DELETE FROM s WHERE c >= 3") == 3
+    assert _count(lake, "UPDATE s SET v = upper(v)") == 2
+    lake.sql("CREATE TABLE n (id INT, name VARCHAR); INSERT INTO n VALUES (1, 'Bob'), (2, 'Eve')", dialect="duckdb")
+    assert _count(lake, "UPDATE n SET name = 'Alice' WHERE id = 1") == 1
+    assert _count(lake, "DELETE FROM n WHERE id = 2") == 1
+    expected_s, expected_n = [(1, "A"), (2, "B!")], [(1, "Alice")]
+    assert _rows(lake, "SELECT * FROM s") == expected_s
+    assert _rows(lake, "SELECT * FROM n") == expected_n
+    lake.sql("COMMIT", dialect="duckdb")
+    assert lake.current_snapshot() == before + 1
+    expected_t = _rows(lake, "SELECT id, rowid FROM t")
+    assert len(expected_t) == 74
+    assert {rowid for _id, rowid in expected_t} <= set(ids.values())  # updated rows keep their row ids
+    assert dict((rowid, i) for i, rowid in expected_t)[ids[1]] == 2001
+    assert [f.delete_file is not None for f in lake.list_files("t")] == [True]  # one delete file for all
+    assert _rows(lake, "SELECT * FROM s") == expected_s
+    lake.close()
+    attach(reference, lake_catalog)
+    assert duckdb_rows(reference, "SELECT id, rowid FROM lake.t") == sorted(expected_t, key=repr)
+    assert duckdb_rows(reference, "SELECT * FROM lake.s ORDER BY c") == expected_s
+    assert duckdb_rows(reference, "SELECT * FROM lake.n") == expected_n
+
+
+@pytest.mark.lake(data_inlining_row_limit=10)
+def test_flush_inlined_data_inside_a_transaction(lake, lake_catalog, spark, reference):
+    lake.sql("CREATE TABLE t (i INT); INSERT INTO t VALUES (3), (1); INSERT INTO t VALUES (2)", dialect="duckdb")
+    lake.sql("BEGIN; CALL ducklake_flush_inlined_data('lake')", dialect="duckdb")
+    assert _rows(lake, "SELECT count(*) FROM t") == [(3,)]
+    lake.sql("ROLLBACK", dialect="duckdb")
+    assert lake.list_files("t") == []  # rolled back: still inlined
+    lake.sql("BEGIN; ALTER TABLE t SET SORTED BY (i DESC)", dialect="duckdb")
+    flushed = lake.sql("CALL ducklake_flush_inlined_data('lake', table_name => 't')", dialect="duckdb")
+    assert [(r.table_name, r.rows_flushed) for r in flushed] == [("t", 3)]
+    lake.sql("COMMIT", dialect="duckdb")
+    assert len(lake.list_files("t")) == 1
+    assert [r.i for r in lake.sql("SELECT i FROM t", dialect="duckdb").collect()] == [3, 2, 1]  # sorted as set
+    lake.close()
+    attach(reference, lake_catalog)
+    assert reference.execute("SELECT i FROM lake.t").fetchall() == [(3,), (2,), (1,)]  # in file order
+
+
+def test_several_row_changes_commit_on_postgres(lake, pg_catalog, spark, reference):
+    lake.sql("CREATE TABLE t AS SELECT i AS id FROM range(20) r(i)", dialect="duckdb")
+    lake.sql("BEGIN; INSERT INTO t VALUES (100), (101)", dialect="duckdb")
+    assert _count(lake, "UPDATE t SET id = id + 1000 WHERE id < 2 OR id = 100") == 3
+    assert _count(lake, "DELETE FROM t WHERE id >= 1000 AND id < 1100") == 2
+    assert _count(lake, "DELETE FROM t WHERE id < 10") == 8
+    lake.sql("COMMIT", dialect="duckdb")
+    expected = [(i,) for i in [*range(10, 20), 101, 1100]]
+    assert _rows(lake, "SELECT id FROM t") == expected
+    lake.close()
+    attach(reference, pg_catalog)
+    assert duckdb_rows(reference, "SELECT id FROM lake.t") == sorted(expected, key=repr)

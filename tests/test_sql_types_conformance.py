@@ -70,7 +70,8 @@ def test_macro_ddl_inside_a_transaction(lake, spark):
     assert lake.current_snapshot() == before  # nothing committed yet
     _sql(lake, "COMMIT")
     assert _rows(lake, "SELECT simple(1)") == [(201,)]
-    assert lake.snapshots()[-1].changes == {"scalar_macros_dropped": ["1"], "scalar_macros_created": ["main.simple"]}
+    assert lake.snapshots()[-1].changes == {"scalar_macros_dropped": ["1"],
+                                                "scalar_macros_created": ['main."simple"']}  # a keyword: quoted
 
 
 def test_macro_errors_name_the_problem(lake):
@@ -162,3 +163,64 @@ def test_sort_keys_follow_renamed_columns_as_in_the_reference(lake, lake_catalog
                                   "__ducklake_metadata_lake.ducklake_sort_info i USING (sort_id) "
                                   "WHERE i.end_snapshot IS NULL")
     assert rows == [(0, "a2", "ASC"), (1, '"B x" + 1', "DESC")]
+
+
+def test_geometry_literals_in_and_wkt_out_as_the_reference_reads_them(lake, lake_catalog, spark, reference):
+    _sql(lake, "CREATE TABLE geo (i INT, g GEOMETRY)")
+    _sql(lake, "INSERT INTO geo VALUES (1, 'POINT(1 2)'::GEOMETRY), "
+               "(2, ST_GeomFromText('LINESTRING Z (5 5 5, 1 1 1)'))")
+    _sql(lake, "UPDATE geo SET g = 'POINT M (3 4 5)'::GEOMETRY WHERE i = 1")
+    frame = _sql(lake, "SELECT i, g FROM geo ORDER BY g")  # sorted by the WKB bytes, as DuckDB sorts
+    assert frame.schema["g"].dataType.typeName().startswith("geometry")  # DuckDB's GEOMETRY: Spark's GEOMETRY
+    from spark_ducklake.spec.wkt import wkb_to_wkt
+
+    assert [(r.i, wkb_to_wkt(bytes(r.g.getBytes()))) for r in frame.collect()] == [
+        (1, "POINT M (3 4 5)"), (2, "LINESTRING Z (5 5 5, 1 1 1)")]  # type code 2001 < 1002 little endian
+    assert lake.read("geo").schema["g"].dataType.typeName() == "binary"  # the Python API keeps WKB
+    attach(reference, lake_catalog)
+    assert duckdb_rows(reference, "SELECT i, g::VARCHAR FROM lake.geo") == [
+        (1, "POINT M (3 4 5)"), (2, "LINESTRING Z (5 5 5, 1 1 1)")]
+
+
+def test_duckdb_only_column_types_get_their_ducklake_types(lake, lake_catalog, spark, reference):
+    _sql(lake, "CREATE TABLE u (a USMALLINT, b UBIGINT, h HUGEINT, t TIME, z TIMETZ, n TIMESTAMP_NS, "
+               "v INTERVAL, id UUID)")
+    _sql(lake, "INSERT INTO u VALUES (60000, 18000000000000000000, 123456789012345678901234, '01:02:03', "
+               "'01:02:03+00', '2020-01-01 01:00:00.123456', '1 day', '11111111-1111-1111-1111-111111111111')")
+    _sql(lake, "ALTER TABLE u ADD COLUMN x UINTEGER DEFAULT 4000000000")
+    _sql(lake, "ALTER TABLE u ADD COLUMN flag BOOLEAN DEFAULT 1")
+    _sql(lake, "ALTER TABLE u ADD COLUMN bytes BLOB DEFAULT 'abc'")
+    types = {c.name: c.type for c in lake.table_info("u").columns}
+    assert types == {"a": "uint16", "b": "uint64", "h": "int128", "t": "time", "z": "timetz", "n": "timestamp_ns",
+                     "v": "interval", "id": "uuid", "x": "uint32", "flag": "boolean", "bytes": "blob"}
+    assert _rows(lake, "SELECT a, x, flag, bytes FROM u") == [(60000, 4000000000, True, bytearray(b"abc"))]
+    _sql(lake, "ALTER TABLE u ALTER COLUMN a SET DATA TYPE UINTEGER")  # the spec's uint16 -> uint32
+    assert lake.table_info("u").columns[0].type == "uint32"
+    with pytest.raises(UnsupportedSqlError, match="unsupported type INT\\[3\\]"):
+        _sql(lake, "CREATE TABLE fixed (f INT[3])")
+    with pytest.raises(UnsupportedSqlError, match="compression type for a column is not supported"):
+        _sql(lake, "CREATE TABLE z (s VARCHAR USING COMPRESSION ZSTD)")
+    attach(reference, lake_catalog)
+    assert duckdb_rows(reference, "SELECT a, b, typeof(a), typeof(t), t::VARCHAR, x, flag FROM lake.u") == [
+        (60000, 18000000000000000000, "UINTEGER", "TIME", "01:02:03", 4000000000, True)]
+
+
+def test_variant_values_unqualified_call_and_merging_geometry_files(lake, lake_catalog, spark, reference):
+    _sql(lake, "CALL set_option('data_inlining_row_limit', '0')")  # unqualified, as after USE in DuckDB
+    assert lake.options()  # the lake took it (no error naming ducklake_set_option)
+    _sql(lake, "CREATE TABLE v (v VARIANT)")
+    _sql(lake, "INSERT INTO v VALUES (42), ('hello'), ({'a': 42, 'b': NULL}), (NULL), ([1, 2])")
+    assert sorted((r.v.toPython() for r in _sql(lake, "FROM v").collect()), key=repr) == [
+        "hello", 42, None, [1, 2], {"a": 42, "b": None}]  # NULL: the variant null, as the reference stores it
+    assert _rows(lake, "SELECT count(*) FROM v WHERE v::VARCHAR = 'hello'") == [(1,)]
+    _sql(lake, "CREATE TABLE g (g GEOMETRY)")
+    _sql(lake, "INSERT INTO g VALUES ('POINT (1 2)'::GEOMETRY)")
+    _sql(lake, "INSERT INTO g VALUES ('LINESTRING Z (5 5 5, 10 10 10)'::GEOMETRY)")
+    assert [tuple(r) for r in lake.merge_adjacent_files("g")] == [("main", "g", 2, 1)]
+    attach(reference, lake_catalog)
+    assert duckdb_rows(reference, "SELECT g::VARCHAR FROM lake.g") == [
+        ("LINESTRING Z (5 5 5, 10 10 10)",), ("POINT (1 2)",)]
+    stats = duckdb_rows(reference, "SELECT extra_stats FROM __ducklake_metadata_lake.ducklake_file_column_stats "
+                                   "s JOIN __ducklake_metadata_lake.ducklake_data_file f USING (data_file_id) "
+                                   "WHERE f.end_snapshot IS NULL AND s.extra_stats IS NOT NULL")
+    assert len(stats) == 1 and '"types": ["linestring_z", "point"]' in stats[0][0]  # the merged file keeps them

@@ -84,3 +84,28 @@ def test_reference_comments_are_read_and_dropped_with_the_view(tmp_path, spark, 
     assert reference.execute("SELECT comment FROM duckdb_tables() WHERE database_name = 'lake'").fetchall() == [
         ("in a transaction",)]
     lake.close()
+
+
+def test_column_comments_end_with_the_column_and_follow_columns_added_in_a_transaction(lake):
+    col = T["ducklake_column_tag"]
+
+    def live():
+        with lake.engine.connect() as conn:
+            return sorted(conn.execute(sa.select(col.c.column_id, col.c.value).where(
+                col.c.end_snapshot.is_(None))).all())
+
+    lake.sql("CREATE TABLE t (a INT, b INT)")
+    lake.sql("COMMENT ON COLUMN t.b IS 'drop me'", dialect="duckdb")
+    lake.sql("ALTER TABLE t DROP COLUMN b", dialect="duckdb")
+    assert live() == []  # a dropped column's comment ends with it
+    # added, commented and dropped in one transaction: no tag left behind
+    lake.sql("BEGIN; ALTER TABLE t ADD COLUMN c INT; COMMENT ON COLUMN t.c IS 'never'; "
+             "ALTER TABLE t DROP COLUMN c; COMMIT", dialect="duckdb")
+    assert live() == []
+    # added and commented in one transaction: the comment is on the new column
+    lake.sql("BEGIN; ALTER TABLE t ADD COLUMN d INT; COMMENT ON COLUMN t.d IS 'new'; COMMIT", dialect="duckdb")
+    assert lake.tags("t", column="d") == {"comment": "new"} and [v for _, v in live()] == ["new"]
+    # commented then dropped in one transaction after another ALTER of the table
+    lake.sql("BEGIN; ALTER TABLE t ADD COLUMN e INT; COMMENT ON COLUMN t.d IS 'gone'; "
+             "ALTER TABLE t DROP COLUMN d; COMMIT", dialect="duckdb")
+    assert live() == []

@@ -54,14 +54,17 @@ def test_exception_rolls_everything_back(lake, tmp_path, spark):
     assert [t.name for t in lake.tables()] == ["t"]
     assert lake.read("t").count() == 10
     assert sorted((tmp_path / "data").rglob("*.parquet")) == files_before  # staged files were deleted
-    with pytest.raises(DuckLakeError, match="one row-level change"):
+    with pytest.raises(RuntimeError, match="changed my mind"):  # re-staged changes leave no file behind either
         with lake.transaction() as tx:
-            tx.delete("t", "id = 1")
-            tx.delete("t", "id = 2")
-    with pytest.raises(DuckLakeError, match="one row-level change"):  # an overwrite deletes rows too
+            assert tx.delete("t", "id = 1") == 1
+            assert tx.delete("t", "id < 3") == 2  # sees the first delete
+            assert tx.update("t", {"id": "id + 100"}, "id < 5") == 2
+            assert sorted(r.id for r in tx.read("t").collect()) == [5, 6, 7, 8, 9, 103, 104]
+            raise RuntimeError("changed my mind")
+    with pytest.raises(DuckLakeError, match="only row-level change"):  # an overwrite deletes rows as of BEGIN
         with lake.transaction() as tx:
-            tx.write(spark.range(3), "t", mode="overwrite", where="id < 3")
             tx.delete("t", "id = 5")
+            tx.write(spark.range(3), "t", mode="overwrite", where="id < 3")
     assert lake.snapshots() == before
     assert sorted((tmp_path / "data").rglob("*.parquet")) == files_before
 
@@ -110,8 +113,12 @@ def test_failed_merge_in_a_transaction_leaves_nothing(lake, tmp_path, spark):
     source = spark.createDataFrame([(1, "a"), (2, "b")], "id LONG, tag STRING")
     with pytest.raises(Exception, match="no_such_column"):  # the MERGE fails after a write was staged
         with lake.transaction() as tx:
-            tx.write(spark.range(100, 200).selectExpr("id", "'x' AS tag"), "t")
+            tx.write(spark.range(100, 200).selectExpr("id", "'x' AS tag"), "u", mode="error")
             tx.merge(source, "t", "target.id = source.no_such_column").when_matched_update_all().execute()
+    with pytest.raises(DuckLakeError, match="after other writes"):  # it would not see the rows written before
+        with lake.transaction() as tx:
+            tx.write(spark.range(100, 200).selectExpr("id", "'x' AS tag"), "t")
+            tx.merge(source, "t", "target.id = source.id").when_matched_update_all().execute()
     assert lake.snapshots() == before
     assert sorted((tmp_path / "data").rglob("*.parquet")) == files_before
 
@@ -130,8 +137,8 @@ def test_alters_in_a_transaction(lake, lake_catalog, spark, reference):
         tx.write(spark.range(5, 8).selectExpr("id", "cast(id AS STRING) AS s"), "v")
         tx.write(spark.range(5, 6).selectExpr("id", "'5' AS label", "50 AS extra"), "t")  # after its ALTER
         tx.set_sorted_by("v", ["id DESC"])  # a table written in the same block
-        with pytest.raises(DuckLakeError, match="altered and rows written in this transaction"):
-            tx.update("t", {"extra": "1"})  # would read t's rows with the columns of the start
+        # sees the rows written after the ALTER, and the committed ones with the altered columns
+        assert tx.update("t", {"extra": "extra + 1"}, "id >= 4") == 2
     assert lake.current_snapshot() == before + 1
     assert lake.snapshots()[-1].commit_message == "reshape"
     assert [c.name for c in lake.table_info("t").columns] == ["id", "label", "extra"]
@@ -142,7 +149,7 @@ def test_alters_in_a_transaction(lake, lake_catalog, spark, reference):
     attach(reference, catalog)
     for name, expected in rows.items():
         assert duckdb_rows(reference, f"SELECT * FROM lake.{name}") == expected, name
-    assert rows["t"][0] == (0, "0", 7) and rows["t"][-1] == (5, "5", 50) and len(rows["v"]) == 8
+    assert rows["t"][0] == (0, "0", 7) and rows["t"][-2:] == [(4, "4", 8), (5, "5", 51)] and len(rows["v"]) == 8
 
 
 def test_reads_inside_a_transaction_see_its_staged_changes(catalog, lake, spark, reference):

@@ -123,3 +123,30 @@ def test_register_exposes_lake_views_to_plain_spark_sql(where, spark, reference)
         for name in ("main_t", "main_dv", "s_sv", "main_fine"):
             spark.catalog.dropTempView(name)
         lake.close()
+
+
+def test_alter_view_rename_keeps_id_and_comment_in_and_out_of_transactions(lake, lake_catalog, tmp_path, reference):
+    lake.sql("CREATE TABLE t (id INT)")
+    lake.sql("CREATE VIEW v AS SELECT id FROM t; COMMENT ON VIEW v IS 'kept'", dialect="duckdb")
+    view_id = lake.views()[0].view_id
+    lake.sql("ALTER VIEW v RENAME TO v2", dialect="duckdb")
+    assert [(v.name, v.view_id, v.comment) for v in lake.views()] == [("v2", view_id, "kept")]
+    assert lake.snapshots()[-1].changes == {"views_created": ["main.v2"]}
+    with pytest.raises(NotFoundError):
+        lake.sql("ALTER VIEW v RENAME TO v3", dialect="duckdb")
+    lake.sql("ALTER VIEW IF EXISTS v RENAME TO v3", dialect="duckdb")
+    with pytest.raises(AlreadyExistsError):
+        lake.sql("ALTER VIEW v2 RENAME TO t", dialect="duckdb")
+    # created, commented and renamed in one transaction: one view row, written with its comment
+    lake.sql("BEGIN; CREATE VIEW w AS SELECT id FROM t; COMMENT ON VIEW w IS 'new'; ALTER VIEW w RENAME TO w2; "
+             "ALTER VIEW w2 RENAME TO w3; COMMIT", dialect="duckdb")
+    # a committed view renamed then dropped in one transaction: dropped
+    lake.sql("BEGIN; ALTER VIEW v2 RENAME TO v4; DROP VIEW v4; COMMIT", dialect="duckdb")
+    assert [(v.name, v.comment) for v in lake.views()] == [("w3", "new")]
+    with lake.engine.connect() as conn:
+        names = conn.execute(sa.select(T["ducklake_view"].c.view_name)).scalars().all()
+    assert sorted(names) == ["v", "v2", "w3"]
+    lake.close()
+    attach(reference, lake_catalog, str(tmp_path / "data"))
+    assert reference.execute("SELECT view_name, comment FROM duckdb_views() WHERE database_name = 'lake'"
+                             ).fetchall() == [("w3", "new")]

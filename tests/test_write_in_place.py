@@ -7,7 +7,7 @@ from __future__ import annotations
 import pytest
 
 from spark_ducklake.operations.maintenance import units
-from spark_ducklake.spark import write
+from spark_ducklake.spark import file_layout, write
 from tests import test_compaction, test_partitioning, test_write_path
 from tests.support.compare import duckdb_rows, spark_rows
 from tests.support.reference import attach
@@ -19,8 +19,8 @@ def in_place(monkeypatch):
     def no_native(*_args, **_kwargs):
         raise AssertionError("Spark's staging writer used")
 
+    monkeypatch.setattr(file_layout, "writes_in_place", lambda _path: True)
     for module in (write, units):
-        monkeypatch.setattr(module, "writes_in_place", lambda _path: True)
         monkeypatch.setattr(module, "configure_writer", no_native)
 
 

@@ -29,7 +29,7 @@ from .catalog.reads.metadata_functions import (
 )
 from .catalog.reads.options import OptionRow
 from .catalog.retry_settings import retry_policy, retry_setting, with_retry_setting
-from .errors import AlreadyExistsError, NotFoundError
+from .errors import AlreadyExistsError, InvalidArgumentError, NotFoundError
 from .operations.context import LakeContext
 from .operations.error_causes import translate_methods
 from .operations.history import change_plan, restore_table
@@ -102,6 +102,7 @@ class DuckLake:
         ducklake_retry_backoff: float | None = None,
         small_data_threshold: int | str | None = None,
         ducklake_version: str | None = None,
+        encrypted: bool | None = None,
     ) -> DuckLake:
         """Open (or create) a lake; `catalog` takes the reference's ATTACH strings. Never starts Spark.
 
@@ -115,7 +116,8 @@ class DuckLake:
         (docs/catalogs.md). `small_data_threshold` (bytes, or a size like "16MB"; 0: always Spark) is where this
         handle stops moving data in-process with pyarrow (default SPARK_DUCKLAKE_SMALL_DATA_BYTES, else 64 MiB;
         docs/writing.md). `ducklake_version` (the reference's DUCKLAKE_VERSION) may only be "1.0", the version
-        written here."""
+        written here. `encrypted=True` (the reference's ENCRYPTED) creates an encrypted lake (every file gets its
+        own key; docs/types.md, "Encrypted lakes"); on an existing lake an explicit value must match it."""
         check_ducklake_version(ducklake_version)
         return cls(LakeContext.attach(
             catalog, data_path, spark=spark, create_if_missing=create_if_missing, read_only=read_only,
@@ -124,7 +126,8 @@ class DuckLake:
             override_data_path=override_data_path, metadata_schema=metadata_schema,
             metadata_catalog=metadata_catalog, retry=retry_policy(
                 ducklake_max_retry_count=ducklake_max_retry_count, ducklake_retry_wait_ms=ducklake_retry_wait_ms,
-                ducklake_retry_backoff=ducklake_retry_backoff), small_data_threshold=small_data_threshold))
+                ducklake_retry_backoff=ducklake_retry_backoff), small_data_threshold=small_data_threshold,
+            encrypted=encrypted))
 
     def close(self) -> None:
         """Release catalog connections (DuckDB catalog files can then be opened elsewhere)."""
@@ -278,26 +281,30 @@ class DuckLake:
         """ALTER COLUMN ... SET DEFAULT (None: DROP DEFAULT) for rows inserted from now on."""
         return self.update_schema(table, **commit_args).set_default(column, value).commit()
 
-    def set_partitioning(self, table: str, keys: list[str], *, commit_properties=None, **commit_args: Any) -> int:
-        """SET PARTITIONED BY: `['region', 'year(ts)', 'bucket(8, id)']`; new files follow it, old ones keep theirs."""
+    def set_partitioning(self, table: str, keys: list[str], *, commit_properties=None,
+                         **commit_args: Any) -> int | None:
+        """SET PARTITIONED BY: `['region', 'year(ts)', 'bucket(8, id)']`; new files follow it, old ones keep theirs.
+        None (no snapshot) when the table already has these keys, as in the reference."""
         if not keys:
             raise ValueError("set_partitioning needs at least one key; use reset_partitioning to remove them")
         self.table_info(table)  # NotFoundError naming the table
         return self._one(lambda tx: tx.set_partitioning(table, keys), commit_properties, commit_args)[1]
 
-    def reset_partitioning(self, table: str, *, commit_properties=None, **commit_args: Any) -> int:
+    def reset_partitioning(self, table: str, *, commit_properties=None, **commit_args: Any) -> int | None:
         """RESET PARTITIONED BY: new files are no longer partitioned."""
         self.table_info(table)
         return self._one(lambda tx: tx.set_partitioning(table, []), commit_properties, commit_args)[1]
 
-    def set_sorted_by(self, table: str, keys: list[str], *, commit_properties=None, **commit_args: Any) -> int:
-        """SET SORTED BY: `['ts DESC', 'b ASC NULLS FIRST', "date_trunc('hour', ts)"]` (DuckDB SQL expressions)."""
+    def set_sorted_by(self, table: str, keys: list[str], *, commit_properties=None,
+                      **commit_args: Any) -> int | None:
+        """SET SORTED BY: `['ts DESC', 'b ASC NULLS FIRST', "date_trunc('hour', ts)"]` (DuckDB SQL expressions).
+        None (no snapshot) when the table already has these keys, as in the reference."""
         if not keys:
             raise ValueError("set_sorted_by needs at least one key; use reset_sorted_by to remove them")
         self.table_info(table)
         return self._one(lambda tx: tx.set_sorted_by(table, keys), commit_properties, commit_args)[1]
 
-    def reset_sorted_by(self, table: str, *, commit_properties=None, **commit_args: Any) -> int:
+    def reset_sorted_by(self, table: str, *, commit_properties=None, **commit_args: Any) -> int | None:
         """RESET SORTED BY."""
         self.table_info(table)
         return self._one(lambda tx: tx.set_sorted_by(table, []), commit_properties, commit_args)[1]
@@ -432,6 +439,8 @@ class DuckLake:
     def list_files(self, table: str, schema: str | None = None, *, snapshot_version: int | None = None,
                    snapshot_time: datetime | None = None) -> list[FileRow]:
         """The reference's `ducklake_list_files`: each visible data file with its delete file (FileRow)."""
+        if snapshot_version is not None and snapshot_time is not None:
+            raise InvalidArgumentError("Either snapshot_version OR snapshot_time must be specified - not both")
         schema_name, name = (schema, table) if schema is not None else split_name(table)
         with self.context.connect() as conn:
             snap = self.context.snapshot_id(conn, snapshot_version, snapshot_time)
@@ -616,6 +625,12 @@ class DuckLake:
         from .sql.views import drop_view
 
         return drop_view(self, split_name(name), if_exists=if_exists, **commit_args)
+
+    def rename_view(self, name: str, new_name: str, *, if_exists: bool = False, **commit_args: Any) -> int | None:
+        """ALTER VIEW ... RENAME TO (the view keeps its id and comment)."""
+        from .sql.views import rename_view
+
+        return rename_view(self, split_name(name), new_name, if_exists=if_exists, **commit_args)
 
     def set_comment(self, name: str, comment: str | None, *, column: str | None = None,
                     **commit_args: Any) -> int:

@@ -2,7 +2,8 @@
 
 NULL, true/false, integers, doubles (shortest repr, `inf`, `nan`), decimals with their scale, dates, timestamps
 (trailing zero fractions dropped; `+00` for time zone aware ones, read in UTC), lists `[1, 2]`, structs
-`{'a': 1}`, maps `{k=v}`, and an empty string as `(empty)`. Nested strings are not quoted.
+`{'a': 1}`, maps `{k=v}`, geometries as WKT (quoted when nested, as DuckDB does), variants as the value they
+hold, and an empty string as `(empty)`. Nested strings are quoted only when DuckDB quotes them.
 """
 
 from __future__ import annotations
@@ -34,6 +35,13 @@ def render_value(value, type_name: str = "", top: bool = True) -> str:
         return value.isoformat()
     if isinstance(value, dt.timedelta):
         return _interval(value)
+    if type(value).__name__ == "VariantVal":  # DuckDB prints a variant as the value it holds; objects as structs
+        return _variant(value.toPython(), top)
+    if type(value).__name__ == "Geometry" and hasattr(value, "getBytes"):  # Spark GEOMETRY: DuckDB prints WKT
+        from spark_ducklake.spec.wkt import wkb_to_wkt
+
+        text = wkb_to_wkt(bytes(value.getBytes()))
+        return text if top else f"'{text}'"
     if isinstance(value, (bytes, bytearray)):
         return "".join(chr(b) if 32 <= b < 127 and b != 92 else f"\\x{b:02X}" for b in value)
     if isinstance(value, dict):
@@ -47,7 +55,27 @@ def render_value(value, type_name: str = "", top: bool = True) -> str:
     text = str(value).replace("\x00", "\\0")  # DuckDB's runner prints a NUL character as \0
     if top and text == "":
         return "(empty)"
+    if not top and isinstance(value, str) and _needs_quotes(text):
+        return "'" + text.replace("'", "\\'") + "'"
     return text
+
+
+_SPECIAL = set("'\"(),:=[]{}")
+
+
+def _needs_quotes(text: str) -> bool:
+    """Whether DuckDB quotes a string inside a list, struct or map: empty, `NULL`, spaces at an end, or one of the
+    characters that delimit nested values (measured on DuckDB 1.5.5: `['main."simple"']`, `[a b]`)."""
+    return (text == "" or text.lower() == "null" or text != text.strip(" ")
+            or any(ch in _SPECIAL for ch in text))
+
+
+def _variant(value, top: bool) -> str:
+    if isinstance(value, dict):
+        return "{" + ", ".join(f"'{k}': {_variant(v, False)}" for k, v in value.items()) + "}"
+    if isinstance(value, list):
+        return "[" + ", ".join(_variant(v, False) for v in value) + "]"
+    return render_value(value, "", top)
 
 
 def _double(value: float) -> str:

@@ -11,6 +11,7 @@ from ..errors import CatalogError
 from ..spec.paths import absolute_data_path
 from .database import bootstrap
 from .database.connection import CatalogLocation, catalog_exists, create_engine
+from .encryption import is_encrypted
 from .reads import reader
 
 
@@ -26,8 +27,10 @@ class AttachedCatalog:
 
 def attach_catalog(location: CatalogLocation, data_path: str | None, *, create_if_missing: bool, read_only: bool,
                    snapshot_version: int | None, snapshot_time: datetime | None, automatic_migration: bool,
-                   override_data_path: bool) -> AttachedCatalog:
-    """Open (or create) the lake behind an ATTACH string; raw driver errors propagate (error_causes names them)."""
+                   override_data_path: bool, encrypted: bool | None = None) -> AttachedCatalog:
+    """Open (or create) the lake behind an ATTACH string; raw driver errors propagate (error_causes names them).
+    `encrypted` (the reference's ENCRYPTED; None: as the lake says) creates an encrypted lake, and must match an
+    existing lake's setting."""
     if not catalog_exists(location) and (read_only or not create_if_missing):
         raise CatalogError(f"no DuckLake catalog at {location.describe()} (create_if_missing is off)")
     engine = create_engine(location)
@@ -40,6 +43,7 @@ def attach_catalog(location: CatalogLocation, data_path: str | None, *, create_i
 
                     metadata = migrate_if_needed(conn, metadata, read_only=read_only)
                 bootstrap.check_version(metadata)
+                check_encryption(metadata, encrypted)
                 stored = metadata.get("data_path")
                 if stored is None:
                     raise CatalogError("catalog has no data_path in ducklake_metadata")
@@ -51,7 +55,8 @@ def attach_catalog(location: CatalogLocation, data_path: str | None, *, create_i
                 if data_path is None:
                     raise CatalogError(f"a new lake on {location.kind} needs data_path=")
                 data_path = absolute_data_path(data_path)
-                bootstrap.create_lake(conn, data_path, metadata_schema=location.metadata_schema)
+                bootstrap.create_lake(conn, data_path, encrypted=bool(encrypted),
+                                      metadata_schema=location.metadata_schema)
             pinned = None
             if snapshot_version is not None:
                 pinned = reader.get_snapshot(conn, snapshot_version).snapshot_id
@@ -61,6 +66,17 @@ def attach_catalog(location: CatalogLocation, data_path: str | None, *, create_i
         engine.dispose()
         raise
     return AttachedCatalog(location, engine, data_path, pinned)
+
+
+def check_encryption(metadata: dict, encrypted: bool | None) -> None:
+    """An explicit ENCRYPTED setting must match the existing lake's, as the reference requires."""
+    if encrypted is None or bool(encrypted) == is_encrypted(metadata):
+        return
+    if encrypted:
+        raise CatalogError("Failed to set encryption - the database is not encrypted but we requested an encrypted "
+                           "database (encrypted=True on a lake created without ENCRYPTED)")
+    raise CatalogError("Failed to set encryption - the database is encrypted but we requested an unencrypted "
+                       "database (encrypted=False on an ENCRYPTED lake)")
 
 
 def check_metadata_catalog(name: str | None) -> str | None:

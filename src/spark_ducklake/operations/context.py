@@ -34,6 +34,8 @@ from .error_causes import catalog_failure, is_driver_error
 from .local.threshold import check_threshold
 
 if TYPE_CHECKING:
+    from collections.abc import Callable
+
     from pyspark.sql import SparkSession
 
 DEFAULT_INLINING_ROW_LIMIT = 10
@@ -71,7 +73,7 @@ class LakeContext:
                author: str | None = None, automatic_migration: bool = False,
                override_data_path: bool = False, metadata_schema: str | None = None,
                metadata_catalog: str | None = None, retry: RetryPolicy | None = None,
-               small_data_threshold: int | str | None = None) -> LakeContext:
+               small_data_threshold: int | str | None = None, encrypted: bool | None = None) -> LakeContext:
         """Open (or create) a lake from an ATTACH string; a driver error becomes a CatalogError naming its cause."""
         location = with_metadata_schema(parse_catalog(catalog), metadata_schema)
         metadata_catalog = check_metadata_catalog(metadata_catalog)
@@ -82,7 +84,8 @@ class LakeContext:
         try:
             opened = attach_catalog(location, data_path, create_if_missing=create_if_missing, read_only=read_only,
                                     snapshot_version=snapshot_version, snapshot_time=snapshot_time,
-                                    automatic_migration=automatic_migration, override_data_path=override_data_path)
+                                    automatic_migration=automatic_migration, override_data_path=override_data_path,
+                                    encrypted=encrypted)
         except Exception as exc:
             if not is_driver_error(exc):
                 raise
@@ -186,6 +189,13 @@ class LakeContext:
             rows = reader.options(conn)
         return reader.option_value(rows, key, table_id=table.table_id if table else None,
                                    schema_id=table.schema_id if table else None)
+
+    def options_of(self, table: TableInfo | None = None) -> Callable[[str], str | None]:
+        """`option(key, table)` for many keys on one catalog read (a writer resolves ten of them)."""
+        with self.connect() as conn:
+            rows = reader.options(conn)
+        return lambda key: reader.option_value(rows, key, table_id=table.table_id if table else None,
+                                               schema_id=table.schema_id if table else None)
 
     def inlining_limit(self, table: TableInfo | None, conn: sa.Connection | None = None) -> int:
         """The data_inlining_row_limit in force: table, schema, global option, attach value, default 10."""

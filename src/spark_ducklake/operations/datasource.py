@@ -103,6 +103,10 @@ class DuckLakeBatchSource(DuckLakeDataSource):
             options = WriteOptions.from_lake_options(lambda key: lake.option(key, info))
         finally:
             lake.close()
+        if options.encrypted:  # refused here, on the driver, before any task writes
+            from ..catalog.encryption import DATA_SOURCE_REFUSED
+
+            raise ValueError(DATA_SOURCE_REFUSED.format(verb="write to", table=info.qualified_name, method="write"))
         by_name = {c.name.lower(): c for c in info.columns}
         names = [f.name.lower() for f in schema.fields]
         if sorted(names) != sorted(by_name):
@@ -145,7 +149,12 @@ class DuckLakeBatchReader(DataSourceReader):
         lake = self.settings.attach()
         try:
             key = f"{self.table.schema_name}.{self.table.name}"
-            kept = {f.path for f in lake.plan_scan(key, version=self.snapshot, where=self.where).files}
+            scan = lake.plan_scan(key, version=self.snapshot, where=self.where)
+            if any(f.encryption_key or (f.delete_file is not None and f.delete_file.encrypted) for f in scan.files):
+                from ..catalog.encryption import DATA_SOURCE_REFUSED
+
+                raise ValueError(DATA_SOURCE_REFUSED.format(verb="read", table=key, method="read"))
+            kept = {f.path for f in scan.files}
             with lake.engine.connect() as conn:
                 plan = stream_plan.plan_batch(conn, self.table, 0, self.snapshot, deletes=True,
                                               snapshot_range=snapshot_range)

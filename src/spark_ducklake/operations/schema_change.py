@@ -69,11 +69,13 @@ class SchemaUpdate:
     """Pending schema changes of one table; `commit()` writes them as one snapshot."""
 
     def __init__(self, ctx: LakeContext, table: str | tuple[str, str], *, read_snapshot: int | None = None,
-                 stage=None, properties: CommitProperties | None = None, pending: TableInfo | None = None):
+                 stage=None, properties: CommitProperties | None = None, pending: TableInfo | None = None,
+                 layout=None):
         from ..catalog.database.spec_tables import T
 
         ctx.check_writable()
         self.ctx, self.properties = ctx, properties
+        self._layout = layout  # a transaction's: () -> (partition keys, sort keys) as it leaves them so far
         self._stage = stage  # a transaction's: takes the ALTER operation instead of committing it
         c = T["ducklake_column"]
         if pending is not None:  # created in the same transaction: not in the catalog yet
@@ -146,8 +148,38 @@ class SchemaUpdate:
         if len(siblings) == 1:
             where = "table" if siblings is self.columns else "struct"
             raise SchemaMismatchError(f"cannot drop {path!r}: it is the last column of its {where}")
+        if siblings is self.columns:
+            self._refuse_layout_column(path, col)
         siblings.remove(col)
         return self._touched()
+
+    def _refuse_layout_column(self, path: str, col: Column) -> None:
+        """As the reference: a column the table is partitioned or sorted by cannot be dropped (RESET it first)."""
+        import sqlglot
+        from sqlglot import exp
+
+        from ..catalog.operations.partitioning import current_spec
+        from ..catalog.operations.sorting import current_sort
+
+        if self._layout is not None:
+            partition, sort = self._layout()
+        elif self.table.table_id < 0:  # created in this transaction: no layout yet
+            return
+        else:
+            with self.ctx.connect() as conn:
+                partition = current_spec(conn, self.table.table_id, self.read_snapshot).keys
+                sort = current_sort(conn, self.table.table_id, self.read_snapshot)
+        if any(k.column_id == col.column_id for k in partition):
+            raise SchemaMismatchError(f"cannot drop column {path!r}: the table is partitioned by this column "
+                                      "(RESET PARTITIONED BY first)")
+        for key in sort:
+            try:
+                names = {c.name.lower() for c in sqlglot.parse_one(key.expression, read="duckdb").find_all(exp.Column)}
+            except sqlglot.errors.ParseError:
+                names = set()
+            if col.name.lower() in names:
+                raise SchemaMismatchError(f"cannot drop column {path!r}: the table is sorted by this column "
+                                          "(RESET SORTED BY first)")
 
     def rename_column(self, path: str, new_name: str) -> SchemaUpdate:
         """RENAME COLUMN (or struct field); files keep being read by field id."""

@@ -92,16 +92,61 @@ def drop_new(tx: Transaction, key: Key) -> None:
     tx.row_changed.discard(key)
 
 
-def drop_new_view(tx: Transaction, key: Key) -> bool:
-    """DROP VIEW of a view created in this transaction: its CREATE is forgotten (True), else False."""
-    from ..catalog.operations.views import CreateView
+def _staged_view(tx: Transaction, key: Key) -> int | None:
+    """Where in tx.ops the view now named `key` was created or renamed to in this transaction, or None."""
+    from ..catalog.operations.views import CreateView, RenameView
 
+    wanted = (key[0].lower(), key[1].lower())
     for i in range(len(tx.ops) - 1, -1, -1):
         op = tx.ops[i]
-        if isinstance(op, CreateView) and (op.schema.lower(), op.name.lower()) == (key[0].lower(), key[1].lower()):
-            del tx.ops[i]
-            return True
-    return False
+        if isinstance(op, CreateView) and (op.schema.lower(), op.name.lower()) == wanted:
+            return i
+        if isinstance(op, RenameView) and (op.schema.lower(), op.new_name.lower()) == wanted:
+            return i
+    return None
+
+
+def drop_new_view(tx: Transaction, key: Key) -> bool:
+    """DROP VIEW of a view created in this transaction (its CREATE is forgotten) or renamed in it (the RENAME
+    becomes the DROP): True; False for a view the transaction has not touched."""
+    from ..catalog.operations.views import CreateView, DropView
+
+    at = _staged_view(tx, key)
+    if at is None:
+        return False
+    op = tx.ops[at]
+    if isinstance(op, CreateView):
+        del tx.ops[at]
+    else:
+        tx.ops[at] = DropView(op.view_id)
+    return True
+
+
+def rename_new_view(tx: Transaction, key: Key, new_name: str) -> bool:
+    """ALTER VIEW ... RENAME TO of a view created or renamed in this transaction: its pending CREATE or RENAME
+    takes the new name (True), as the reference writes one row; False for a view the transaction has not touched."""
+    from ..catalog.operations.views import CreateView
+
+    at = _staged_view(tx, key)
+    if at is None:
+        return False
+    new_key = (key[0], new_name)
+    if new_key[1].lower() != key[1].lower():
+        check_view_name(tx, new_key, replace_view=False)
+    op = tx.ops[at]
+    tx.ops[at] = replace(op, name=new_name) if isinstance(op, CreateView) else replace(op, new_name=new_name)
+    return True
+
+
+def comment_new_view(tx: Transaction, key: Key, comment: str | None) -> bool:
+    """COMMENT ON VIEW of a view created in this transaction: the comment is written with it (True), else False."""
+    from ..catalog.operations.views import CreateView
+
+    at = _staged_view(tx, key)
+    if at is None or not isinstance(tx.ops[at], CreateView):
+        return False
+    tx.ops[at] = replace(tx.ops[at], comment=comment)
+    return True
 
 
 def new_view_named(tx: Transaction, key: Key) -> bool:

@@ -29,6 +29,12 @@ class StagedContext(LakeContext):
         self.pinned_snapshot = snapshot
         self._conn = conn
 
+    @property
+    def staged_snapshot(self) -> int | None:
+        """The snapshot id staged rows carry in this preview (None when nothing is staged): DuckDB shows their
+        snapshot_id as NULL until COMMIT."""
+        return None if self._conn is None else self.pinned_snapshot
+
     @contextmanager
     def connect(self):
         """The preview's connection (or a fresh one when nothing is staged)."""

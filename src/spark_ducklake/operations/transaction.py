@@ -4,11 +4,12 @@ Operations are staged as they are called (files written by executors, catalog ro
 catalog transaction when the block ends without an exception; an exception, or a conflict at commit, deletes every
 staged file and leaves the catalog untouched. `tx.read(table)` (and `tx.staged()`) see the transaction's own
 staged changes, no other reader does; `lake.read` inside the block sees the lake without them. Tables created in
-the block can be written to, renamed and dropped; row-level changes (delete/update) address tables as they were at
-the start, one change (delete, update or merge) per table per transaction. A table may be altered several times
+the block can be written to, renamed and dropped. DELETE and UPDATE may follow any earlier change of the same table
+and see its effect (staged_changes.py re-stages the table's net change); a MERGE, or an overwrite, addresses a
+table as it was at the start and must be its only row-level change. A table may be altered several times
 (the column changes fold into one new version, staged_alters.py) and written to after its ALTER (INSERT, DELETE,
-and UPDATE or MERGE, which rewrite its rows with the altered columns, unless rows were also inserted into it in the
-transaction). Tables renamed or dropped in the
+and UPDATE or MERGE, which rewrite its rows with the altered columns; a MERGE not when rows were also written to
+it in the transaction). Tables renamed or dropped in the
 block are tracked by name (staged_names.py).
 """
 
@@ -20,7 +21,6 @@ from contextlib import contextmanager
 from dataclasses import dataclass, replace
 
 from ..catalog.operations.ddl import CreateSchema, CreateTable, DropSchema, DropTable, RenameTable, TableRef
-from ..catalog.operations.sorting import SetSorting, parse_sort_keys
 from ..catalog.reads import reader
 from ..catalog.reads.reader import find_schema
 from ..errors import AlreadyExistsError, DuckLakeError, InvalidArgumentError, NotFoundError
@@ -35,6 +35,8 @@ from .delete_update import pruning_filter, stage_delete_op, stage_update
 from .merge import MergeBuilder, stage_merge
 from .schema_change import SchemaUpdate
 from .staged_alters import alter_new, fold_alter, next_column_id
+from .staged_changes import compose_delete, compose_update, has_staged_rows, needs_compose
+from .staged_layout import follow_staged_layout, layout, stage_partitioning, stage_sorting
 from .staged_names import Names, drop_new, rename
 from .write import new_table, schema_of, stage_write
 
@@ -72,6 +74,7 @@ class Transaction:
         self.touched: set[tuple[str, str]] = set()  # tables written or changed row by row
         self.alter_columns: dict[tuple[str, str], list] = {}  # altered tables: their columns after the ALTERs
         self.names = Names()  # tables renamed or dropped in this transaction
+        self.discarded: list[str] = []  # files of operations re-staged since (staged_changes.py): gone at the end
         self.snapshot_id: int | None = None
         self.aborted = False  # lake.sql: a statement failed and aborted it; only ROLLBACK / COMMIT end it
 
@@ -109,7 +112,8 @@ class Transaction:
                                 stage=lambda op: alter_new(self, new, op.new))
         key = self._alter(table)
         update = SchemaUpdate(self.ctx, key, read_snapshot=self.read_snapshot,
-                              stage=lambda op: self._stage_alter(key, op))
+                              stage=lambda op: self._stage_alter(key, op),
+                              layout=lambda: layout(self, update.table.table_id))
         if key in self.alter_columns:  # an earlier ALTER in this transaction: go on from its columns
             update.columns = copy.deepcopy(self.alter_columns[key])
             update._next_id = max(update._next_id, next_column_id(update.columns))
@@ -121,16 +125,24 @@ class Transaction:
         fold_alter(self.ops, op)
 
     def set_partitioning(self, table: str, keys: list[str]) -> None:
-        """SET PARTITIONED BY (see DuckLake.set_partitioning); an empty list resets it."""
-        from ..catalog.operations.partitioning import SetPartitioning, parse_keys
-
-        info = self.existing(self._alter(table))
-        self.ops.append(SetPartitioning(info.table_id, parse_keys(info, list(keys)) if keys else []))
+        """SET PARTITIONED BY (see DuckLake.set_partitioning); an empty list resets it (staged_layout.py)."""
+        created = self.new_tables.get(split_name(table))
+        info, ref = created if created is not None else (self._altered_info(table), None)
+        stage_partitioning(self, info, ref, keys)
 
     def set_sorted_by(self, table: str, keys: list[str]) -> None:
-        """SET SORTED BY (see DuckLake.set_sorted_by); an empty list resets it."""
-        info = self.existing(self._alter(table))
-        self.ops.append(SetSorting(info.table_id, parse_sort_keys(info, list(keys)) if keys else []))
+        """SET SORTED BY (see DuckLake.set_sorted_by); an empty list resets it (staged_layout.py)."""
+        created = self.new_tables.get(split_name(table))
+        info, ref = created if created is not None else (self._altered_info(table), None)
+        stage_sorting(self, info, ref, keys)
+
+    def _altered_info(self, table: str) -> TableInfo:
+        """A table that existed when the transaction began, with the columns its ALTERs here left (keys may name
+        a column added in this transaction)."""
+        key = self._alter(table)
+        info = self.existing(key)
+        columns = self.alter_columns.get(key)
+        return info if columns is None else replace(info, columns=copy.deepcopy(columns))
 
     def _alter(self, table: str) -> tuple[str, str]:
         """A table an ALTER may change in this transaction (one that existed when it began), by its name then."""
@@ -169,8 +181,10 @@ class Transaction:
         rename(self, name, new_name)
 
     # ----------------------------------------------------------------------------------------- DML
-    def write(self, df, table: str, mode: str = "append", *, where=None, merge_schema: bool = False) -> None:
-        """Stage a write (see DuckLake.write); a table created in this transaction can be written to."""
+    def write(self, df, table: str, mode: str = "append", *, where=None, merge_schema: bool = False,
+              one_file_if_small: bool = False) -> None:
+        """Stage a write (see DuckLake.write); a table created in this transaction can be written to.
+        `one_file_if_small`: a small Spark DataFrame becomes one file, as DuckDB writes INSERT ... SELECT."""
         if mode not in WRITE_MODES:
             raise InvalidArgumentError(f"mode must be one of {', '.join(WRITE_MODES)}; got {mode!r}")
         if where is not None and mode != "overwrite":
@@ -193,6 +207,7 @@ class Transaction:
                 # transaction the rows take the columns it left (they are staged after it)
                 columns = self.alter_columns.get(key, existing.columns)
                 info, ref, replace_existing = replace(existing, columns=copy.deepcopy(columns)), None, True
+                follow_staged_layout(self, info)
             else:
                 if schema in self.new_schemas:
                     schema_id, schema_path = self._schema(schema)
@@ -224,7 +239,8 @@ class Transaction:
                 self.ops.append(delete_op)
                 self.files += delete_files
         staged = stage_write(self.ctx, df, info, ref, replace_all=overwrite and where is None,
-                             read_snapshot=self.read_snapshot, replace_existing=replace_existing, limit=limit)
+                             read_snapshot=self.read_snapshot, replace_existing=replace_existing, limit=limit,
+                             one_file_if_small=one_file_if_small)
         self.ops += staged.ops
         self.files += staged.files
 
@@ -233,9 +249,12 @@ class Transaction:
         self.guards.append(op)
 
     def delete(self, table: str, condition=None) -> int:
-        """Stage a DELETE on a table as it was when the transaction began; returns the rows it deletes."""
+        """Stage a DELETE on the table as this transaction sees it; returns the rows it deletes."""
+        if needs_compose(self, table):
+            self._changed(table)
+            return compose_delete(self, table, condition)
         table = self.names.source(table)
-        self._row_change(table)
+        self._changed(table)
         plan = self.ctx.plan_scan(table, version=self.read_snapshot, where=pruning_filter(condition))
         op, files, count = stage_delete_op(self.ctx, plan, condition)
         if op is not None:
@@ -244,9 +263,12 @@ class Transaction:
         return count
 
     def update(self, table: str, set: dict, condition=None) -> int:  # noqa: A002 - delta's name
-        """Stage an UPDATE on a table as it was when the transaction began; returns the rows it updates."""
+        """Stage an UPDATE on the table as this transaction sees it; returns the rows it updates."""
+        if needs_compose(self, table):
+            self._changed(table)
+            return compose_update(self, table, set, condition)
         table = self.names.source(table)
-        self._row_change(table)
+        self._changed(table)
         plan = self._change_plan(table, "update", where=pruning_filter(condition))
         ops, files, count = stage_update(self.ctx, plan, set, condition)
         self.ops += ops
@@ -261,12 +283,24 @@ class Transaction:
 
     def stage_merge(self, builder):
         """Stage a MERGE built by MergeBuilder (its execute() calls this); returns its counts."""
+        schema, name = key = split_name(builder.table)
+        if key not in self.new_tables and has_staged_rows(
+                self, self.ctx.table_info(key, version=self.read_snapshot).table_uuid):  # it would not see them
+            raise DuckLakeError(f"MERGE INTO {schema}.{name} after other writes to it in this transaction is not "
+                                "supported: merge in another transaction")
         self._row_change(builder.table)
         plan = self._change_plan(builder.table, "merge into")
         ops, files, outcome = stage_merge(builder, plan)
         self.ops += ops
         self.files += files
         return outcome
+
+    def flush_inlined_data(self, schema_name: str | None = None, table_name: str | None = None) -> list:
+        """flush_inlined_data inside the transaction: the rows inlined when it began go to files (sorted by the
+        keys it set) at COMMIT; refused for a table whose rows it changes. Returns the flush's rows."""
+        from .staged_flush import flush_in_transaction
+
+        return flush_in_transaction(self, schema_name, table_name)
 
     def _change_plan(self, table, what: str, where: str | None = None):
         """The scan plan an UPDATE or MERGE rewrites: the table as the transaction began, with the columns its
@@ -286,10 +320,19 @@ class Transaction:
         return replace(altered, snapshot_id=plan.snapshot_id)  # deletes are foreseen at read_snapshot + 1
 
     def _row_change(self, table: str) -> None:
+        """A MERGE or overwrite, planned against the table as the transaction began: its only row-level change."""
         self._touch(table)
         schema, name = key = split_name(table)
         if key in self.new_tables or key in self.row_changed:
-            raise DuckLakeError(f"only one row-level change per pre-existing table in a transaction: {schema}.{name}")
+            raise DuckLakeError(f"a MERGE or overwrite must be the only row-level change of a pre-existing table in "
+                                f"a transaction: {schema}.{name}")
+        self.row_changed.add(key)
+
+    def _changed(self, table: str) -> None:
+        """A DELETE or UPDATE of the table (by its name now) is staged."""
+        key = split_name(table)
+        key = key if key in self.new_tables else self.names.source(key)
+        self.touched.add(key)
         self.row_changed.add(key)
 
     # ----------------------------------------------------------------------------------------- reads
@@ -348,14 +391,24 @@ class Transaction:
         if not self.ops:
             self.abort()  # guards alone change nothing
             return None
-        self.snapshot_id = self.ctx.commit(self.guards + self.ops, read_snapshot=self.read_snapshot,
-                                           properties=self.properties, staged_files=self.files)
+        try:
+            self.snapshot_id = self.ctx.commit(self.guards + self.ops, read_snapshot=self.read_snapshot,
+                                               properties=self.properties, staged_files=self.files)
+        finally:
+            self._drop_discarded()
         return self.snapshot_id
 
     def abort(self) -> None:
         """Forget the staged operations and delete their files."""
         delete_paths(self.files)
+        self._drop_discarded()
         self.ops, self.files, self.guards = [], [], []
+
+    def _drop_discarded(self) -> None:
+        """Delete the files of re-staged operations (those a savepoint brought back excepted)."""
+        live = set(self.files)
+        delete_paths([f for f in self.discarded if f not in live])
+        self.discarded = []
 
     def savepoint(self) -> Savepoint:
         """The staged state now, for `rollback_to` (undoing one failed statement, the transaction going on)."""

@@ -40,10 +40,12 @@ def load_layout(ctx: LakeContext, table: TableInfo, snapshot_id: int) -> None:
     from ..catalog.operations.partitioning import current_spec
     from ..catalog.operations.sorting import current_sort
 
-    if table.partition is None or table.sort_keys is None:
+    if table.partition is None or table.sort_keys is None:  # a transaction may have set one of them already
         with ctx.engine.connect() as conn:
-            table.partition = current_spec(conn, table.table_id, snapshot_id)
-            table.sort_keys = current_sort(conn, table.table_id, snapshot_id)
+            if table.partition is None:
+                table.partition = current_spec(conn, table.table_id, snapshot_id)
+            if table.sort_keys is None:
+                table.sort_keys = current_sort(conn, table.table_id, snapshot_id)
 
 
 def write_arrow_files(ctx: LakeContext, data: pa.Table, table: TableInfo, snapshot_id: int, *,
@@ -65,6 +67,22 @@ def write_arrow_files(ctx: LakeContext, data: pa.Table, table: TableInfo, snapsh
     except NotLocal:
         return None
     return write_table_files(conform_arrow(data, table), table, options, row_ids=row_ids)
+
+
+# DuckDB's row group size: with `one_file_if_small` (lake.sql's duckdb dialect), a Spark DataFrame of at most this
+# many rows (and at most the small-data threshold in bytes) is written in-process as one file, as DuckDB writes a
+# small INSERT ... SELECT, instead of one file per Spark task. Bounded so the head fetched to find out stays cheap
+# when the frame is large (it is the fetch the inlining check makes anyway, only longer).
+SMALL_FRAME_ROWS = 122_880
+
+
+def small_frame_rows(ctx: LakeContext, table: TableInfo) -> int:
+    """Rows up to which a Spark DataFrame is written in-process (0: never): SMALL_FRAME_ROWS, fewer when the
+    table's rows are so wide that many would pass the small-data threshold."""
+    from ..spark.file_layout import estimated_row_width
+    from .local.threshold import threshold_of
+
+    return min(SMALL_FRAME_ROWS, threshold_of(ctx) // estimated_row_width(table.columns))
 
 
 def write_files(ctx: LakeContext, frame, table: TableInfo, snapshot_id: int, *, options_table: TableInfo | None,
@@ -117,9 +135,11 @@ def schema_of(data):
 
 
 def stage_write(ctx: LakeContext, data, table: TableInfo, ref: TableRef | None, *, replace_all: bool,
-                read_snapshot: int, replace_existing: bool, limit: int | None = None) -> StagedWrite:
+                read_snapshot: int, replace_existing: bool, limit: int | None = None,
+                one_file_if_small: bool = False) -> StagedWrite:
     """Conform `data`, then inline it or write its files on Spark (after ending every row of the table first when
-    `replace_all`); returns the operations, nothing committed."""
+    `replace_all`); returns the operations, nothing committed. `one_file_if_small`: a small Spark DataFrame is
+    written in-process as one file, in its row order (SMALL_FRAME_ROWS)."""
     if _is_pandas(data):
         data = pa.Table.from_pandas(data, preserve_index=False)
     is_arrow = isinstance(data, pa.Table)
@@ -140,10 +160,15 @@ def stage_write(ctx: LakeContext, data, table: TableInfo, ref: TableRef | None, 
             data = _arrow_frame(ctx, data)
     if small is None:
         conformed = conform_spark(data, table)  # schema errors surface before any Spark job runs
-        if limit > 0:
-            head = conformed.limit(limit + 1).toArrow()
+        cap = small_frame_rows(ctx, table) if one_file_if_small and not is_arrow else 0
+        if limit > 0 or cap > 0:  # one job fetches the head both checks need
+            head = conformed.limit(max(limit, cap) + 1).toArrow()
             if head.num_rows <= limit:
                 small = conform_arrow(head, table)
+            elif head.num_rows <= cap:  # a small frame: one file in-process, rows in the frame's order
+                local = write_arrow_files(ctx, head, table, read_snapshot, options_table=options_table)
+                if local is not None:
+                    return _with_files(staged, local, table, ref)
     if small is not None and not inlined.inlinable(table.columns, ctx.engine, small):
         small = None  # values DuckDB could not read back from this catalog's text form: write Parquet
         if is_arrow:
@@ -191,7 +216,7 @@ def _with_files(staged: StagedWrite, files: list, table: TableInfo, ref: TableRe
 def _write_options(ctx: LakeContext, table: TableInfo | None):
     from ..spark.write import WriteOptions
 
-    return WriteOptions.from_lake_options(lambda key: ctx.option(key, table))
+    return WriteOptions.from_lake_options(ctx.options_of(table))
 
 
 def _arrow_frame(ctx: LakeContext, data: pa.Table):

@@ -84,7 +84,7 @@ def _first_deletions(spark, plan: ChangePlan):
     vectors = [(path, fid, begin, None) for path, fid, begin in plan.delete_files if path.endswith(".puffin")]
     positional = [d for d in plan.delete_files if not d[0].endswith(".puffin") and d[0] not in plan.delete_keys]
     secret = [(path, fid, begin, plan.delete_keys[path]) for path, fid, begin in plan.delete_files
-              if path in plan.delete_keys]
+              if path in plan.delete_keys and not path.endswith(".puffin")]  # vectors: plaintext, key or not
     if secret:  # ENCRYPTED lakes: decrypted on the executors (spark/encrypted/)
         parts.append(encrypted_delete_positions(spark, secret))
     if positional:

@@ -71,10 +71,11 @@ def write_delete_files(spark, positions, targets: dict[str, DeleteTarget], table
 
     suffix = "puffin" if vectors else "parquet"  # the lake's write_deletion_vectors option
     names = {key: f"{table_path}ducklake-{new_uuid()}-delete.{suffix}" for key in targets}
-    if encrypted:
-        if vectors:
-            raise ValueError("an ENCRYPTED lake cannot write deletion vectors (write_deletion_vectors): "
-                             "spark-ducklake encrypts Parquet delete files only")
+    if encrypted and vectors:  # as the reference: deletion vectors stay plaintext on ENCRYPTED lakes
+        from .encrypted.deletes import merge_encrypted_olds
+
+        positions, targets = merge_encrypted_olds(spark, positions, targets, (KEY, SNAP))
+    elif encrypted:
         from .encrypted.deletes import write_encrypted_delete_files
 
         try:
@@ -89,7 +90,10 @@ def write_delete_files(spark, positions, targets: dict[str, DeleteTarget], table
     def write_one(group: pa.Table) -> pa.Table:
         key = group.column(KEY)[0].as_py()
         target = targets[key]
-        snapshots = group.column(SNAP) if stamped else (target.snapshot if target.old is not None else None)
+        snaps = group.column(SNAP) if stamped else None
+        # No stamp at all (a target an encrypted target's stamps came along with): as if the frame had none.
+        snapshots = snaps if snaps is not None and snaps.null_count < len(snaps) else (
+            target.snapshot if target.old is not None else None)
         w = write_delete_file(names[key], target.data_path, group.column(POS), snapshots, target.old)
         return pa.table({KEY: [key], "path": [w.path], "delete_count": [w.delete_count],
                          "file_size_bytes": [w.file_size_bytes], "footer_size": [w.footer_size],
@@ -106,8 +110,13 @@ def write_delete_files(spark, positions, targets: dict[str, DeleteTarget], table
     except BaseException:
         delete_paths(list(names.values()))
         raise
+    # ENCRYPTED lakes' deletion vectors: plaintext, yet with a key of their own recorded, as the reference does
+    # (DuckDB refuses a file of an encrypted lake without one).
+    from .encrypted.write import new_key
+
     return {r[KEY]: WrittenDeleteFile(r["path"], r["delete_count"], r["file_size_bytes"], r["footer_size"],
-                                      r["first_snapshot"], r["last_snapshot"]) for r in rows}
+                                      r["first_snapshot"], r["last_snapshot"], new_key() if encrypted else None)
+            for r in rows}
 
 
 def write_delete_file(path: str, data_path: str, positions, snapshots=None,
@@ -150,9 +159,15 @@ def write_delete_file(path: str, data_path: str, positions, snapshots=None,
     return written
 
 
-def restamp(path: str, before: int, after: int) -> WrittenDeleteFile:
+def restamp(path: str, before: int, after: int, key: str | None = None) -> WrittenDeleteFile:
     """Rewrite a partial delete file (not yet committed, so nobody reads it) in place, its positions deleted at
-    snapshot `before` now deleted at `after`: the commit landed on another snapshot id than the one foreseen."""
+    snapshot `before` now deleted at `after`: the commit landed on another snapshot id than the one foreseen.
+    `key` (ENCRYPTED lakes): the file is decrypted and encrypted again with it by Spark (the active session)."""
+    if key:
+        from .encrypted.deletes import restamp_encrypted
+        from .session import get_or_create_spark
+
+        return restamp_encrypted(get_or_create_spark(), path, before, after, key, write_delete_file)
     fs, inner = filesystem(path)
     if path.endswith(".puffin"):  # every blob of a partial vector file names its snapshot
         stored = as_positional(path, before, None)

@@ -98,5 +98,6 @@ def placement(staged_relative: str, table: TableInfo, spec: PartitionSpec,
         return "", values
     by_id = {c.column_id: c for c in table.columns}
     parts = [f"{key.directory_name(by_id[key.column_id])}="
-             f"{'NULL' if values.get(i) is None else quote(values[i], safe='')}" for i, key in enumerate(spec.keys)]
+             f"{_SPARK_NULL if values.get(i) is None else quote(values[i], safe='')}"  # the reference's NULL too
+             for i, key in enumerate(spec.keys)]
     return "".join(p + "/" for p in parts), values

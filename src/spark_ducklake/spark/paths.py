@@ -6,6 +6,7 @@ import contextlib
 import functools
 import json
 import os
+import re
 import shutil
 import tempfile
 from urllib.parse import quote
@@ -13,6 +14,9 @@ from urllib.parse import quote
 import pyarrow.fs as pafs
 
 _SAFE = "/:@!$&'()*+,;=-._~"
+# Paths of only these characters are their own percent-encoding (`quote` keeps letters, digits and _SAFE) and
+# JSON text; local ones (no `://`) then have `file:` + path as URI.
+_PLAIN = re.compile(r"[A-Za-z0-9/:@!$&'()*+,;=._~-]*")
 
 
 def spark_path(path: str) -> str:
@@ -118,8 +122,13 @@ def write_file_log(folder: str, paths: list[str], sizes: list[int]) -> None:
     # Lines formatted directly (json.dumps of a dict per file took a second for 100k files), without spaces (the
     # log of 100k files is ~19 MB); every field is required. The URI is percent-encoded: json.dumps only quotes it.
     tail = f',"isDir":false,"modificationTime":0,"blockReplication":1,"blockSize":{_BLOCK_SIZE},"action":"add"}}'
-    body = "\n".join(["v1"] + [f'{{"path":{json.dumps(spark_file_uri(p))},"size":{int(size)}{tail}'
-                               for p, size in zip(paths, sizes, strict=True)])
+    joined = "".join(paths)
+    if "://" not in joined and _PLAIN.fullmatch(joined):  # local paths needing no escape: 2.5x less CPU
+        body = "\n".join(["v1"] + [f'{{"path":"file:{p}","size":{int(size)}{tail}'
+                                   for p, size in zip(paths, sizes, strict=True)])
+    else:
+        body = "\n".join(["v1"] + [f'{{"path":{json.dumps(spark_file_uri(p))},"size":{int(size)}{tail}'
+                                   for p, size in zip(paths, sizes, strict=True)])
     fs, inner = filesystem(folder)
     if "://" not in folder:  # object stores have no folders to make (a marker object would be one more request)
         os.makedirs(f"{inner}/_spark_metadata", exist_ok=True)

@@ -1,9 +1,11 @@
-"""A data file's deleted positions applied as a Spark filter on a bitmap literal: no join, no Spark job.
+"""Data files' deleted positions applied as a Spark filter on bitmap literals: no join, no Spark job.
 
 An anti-join with the positions costs every query a broadcast exchange (collecting, hashing and shipping the
-positions again) and a join per row. A bitmap of the deleted positions (one bit per row
+positions again) and a join per row. A bitmap of each file's deleted positions (one bit per row
 up to the last deleted one, in 64-bit words) travels in the plan instead, as one string literal that the optimizer
-folds once into an array<bigint>; each row then costs an array read and a bit test.
+folds once into an array<bigint>; each row then costs an array read and a bit test. Several files share one scan
+and one map literal (file path -> bitmap), looked up by the row's file path: a union of one scan per file cost
+more planning and more tasks than the filter itself (bench/merge_on_read.py).
 """
 
 from __future__ import annotations
@@ -34,6 +36,11 @@ def fits(positions: pa.Array) -> bool:
     return len(positions) == 0 or (int(pc.max(positions).as_py()) >> 6) < MAX_WORDS
 
 
+def fits_all(positions: list[pa.Array]) -> bool:
+    """Whether the bitmaps of these files' positions, together, are small enough to ride in a query plan."""
+    return sum(0 if len(p) == 0 else (int(pc.max(p).as_py()) >> 6) + 1 for p in positions) <= MAX_WORDS
+
+
 def not_deleted(positions: pa.Array, pos_column: str):
     """A boolean Column: true where the row position in `pos_column` is not one of `positions`."""
     from pyspark.sql import functions as F
@@ -41,8 +48,36 @@ def not_deleted(positions: pa.Array, pos_column: str):
     words = bitmap_words(positions)
     if len(words) == 0:
         return F.lit(True)
+    return _bit_clear(_words_literal(words), F.col(pos_column))
+
+
+def not_deleted_in(positions: dict[str, pa.Array], path_column: str, pos_column: str):
+    """A boolean Column: true where the row at (`path_column`, `pos_column`) is not deleted; `positions` maps each
+    file path (as the scan shows it) to that file's deleted positions. Rows of files not in the map are kept."""
+    from pyspark.sql import functions as F
+
+    words = {path: bitmap_words(p) for path, p in positions.items()}
+    words = {path: w for path, w in words.items() if len(w)}
+    if not words:
+        return F.lit(True)
+    if len(words) == 1:  # no lookup: one comparison of the (per-file constant) path
+        ((path, only),) = words.items()
+        return (F.col(path_column) != F.lit(path)) | _bit_clear(_words_literal(only), F.col(pos_column))
+    bitmaps = F.create_map(*[c for path, w in words.items() for c in (F.lit(path), _words_literal(w))])
+    return _bit_clear(F.try_element_at(bitmaps, F.col(path_column)), F.col(pos_column))
+
+
+def _words_literal(words: np.ndarray):
+    """The words as one array<bigint> Column the optimizer folds into a literal."""
+    from pyspark.sql import functions as F
+
     # One string literal, not an array of literals: building 10^5 Columns would cost seconds on the driver.
-    bitmap = F.split(F.lit(",".join(map(str, words.tolist()))), ",").cast("array<bigint>")
-    pos = F.col(pos_column)
+    return F.split(F.lit(",".join(map(str, words.tolist()))), ",").cast("array<bigint>")
+
+
+def _bit_clear(bitmap, pos):
+    """True where bit `pos` of the bitmap Column is 0 (positions past its end, or a NULL bitmap, are clear)."""
+    from pyspark.sql import functions as F
+
     word = F.coalesce(F.get(bitmap, F.shiftright(pos, 6).cast("int")), F.lit(0).cast("bigint"))
     return F.bit_get(word, pos.bitwiseAND(63).cast("int")) == 0

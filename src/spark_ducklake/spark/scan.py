@@ -1,12 +1,12 @@
 """Building a table's DataFrame at a snapshot on Spark's native Parquet reader.
 
 Data files are read by Parquet field id (column pruning and filter pushdown stay Spark's). Files without deletes are
-a plain scan; deleted positions (read on the driver when few) drop rows by `_metadata.row_index`: per file as a
-bitmap filter (`position_filter.py`), or broadcast and anti-joined on (file, position), never shuffling a row
-(`without_deleted`). Files that predate a column yield its initial default; inlined rows from the catalog are
-unioned in. When a column name ever changed meaning, columns are read under internal names so Spark's by-name
-row-group filters cannot pick the wrong column. Columns Spark cannot decode (uuid, time, timestamp_ns, interval)
-make the scan read its files with pyarrow on the executors instead (`arrow_files.py`).
+a plain scan; deleted positions (read on the driver when few) drop rows by `_metadata.row_index`: as a bitmap filter
+keyed by file path over one scan of the files with deletes (`position_filter.py`), or broadcast and anti-joined on
+(file, position), never shuffling a row (`without_deleted`). Files that predate a column yield its initial default;
+inlined rows from the catalog are unioned in. When a column name ever changed meaning, columns are read under
+internal names so Spark's by-name row-group filters cannot pick the wrong column. Columns Spark cannot decode (uuid,
+time, timestamp_ns, interval) make the scan read its files with pyarrow on the executors instead (`arrow_files.py`).
 """
 
 from __future__ import annotations
@@ -35,8 +35,8 @@ from .virtual_columns import FILE_INDEX, FILENAME, INLINED_TABLE, file_values, i
 DELETED = "_dl_deleted"
 BROADCAST_POSITIONS = 1_000_000  # about 16 MB of (file, position) pairs
 LOCAL_DELETE_FILES = 2_000  # delete files a scan reads on the driver (each a request on object storage)
-PER_FILE_SCANS = 16  # files with deletes that get a scan each (every scan adds planning time)
-BITMAP_FILTER = True  # per-file scans drop deleted rows by a bitmap filter (position_filter.py), not a join
+BITMAP_FILES = 16  # files with deletes filtered by a bitmap (each row looks its file up among this many paths)
+BITMAP_FILTER = True  # files with deletes drop deleted rows by a bitmap filter (position_filter.py), not a join
 
 
 def scan_table(spark, table: TableInfo, files: list[DataFile], *, snapshot_id: int,
@@ -90,9 +90,10 @@ def scan_table(spark, table: TableInfo, files: list[DataFile], *, snapshot_id: i
     if clean is not None:
         frames.append(finish(clean, plain_pos))
     dirty = [f for f in files if f.data_file_id in dirty_ids]
-    frames += [finish(frame, True) for frame in without_deleted(spark, table, dirty, internal, inlined_deletes,
-                                                                snapshot_id, partial=partial, lineage=lineage,
-                                                                snapshots=snapshots, indexes=indexes)]
+    frames += [finish(frame, plain_pos) for frame in without_deleted(spark, table, dirty, internal, inlined_deletes,
+                                                                     snapshot_id, partial=partial, lineage=lineage,
+                                                                     snapshots=snapshots, indexes=indexes,
+                                                                     file_ids=plain_pos)]
     data = reduce(lambda a, b: a.unionByName(b), frames) if frames else None
     if inlined is not None and inlined.num_rows:
         small = _inlined_frame(spark, inlined, table, row_ids, positions, virtual, len(files))
@@ -104,12 +105,14 @@ def scan_table(spark, table: TableInfo, files: list[DataFile], *, snapshot_id: i
 
 def without_deleted(spark, table: TableInfo, files: list[DataFile], internal: dict[int, str],
                     inlined_deletes: dict[int, list[int]], snapshot_id: int, *, partial: bool, lineage: bool,
-                    snapshots: bool | None = None, indexes: dict[int, int] | None = None) -> list:
-    """Frames of the rows of `files` (each with deletes) not deleted at the snapshot, with position columns.
+                    snapshots: bool | None = None, indexes: dict[int, int] | None = None,
+                    file_ids: bool = True) -> list:
+    """Frames of the rows of `files` (each with deletes) not deleted at the snapshot, with position columns
+    (`file_ids=False`: only `_dl_path` and `_dl_pos`, when the caller needs no file ids: no join on the path).
 
     Few positions (the catalog's counts) are read on the driver, so no Spark job builds them and no row is
-    shuffled. Few files get a scan each, filtered by a bitmap of their positions carried in the plan: no join, no
-    broadcast job per query, and no per-row file path to match. Many files share one scan and a broadcast
+    shuffled. Few files share one scan filtered by bitmaps of their positions carried in the plan, looked up by
+    the row's file path: no join, no broadcast job per query. Many files share one scan and a broadcast
     (file id, position) join; more positions than a broadcast holds are read by Spark and joined.
     """
     from pyspark.sql import functions as F
@@ -119,7 +122,7 @@ def without_deleted(spark, table: TableInfo, files: list[DataFile], internal: di
     snapshots = partial if snapshots is None else snapshots
     known = (sum(f.delete_file.delete_count or 0 for f in files if f.delete_file)
              + sum(len(inlined_deletes.get(f.data_file_id, ())) for f in files))
-    vectors = any(f.delete_file is not None and (f.delete_file.format == "puffin" or f.delete_file.encryption_key)
+    vectors = any(f.delete_file is not None and (f.delete_file.format == "puffin" or f.delete_file.encrypted)
                   for f in files)  # deletion vectors and encrypted delete files: positions read on the executors
     if known > BROADCAST_POSITIONS or len(files) > LOCAL_DELETE_FILES or vectors:  # Spark reads the positions
         data = read_files(spark, table, files, internal, positions=True, snapshots=snapshots, lineage=lineage,
@@ -127,23 +130,18 @@ def without_deleted(spark, table: TableInfo, files: list[DataFile], internal: di
         deleted = deleted_positions(spark, files, inlined_deletes, snapshot_id)
         return [data.join(broadcast_if_small(deleted, known), [FILE, POS], "left_anti")]
     gone = _local_positions(files, inlined_deletes, snapshot_id)
-    if len(files) > PER_FILE_SCANS:
+    if BITMAP_FILTER and len(files) <= BITMAP_FILES and position_filter.fits_all(list(gone.values())):
         data = read_files(spark, table, files, internal, positions=True, snapshots=snapshots, lineage=lineage,
-                          indexes=indexes)
-        table_of = pa.table({FILE: pa.concat_arrays([pa.array([fid] * len(p), pa.int64()) for fid, p in gone.items()]),
-                             POS: pa.concat_arrays(list(gone.values()))})
-        return [data.join(F.broadcast(spark.createDataFrame(table_of)), [FILE, POS], "left_anti")]
-    frames = []
-    for f in files:
-        data = read_files(spark, table, [f], internal, positions=True, snapshots=snapshots, lineage=lineage,
-                          indexes=indexes)
-        positions = gone[f.data_file_id]
-        if len(positions) and BITMAP_FILTER and position_filter.fits(positions):  # no join, no Spark job
-            data = data.where(position_filter.not_deleted(positions, POS))
-        elif len(positions):  # a partial delete file may hold only later deletions
-            data = data.join(F.broadcast(spark.createDataFrame(pa.table({POS: positions}))), POS, "left_anti")
-        frames.append(data)
-    return frames
+                          indexes=indexes, file_ids=file_ids)  # no join, no Spark job
+        bitmaps = {spark_file_uri(f.path): gone[f.data_file_id] for f in files}
+        return [data.where(position_filter.not_deleted_in(bitmaps, PATH, POS))]
+    data = read_files(spark, table, files, internal, positions=True, snapshots=snapshots, lineage=lineage,
+                      indexes=indexes)
+    if not any(len(p) for p in gone.values()):  # partial delete files holding only later deletions
+        return [data]
+    table_of = pa.table({FILE: pa.concat_arrays([pa.array([fid] * len(p), pa.int64()) for fid, p in gone.items()]),
+                         POS: pa.concat_arrays(list(gone.values()))})
+    return [data.join(F.broadcast(spark.createDataFrame(table_of)), [FILE, POS], "left_anti")]
 
 
 def _local_positions(files: list[DataFile], inlined_deletes: dict[int, list[int]],
@@ -179,14 +177,15 @@ def internal_names(table: TableInfo, names_stable: bool) -> dict[int, str]:
 
 
 def read_files(spark, table: TableInfo, files: list[DataFile], internal: dict[int, str], *, positions: bool,
-               snapshots: bool, lineage: bool, indexes: dict[int, int] | None = None):
+               snapshots: bool, lineage: bool, indexes: dict[int, int] | None = None, file_ids: bool = True):
     """Every row of the data files under the table's columns (named by `internal`), deletes not applied.
 
     Columns a file predates read as their initial default. `positions` adds `_dl_file` (data file id), `_dl_pos`
     (row position), `_dl_row_start` and `_dl_begin` (the file's row_id_start and begin_snapshot); `snapshots`
     and `lineage` add the files' `_ducklake_internal_snapshot_id` / `_ducklake_internal_row_id` (NULL where a
     file lacks them). None when there are no files. Positions also bring the file's catalog path and its
-    `indexes` entry (data file id -> place in the scan; -1 without) for the virtual columns.
+    `indexes` entry (data file id -> place in the scan; -1 without) for the virtual columns; `file_ids=False`
+    keeps just `_dl_path` and `_dl_pos` (no join on the path).
     """
     native = all(spark_types.is_native(c) for c in table.columns)
     frames = []
@@ -210,7 +209,7 @@ def read_files(spark, table: TableInfo, files: list[DataFile], internal: dict[in
     if not frames:
         return None
     data = reduce(lambda a, b: a.unionByName(b), frames)
-    return _attach_file_ids(spark, data, files, indexes or {}) if positions else data
+    return _attach_file_ids(spark, data, files, indexes or {}) if positions and file_ids else data
 
 
 def _with_defaults(frame, columns: list[Column], missing, internal: dict[int, str]):
@@ -313,9 +312,9 @@ def deleted_positions(spark, files: list[DataFile], inlined_deletes: dict[int, l
     parts = []
     with_files = [(f.delete_file.path, f.data_file_id, f.delete_file.begin_snapshot) for f in files
                   if f.delete_file is not None and f.delete_file.format != "puffin"
-                  and not f.delete_file.encryption_key]
+                  and not f.delete_file.encrypted]
     secret = [(f.delete_file.path, f.data_file_id, f.delete_file.begin_snapshot, f.delete_file.encryption_key)
-              for f in files if f.delete_file is not None and f.delete_file.encryption_key]
+              for f in files if f.delete_file is not None and f.delete_file.encrypted]
     if secret:
         parts.append(encrypted_delete_positions(spark, secret).where(F.col(DELETED) <= snapshot_id).select(FILE, POS))
     vectors = [(f.delete_file.path, f.data_file_id, f.delete_file.begin_snapshot, f.delete_file.partial_max)

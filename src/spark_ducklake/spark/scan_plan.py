@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass
 
 import pyarrow as pa
@@ -15,7 +16,7 @@ class ScanPlan:
 
     table: TableInfo
     snapshot_id: int
-    files: list[DataFile]
+    files: Sequence[DataFile]  # plan_scan gives a FileList: catalog columns, DataFile objects made on first use
     total_files: int
     inlined: pa.Table | None
     inlined_deletes: dict[int, list[int]]

@@ -18,8 +18,8 @@ from ..spec.model import Column, NewDataFile, TableInfo
 from ..spec.names import spark_name
 from ..spec.uuid7 import new_uuid
 from . import types as spark_types
-from .file_layout import estimated_row_width, needs_name_mapping
-from .paths import filesystem, spark_path, writes_in_place
+from .file_layout import estimated_row_width, lacks_field_ids, needs_name_mapping, uses_pyarrow_writer
+from .paths import filesystem, spark_path
 from .sorting import sort_column
 
 _CODECS = {"uncompressed": "none", "snappy": "snappy", "gzip": "gzip", "zstd": "zstd", "brotli": "brotli",
@@ -62,6 +62,8 @@ class WriteOptions:
             opts.sort_on_insert = str(v).lower() not in ("false", "0")
         if (v := get("encrypted")) is not None:
             opts.encrypted = str(v).strip().lower() in ("true", "1")
+        if opts.encrypted and get("hive_file_pattern") is None:  # as the reference: key=value/ paths leak values
+            opts.hive_file_pattern = False
         return opts
 
 
@@ -130,7 +132,8 @@ def write_data_files(spark, df, table: TableInfo, *, options: WriteOptions | Non
 
         order = [F.col(f"{KEY_PREFIX}{i}") for i in range(len(spec.keys))] if spec is not None else []
         frame = frame.sortWithinPartitions(*order, *[sort_column(k) for k in table.sort_keys])
-    if writes_in_place(table.path) or options.encrypted:  # object stores, encrypted files: final names at once
+    # Object stores, encrypted files: final names at once; list/map columns: element ids only pyarrow writes.
+    if uses_pyarrow_writer(table.path, table.columns, encrypted=options.encrypted):
         return _write_in_place(frame, table, spec, options)
     writer = frame.write.mode("error")
     if spec is not None:  # one file per partition per task; the key columns stay out of the files
@@ -184,7 +187,7 @@ def describe_file(path: str, columns: list[Column]) -> NewDataFile:
         meta = pq.ParquetFile(fh).metadata
     return NewDataFile(path=path, record_count=meta.num_rows, file_size_bytes=size,
                        footer_size=meta.serialized_size, column_stats=stats.file_column_stats(meta, columns),
-                       needs_name_mapping=needs_name_mapping(columns))
+                       needs_name_mapping=lacks_field_ids(meta.schema.to_arrow_schema(), columns))
 
 
 def delete_paths(paths: list[str], *, directories: bool = False) -> None:

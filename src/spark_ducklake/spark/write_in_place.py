@@ -1,4 +1,6 @@
-"""Writing data files straight to their final names, for object stores (where a rename is a copy).
+"""Writing data files straight to their final names, for object stores (where a rename is a copy), and for
+tables with list or map columns anywhere (Spark's writer cannot give their elements, keys and values the field ids
+DuckDB matches files by: see `file_layout.uses_pyarrow_writer`).
 
 Spark's own Parquet writer always commits through a rename (task attempt dir -> job dir -> our staging move): on
 S3 that is two or three copies of every byte. Here each Spark task streams its rows (Arrow batches, via
@@ -21,7 +23,7 @@ import pyarrow.parquet as pq
 from ..catalog import stats
 from ..errors import SchemaMismatchError
 from ..spec import types
-from ..spec.model import NewDataFile, PartitionSpec, TableInfo
+from ..spec.model import Column, NewDataFile, PartitionSpec, TableInfo
 from ..spec.uuid7 import new_uuid
 from .file_layout import estimated_row_width, needs_name_mapping
 from .paths import filesystem
@@ -32,33 +34,65 @@ _PA_CODECS = {"uncompressed": "none", "lz4_raw": "lz4"}
 _FIELD_ID = b"PARQUET:field_id"
 
 
-def arrow_schema(spark_schema) -> pa.Schema:
+def arrow_schema(spark_schema, columns: list[Column] = ()) -> pa.Schema:
     """The Arrow schema `mapInArrow` hands over for `spark_schema`, with the Parquet field ids its metadata
-    carries (Spark's Arrow conversion drops field metadata)."""
+    carries (Spark's Arrow conversion drops field metadata) and, from the table's `columns`, those of list
+    elements and map keys/values, which a Spark type cannot carry but DuckDB matches files by."""
     from pyspark.sql.pandas.types import to_arrow_schema
 
     plain = to_arrow_schema(spark_schema, timezone="UTC")
-    return pa.schema([_field(plain.field(i), f) for i, f in enumerate(spark_schema.fields)])
+    by_id = {c.column_id: c for c in columns}
+    return pa.schema([_field(plain.field(i), f, by_id.get(_spark_id(f))) for i, f in enumerate(spark_schema.fields)])
 
 
-def _field(arrow_field: pa.Field, spark_field) -> pa.Field:
-    field_id = (spark_field.metadata or {}).get(types.FIELD_ID_KEY)
-    metadata = {_FIELD_ID: str(field_id)} if field_id is not None else None
-    return pa.field(spark_field.name, _type(arrow_field.type, spark_field.dataType), spark_field.nullable, metadata)
+def _spark_id(spark_field) -> int | None:
+    return (spark_field.metadata or {}).get(types.FIELD_ID_KEY)
 
 
-def _type(arrow_type: pa.DataType, spark_type) -> pa.DataType:
+def _field(arrow_field: pa.Field, spark_field, column: Column | None) -> pa.Field:
+    field_id = _spark_id(spark_field)
+    if field_id is None and column is not None:
+        field_id = column.column_id
+    return _with_id(pa.field(spark_field.name, _type(arrow_field.type, spark_field.dataType, column),
+                             spark_field.nullable), field_id)
+
+
+def _with_id(arrow_field: pa.Field, field_id: int | None) -> pa.Field:
+    return arrow_field if field_id is None else arrow_field.with_metadata({_FIELD_ID: str(field_id)})
+
+
+def _child(column: Column | None, index: int, name: str | None = None) -> Column | None:
+    """The catalog's child column (by name for struct fields, else by position), None when unknown."""
+    if column is None:
+        return None
+    if name is not None:
+        return next((c for c in column.children if c.name == name), None)
+    return column.children[index] if index < len(column.children) else None
+
+
+def _inner(name: str, arrow_type: pa.DataType, spark_type, column: Column | None, nullable: bool) -> pa.Field:
+    """A list element or map key/value field, with its catalog column's id when known."""
+    field = pa.field(name, _type(arrow_type, spark_type, column), nullable)
+    return _with_id(field, column.column_id if column is not None else None)
+
+
+def _type(arrow_type: pa.DataType, spark_type, column: Column | None) -> pa.DataType:
     from pyspark.sql import types as T
 
     if isinstance(spark_type, T.StructType):
-        return pa.struct([_field(arrow_type.field(i), f) for i, f in enumerate(spark_type.fields)])
+        return pa.struct([_field(arrow_type.field(i), f, _child(column, i, f.name))
+                          for i, f in enumerate(spark_type.fields)])
     if type(spark_type).__name__ == "GeometryType":  # written as Parquet GEOMETRY, with its statistics
         return types.GEOMETRY_WKB
     if isinstance(spark_type, T.VariantType):
         raise SchemaMismatchError("variant columns cannot be written to object storage yet: its Parquet writer "
                                   "(pyarrow) has no VARIANT type (docs/types.md)")
-    if isinstance(spark_type, T.ArrayType):  # Spark writes no ids for elements: neither do we
-        return pa.list_(pa.field("element", _type(arrow_type.value_type, spark_type.elementType)))
+    if isinstance(spark_type, T.ArrayType):  # the element's id is the list's child column id, as DuckDB writes
+        return pa.list_(_inner("element", arrow_type.value_type, spark_type.elementType, _child(column, 0), True))
+    if isinstance(spark_type, T.MapType):  # keys and values: the map's two child column ids
+        return pa.map_(_inner("key", arrow_type.key_type, spark_type.keyType, _child(column, 0), False),
+                       _inner("value", arrow_type.item_type, spark_type.valueType, _child(column, 1),
+                              arrow_type.item_field.nullable))
     return arrow_type
 
 
@@ -107,7 +141,8 @@ def write_groups_in_place(frame, table: TableInfo, key_columns: list[str], place
 
     for key in key_columns:  # the text Spark's partitionBy would have put in the path
         frame = frame.withColumn(key, F.col(key).cast("string"))
-    target = arrow_schema(T.StructType([f for f in frame.schema.fields if f.name not in key_columns]))
+    target = arrow_schema(T.StructType([f for f in frame.schema.fields if f.name not in key_columns]),
+                          table.columns)
     columns, table_path = table.columns, table.path
     kw = writer_options(options, row_width)
     group_rows = row_group_rows(options, row_width)
@@ -168,8 +203,8 @@ def write_arrow_groups(groups, table: TableInfo, *, options, rows_per_file: int,
                        needs_name_mapping: bool) -> list[NewDataFile]:
     """Write conformed Arrow rows, given as ((directory, partition values), key, rows) groups, as files under
     their final names (the data source's tasks and planner); nothing committed."""
-    if getattr(options, "encrypted", False):
-        raise SchemaMismatchError("format('ducklake') cannot write to an ENCRYPTED lake yet: use lake.write "
+    if getattr(options, "encrypted", False):  # DuckLakeBatchSource.writer refuses first (catalog/encryption.py)
+        raise SchemaMismatchError("format('ducklake') cannot write to an ENCRYPTED lake: use lake.write "
                                   "(docs/types.md, 'Encrypted lakes')")
     schema = types.to_arrow_schema(table.columns)
     out = _TaskWriter(table.path, schema, writer_options(options, row_width), row_group_rows(options, row_width),

@@ -125,6 +125,12 @@ class DeleteFile:
     # ENCRYPTED lakes: the file's base64 AES key (kept out of reprs, so logs and errors never show it).
     encryption_key: str | None = field(default=None, repr=False)
 
+    @property
+    def encrypted(self) -> bool:
+        """Whether the file's bytes are encrypted: the reference records a key for its deletion vectors (puffin)
+        too, yet writes them in plaintext."""
+        return bool(self.encryption_key) and self.format != "puffin"
+
 
 @dataclass
 class DataFile:

@@ -4,6 +4,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from .duckdb_keywords import optionally_quoted
+
 # changes_made key -> the key the reference's snapshots() function shows.
 DISPLAY_KEYS = {
     "created_schema": "schemas_created",
@@ -102,8 +104,9 @@ def display_changes(text: str | None) -> dict[str, list[str]]:
     shown: dict[str, list[str]] = {}
     for change in parse_changes(text):
         value = change.value
-        if value.startswith('"'):
-            value = ".".join(unquote_name(value))
+        if value.startswith('"'):  # schema names bare, table / view / macro names as DuckDB writes them
+            parts = unquote_name(value)
+            value = ".".join(parts[:1] + [optionally_quoted(p) for p in parts[1:]])
         shown.setdefault(DISPLAY_KEYS.get(change.kind, change.kind), []).append(value)
     return shown
 

@@ -11,6 +11,7 @@ from sqlglot.tokens import TokenType
 
 from ..errors import UnsupportedSqlError
 from .defaults import NON_LITERAL, is_literal, literal_default
+from .duck_types import arrow_type, cast_default, check_column, ducklake_type, set_types
 from .references import QueryContext, resolve_table
 
 _LAYOUT = {"PARTITIONED": "partitioning", "SORTED": "sorted_by"}
@@ -20,6 +21,9 @@ def spark_type(ctx: QueryContext, dtype: exp.DataType) -> str:
     """A parsed type as Spark DDL; DuckDB's TIMESTAMP has no time zone (Spark: TIMESTAMP_NTZ)."""
     dtype = dtype.copy()
     if ctx.dialect == "duckdb":
+        from .duck_types import with_stand_ins
+
+        dtype = with_stand_ins(dtype)  # USMALLINT, TIME, UUID, ...: the Spark type they read as (duck_types.py)
         for node in dtype.find_all(exp.DataType):
             if node.this == exp.DataType.Type.TIMESTAMP:
                 node.set("this", exp.DataType.Type.TIMESTAMPNTZ)
@@ -32,6 +36,8 @@ def column_ddl(ctx: QueryContext, col: exp.Expression) -> str:
     """A column definition of CREATE TABLE as Spark DDL (constraints other than NOT NULL are refused later)."""
     if not isinstance(col, exp.ColumnDef) or col.args.get("kind") is None:
         raise UnsupportedSqlError(f"not a column definition: {col.sql(dialect=ctx.dialect)!r}")
+    if ctx.dialect == "duckdb":
+        check_column(col)  # INT[3], COLLATE: refused as DuckDB refuses them (sql/duck_types.py)
     copy = col.copy()
     copy.set("kind", exp.DataType.build(spark_type(ctx, col.args["kind"]), dialect="spark"))
     return copy.sql(dialect="spark")
@@ -93,6 +99,10 @@ def run_layout(ctx: QueryContext, tx, node: exp.Table, kind: str, keys: list[str
 
 def run_alter(ctx: QueryContext, tx, tree: exp.Alter):
     """ALTER TABLE: RENAME TO alone; column changes together as one snapshot."""
+    if str(tree.args.get("kind") or "").upper() == "VIEW":
+        from .views import alter_view_statement
+
+        return alter_view_statement(ctx, tx, tree)
     if str(tree.args.get("kind") or "").upper() != "TABLE":
         raise UnsupportedSqlError(f"ALTER {tree.args.get('kind')} is not supported by lake.sql")
     key = resolve_table(ctx, tree.this)
@@ -183,12 +193,17 @@ def _add_column(ctx: QueryContext, update, col: exp.ColumnDef) -> None:
             if not is_literal(kind.this):  # old rows would need the expression's value: refused as DuckDB does
                 raise UnsupportedSqlError(NON_LITERAL)
             default = literal_default(ctx, kind.this, col.name)
+            if ctx.dialect == "duckdb":
+                default = cast_default(default, col.args["kind"])
         elif isinstance(kind, exp.NotNullColumnConstraint):
             nullable = bool(kind.args.get("allow_null"))
         else:
             raise UnsupportedSqlError(f"column constraint {constraint.sql(dialect=ctx.dialect)!r} is not supported")
     if not (col.args.get("exists") and _has(update, col.name)):
         update.add_column(col.name, spark_type(ctx, col.args["kind"]), default=default, nullable=nullable)
+        special = ducklake_type(col.args["kind"]) if ctx.dialect == "duckdb" else None
+        if special is not None:  # declared with its Spark stand-in; now its DuckLake type (sql/duck_types.py)
+            set_types(update.columns, {col.name: special})
 
 
 def _alter_column(ctx: QueryContext, update, action: exp.AlterColumn) -> None:
@@ -196,7 +211,11 @@ def _alter_column(ctx: QueryContext, update, action: exp.AlterColumn) -> None:
     if action.args.get("dtype") is not None:
         if action.args.get("using") or action.args.get("collate"):
             raise UnsupportedSqlError(f"ALTER COLUMN {name} TYPE ... USING/COLLATE is not supported")
-        _change_type(update, name, spark_type(ctx, action.args["dtype"]))
+        unsigned = arrow_type(ducklake_type(action.args["dtype"])) if ctx.dialect == "duckdb" else None
+        if unsigned is not None:  # UTINYINT ... UBIGINT: promoted as the DuckLake type (sql/duck_types.py)
+            update.update_column_type(f"`{name}`", unsigned)
+        else:
+            _change_type(update, name, spark_type(ctx, action.args["dtype"]))
     elif action.args.get("allow_null") is not None:
         update.set_nullable(name, bool(action.args["allow_null"]))
     elif action.args.get("default") is not None:  # a literal only: an expression would need evaluating per row

@@ -50,25 +50,33 @@ def split_defaults(ctx: QueryContext, columns: list[exp.Expression]) -> tuple[li
             continue
         default = next(c.kind for c in constraints if isinstance(c.kind, exp.DefaultColumnConstraint))
         defaults[col.name] = literal_default(ctx, default.this, col.name)
+        if ctx.dialect == "duckdb":  # DEFAULT 1 of a BOOLEAN is true, as DuckDB casts it (sql/duck_types.py)
+            from .duck_types import cast_default
+
+            defaults[col.name] = cast_default(defaults[col.name], col.args.get("kind"))
         copy = col.copy()
         copy.set("constraints", [c.copy() for c in kept])
         out.append(copy)
     return out, defaults
 
 
-def create_table(ctx: QueryContext, tx, key: tuple[str, str], ddl: str, defaults: dict) -> None:
-    """CREATE TABLE whose columns have defaults: created and given them in one snapshot (or in `tx`)."""
+def create_table(ctx: QueryContext, tx, key: tuple[str, str], ddl: str, defaults: dict,
+                 types: dict[str, str] | None = None) -> None:
+    """CREATE TABLE whose columns have defaults or DuckLake types Spark lacks (`types`, sql/duck_types.py):
+    created and given them in one snapshot (or in `tx`)."""
     if tx is not None:
-        _create(tx, key, ddl, defaults)
+        _create(tx, key, ddl, defaults, types or {})
         return
     with ctx.lake.transaction() as own:
-        _create(own, key, ddl, defaults)
+        _create(own, key, ddl, defaults, types or {})
 
 
-def _create(tx, key: tuple[str, str], ddl: str, defaults: dict) -> None:
+def _create(tx, key: tuple[str, str], ddl: str, defaults: dict, types: dict[str, str]) -> None:
     from ..operations.schema_change import default_text
+    from .duck_types import set_types
 
     tx.create_table(key, ddl)
+    set_types(tx.new_tables[key][0].columns, types)
     wanted = {name.lower(): value for name, value in defaults.items()}
     for col in tx.new_tables[key][0].columns:
         if col.name.lower() in wanted and wanted[col.name.lower()] is not None:

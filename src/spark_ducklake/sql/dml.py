@@ -62,15 +62,14 @@ def insert(ctx: QueryContext, tx, tree: exp.Insert):
     if isinstance(source, exp.Values):  # rows written out in the statement: one file, as the reference writes
         frame = frame.coalesce(1)       # them (Spark would split even three rows over its partitions)
     mode = "overwrite" if tree.args.get("overwrite") else "append"
+    one_file = ctx.dialect == "duckdb"  # a small result is one file in its row order, as DuckDB writes it
     if tx is not None:  # staged: the rows are counted here (DuckDB's INSERT returns them inside BEGIN too)
-        tx.write(frame, key, mode)
+        tx.write(frame, key, mode, one_file_if_small=one_file)
         return frame.count()
-    if mode != "append":
-        ctx.lake.write(frame, key, mode)
-        return None
-    before = _row_ids_used(ctx, key)
-    ctx.lake.write(frame, key, mode)
-    return _row_ids_used(ctx, key) - before  # the rows inserted, as DuckDB's INSERT returns them
+    before = _row_ids_used(ctx, key) if mode == "append" else None
+    with ctx.lake.transaction() as own:
+        own.write(frame, key, mode, one_file_if_small=one_file)
+    return None if before is None else _row_ids_used(ctx, key) - before  # the rows inserted, as DuckDB says
 
 
 def _row_ids_used(ctx: QueryContext, key: tuple[str, str]) -> int:
@@ -156,6 +155,14 @@ def delete(ctx: QueryContext, tx, tree: exp.Delete):
     if tx is not None:
         return tx.delete(key, condition)
     return ctx.lake.delete(key, condition)
+
+
+def truncate(ctx: QueryContext, tx, tree: exp.TruncateTable):
+    """TRUNCATE [TABLE] t: DuckDB's DELETE FROM t without a condition; returns the rows deleted."""
+    if len(tree.expressions) != 1 or tree.args.get("is_database"):
+        raise UnsupportedSqlError("TRUNCATE takes exactly one table in lake.sql")
+    key = resolve_table(ctx, tree.expressions[0])
+    return tx.delete(key, None) if tx is not None else ctx.lake.delete(key, None)
 
 
 def merge(ctx: QueryContext, tx, tree: exp.Merge):

@@ -1,5 +1,6 @@
 """DuckDB value literals Spark lacks, rewritten before sqlglot writes Spark SQL: `MAP {'k': v, ...}` (sqlglot
-keeps it as `MAP STRUCT(...)`, which Spark cannot parse) becomes Spark's `MAP('k', v, ...)`."""
+keeps it as `MAP STRUCT(...)`, which Spark cannot parse) becomes Spark's `MAP('k', v, ...)`; VALUES typed as their
+columns (a VARIANT column's values made variants)."""
 
 from __future__ import annotations
 
@@ -37,7 +38,26 @@ def typed_values(source: exp.Expression | None, types: list) -> exp.Expression |
             return source
     for row in source.expressions:
         for value, dtype in zip(list(row.expressions), types, strict=True):
-            if dtype.typeName() in ("array", "map", "struct", "variant") or isinstance(value, exp.Null):
+            if dtype.typeName() == "variant":
+                value.replace(as_variant(value.copy()))
+                continue
+            if dtype.typeName() in ("array", "map", "struct") or isinstance(value, exp.Null):
                 continue
             value.replace(exp.Cast(this=value.copy(), to=exp.DataType.build(dtype.simpleString(), dialect="spark")))
     return source
+
+
+def as_variant(value: exp.Expression) -> exp.Expression:
+    """A VALUES entry for a VARIANT column: any value becomes a variant, as DuckDB's VARIANT takes it (`42`,
+    `'text'`, `DATE '2000-01-01'`, `[1, 2]`, `{'a': 1, 'b': NULL}`, NULL); a struct as a variant object (Spark casts no
+    struct to VARIANT), its NULL fields as variant nulls (Spark's to_variant_object takes no untyped NULL)."""
+    variant = exp.DataType.build("VARIANT", dialect="spark")
+    if isinstance(value, exp.Null):  # stored as the variant null, as the reference stores a NULL it inserts
+        return exp.Anonymous(this="parse_json", expressions=[exp.Literal.string("null")])
+    if isinstance(value, exp.Struct):
+        for entry in value.expressions:
+            inner = entry.expression if isinstance(entry, (exp.PropertyEQ, exp.Slice)) else None
+            if isinstance(inner, exp.Null):
+                inner.replace(exp.Cast(this=exp.Null(), to=variant.copy()))
+        return exp.Anonymous(this="to_variant_object", expressions=[value])
+    return exp.Cast(this=value, to=variant)

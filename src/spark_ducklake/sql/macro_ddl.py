@@ -14,6 +14,7 @@ from sqlglot import exp
 from ..catalog.operations.macros import CreateMacro, DropMacro, MacroImpl, kind_label
 from ..catalog.reads.macros import MacroParameter
 from ..errors import AlreadyExistsError, NotFoundError, UnsupportedSqlError
+from ..spec.duckdb_keywords import needs_quotes
 from . import session
 
 if TYPE_CHECKING:
@@ -185,6 +186,8 @@ def _as_duckdb_prints(tree: exp.Expression) -> exp.Expression:
         return node
 
     tree = tree.transform(unwrap)
+    for ident in tree.find_all(exp.Identifier):  # quoted exactly when DuckDB would (`"name"`, `MyCol`)
+        ident.set("quoted", needs_quotes(ident.name))
     for node in list(tree.find_all(*_OPERATORS)):
         paren = exp.Paren()
         if node is tree:

@@ -15,7 +15,7 @@ from sqlglot import exp
 
 from ..catalog.reads.metadata_functions import FileRow, SettingsRow, SnapshotRow, TableInfoRow
 from ..catalog.reads.options import OptionRow
-from ..errors import UnsupportedSqlError
+from ..errors import InvalidArgumentError, UnsupportedSqlError
 from ..operations.maintenance.checkpoint import CheckpointResult
 from ..operations.maintenance.cleanup import CleanupRow
 from ..operations.maintenance.compaction import CompactionRow
@@ -48,6 +48,7 @@ class Function:
     params: tuple[str, ...] = ()  # positional parameter names, in order (also accepted as name => value)
     changes: bool = False  # changes the lake: not inside BEGIN ... COMMIT
     metadata: bool = False  # may be called without a catalog qualifier
+    staged: Callable | None = None  # (transaction, arguments): how it runs inside BEGIN ... COMMIT, if it may
 
 
 def _rows(name: str):
@@ -97,7 +98,9 @@ FUNCTIONS: dict[str, Function] = {
         max_compacted_files=a.get("max_compacted_files")), "compaction", ("table",), changes=True),
     "flush_inlined_data": Function(lambda lake, a: lake.flush_inlined_data(a.get("schema_name"),
                                                                            a.get("table_name")),
-                                   "flush", changes=True),
+                                   "flush", changes=True,
+                                   staged=lambda tx, a: tx.flush_inlined_data(a.get("schema_name"),
+                                                                              a.get("table_name"))),
     "add_data_files": Function(lambda lake, a: [AddedFileRow(p) for p in lake.add_data_files(
         a["table"], a["paths"], schema=a.get("schema"), allow_missing=bool(a.get("allow_missing", False)),
         ignore_extra_columns=bool(a.get("ignore_extra_columns", False)),
@@ -120,6 +123,12 @@ _KEYWORDS = {  # named parameters each function takes besides its positional one
     "add_data_files": ("schema", "allow_missing", "ignore_extra_columns", "hive_partitioning"),
     "set_option": ("schema", "table_name"),
     "set_commit_message": ("extra_info",),
+}
+# Options the reference refuses as NULL (function -> option -> what it must be), rather than taking their default.
+_NON_NULL = {
+    "expire_snapshots": {"dry_run": "boolean", "older_than": "timestamp"},
+    "merge_adjacent_files": {"max_compacted_files": "integer", "min_file_size": "integer", "max_file_size": "integer"},
+    "rewrite_data_files": {"max_compacted_files": "integer"},
 }
 _TIMES = {"older_than", "snapshot_time"}  # timestamps (now() - INTERVAL ...), intervals ('7 days') or ISO text
 
@@ -167,7 +176,9 @@ def _resolve(ctx: QueryContext, qualifier: str | None, func: exp.Func) -> tuple[
                 positional[2:]
     elif qualifier is not None:
         _check_catalog(ctx, qualifier)
-    elif not function.metadata:
+    # DuckDB resolves an unqualified `CALL set_option(...)` in the default database (after USE): for lake.sql
+    # that is this lake, as for unqualified table names
+    elif not function.metadata and ctx.dialect != "duckdb":
         raise UnsupportedSqlError(f"call {name} as ducklake_{name}('{ctx.catalog_name}', ...) or "
                                   f"{ctx.catalog_name}.{name}(...)")
     return name, function, positional, named
@@ -190,6 +201,8 @@ def _arguments(ctx: QueryContext, name: str, function: Function, positional: lis
                                   f"{', '.join(sorted(allowed)) or 'none'})")
     values = {}
     for key, node in [*zip(function.params, positional, strict=False), *named.items()]:
+        if isinstance(node, exp.Null) and key in _NON_NULL.get(name, {}):
+            raise InvalidArgumentError(f"The {key} option must be a non-null {_NON_NULL[name][key]}.")
         values[key] = _value(ctx, key, node)
     optional = {"table"} if name in ("merge_adjacent_files", "rewrite_data_files") else set()
     missing = [p for p in function.params if p not in values and p not in optional]
@@ -253,9 +266,13 @@ def table_function(ctx: QueryContext, node: exp.Table):
 
 def _run(ctx: QueryContext, qualifier: str | None, func: exp.Func, in_transaction: bool, *, as_frame: bool):
     name, function, positional, named = _resolve(ctx, qualifier, func)
-    if function.changes and in_transaction:
+    if function.changes and in_transaction and function.staged is None:
         raise UnsupportedSqlError(f"{name} changes the lake on its own: run it outside BEGIN ... COMMIT")
-    result = function.run(ctx.lake, _arguments(ctx, name, function, positional, named))
+    arguments = _arguments(ctx, name, function, positional, named)
+    if function.changes and in_transaction:  # staged in the open transaction, committed with it
+        result = function.staged(current(ctx.lake), arguments)
+    else:
+        result = function.run(ctx.lake, arguments)
     if function.row is None:
         if not isinstance(result, list):  # a DataFrame (change feed)
             return result if as_frame else result.collect()

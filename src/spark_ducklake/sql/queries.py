@@ -40,6 +40,7 @@ def run_query(ctx: QueryContext, tree: exp.Expression) -> DataFrame:
 
 def _run_query(ctx: QueryContext, reads: QueryContext, tree: exp.Expression) -> DataFrame:
     """run_query, lake tables read through `reads` (lake functions such as snapshots() through `ctx`)."""
+    from .insertion_order import ORDER_COLUMNS, order_by_position, ordered_ref
     from .intervals import computed_intervals
     from .literals import duckdb_literals
     from .macros import expand_macros
@@ -61,7 +62,9 @@ def _run_query(ctx: QueryContext, reads: QueryContext, tree: exp.Expression) -> 
     for node in list(tree.find_all(exp.Table)):
         if isinstance(node.this, exp.Func):  # FROM snapshots(), FROM lake.table_changes('t', 1, 2)
             if is_lake_function(node):
-                _replace(node, frames, table_function(ctx, node))
+                frame = table_function(ctx, node)
+                _feed_virtual_columns(node, frame)
+                _replace(node, frames, frame)
         elif not node.args.get("db") and node.name.lower() in ctes:
             continue
         elif is_metadata_table(ctx, node):  # `__ducklake_metadata_lake.ducklake_snapshot` (sql/metadata_tables.py)
@@ -70,14 +73,29 @@ def _run_query(ctx: QueryContext, reads: QueryContext, tree: exp.Expression) -> 
             refs.append(table_ref(reads, node))
     _push_predicates(reads, tree, refs)
     needs = virtual_needs(tree, refs)  # rowid, filename, ...: read only when the query names them
+    ordered = ordered_ref(ctx, tree, refs)  # DuckDB's insertion order kept (insertion_order.py)
+    qualifier = ordered.node.alias_or_name if ordered is not None else ""
     for ref in refs:
         version = ref.version if ref.version is not None or ref.timestamp is not None else reads.snapshot
         virtual = needs.get(id(ref), ())
+        if ref is ordered:
+            virtual += tuple(n for n in ORDER_COLUMNS if n not in virtual)
         frame = reads.lake.read((ref.schema, ref.name), version=version, timestamp=ref.timestamp, where=ref.where(),
                                 virtual_columns=virtual)
         if virtual:
             hide_in_stars(ref, frame.columns[:len(frame.columns) - len(virtual)])
+        staged = getattr(reads.lake.context, "staged_snapshot", None)  # inside BEGIN, rows staged in it
+        if "snapshot_id" in virtual and staged is not None:  # not committed yet: NULL, as DuckDB shows them
+            from pyspark.sql import functions as F
+
+            frame = frame.withColumn("snapshot_id", F.when(F.col("snapshot_id") != staged, F.col("snapshot_id")))
+        if ctx.dialect == "duckdb" and "binary" in frame.schema.simpleString():
+            from .geometry import geometry_columns, mark_geometry  # shown as GEOMETRY in results (geometry.py)
+
+            frame = mark_geometry(frame, geometry_columns(reads.lake, (ref.schema, ref.name), version, ref.timestamp))
         _replace(ref.node, frames, frame)
+    if ordered is not None:
+        order_by_position(tree, qualifier)
     text = tree.sql(dialect="spark")
     if frames:
         text = text.replace("{", "{{").replace("}", "}}")
@@ -121,6 +139,23 @@ def _push_predicates(ctx: QueryContext, tree: exp.Expression, refs: list[TableRe
     by_node = {id(r.node): r for r in refs}
     for select in tree.find_all(exp.Select):
         _push(select, by_node)
+
+
+def _feed_virtual_columns(node: exp.Table, frame) -> None:
+    """table_insertions / table_deletions: their snapshot_id and rowid are DuckDB virtual columns, named when
+    wanted and left out of `*` (as the reference binds them: the table's columns only)."""
+    from types import SimpleNamespace
+
+    from .virtual_columns import hide_in_stars
+
+    name = node.this.name if isinstance(node.this, exp.Anonymous) else node.this.sql_name()
+    if name.lower().removeprefix("ducklake_") not in ("table_insertions", "table_deletions"):
+        return
+    if frame.columns[:2] != ["snapshot_id", "rowid"]:
+        return
+    if node.args.get("alias") is None:  # a qualifier for the spelled-out columns
+        node.set("alias", exp.TableAlias(this=exp.to_identifier("ducklake_change_feed")))
+    hide_in_stars(SimpleNamespace(node=node), frame.columns[2:])
 
 
 def _replace(node: exp.Table, frames: dict, frame) -> None:

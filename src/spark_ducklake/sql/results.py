@@ -18,8 +18,10 @@ def rows_to_dataframe(spark, rows: list, fields: tuple[str, ...]):
     """NamedTuple rows as a Spark DataFrame (types from pyarrow; dicts become maps, all-NULL columns strings)."""
     import pyarrow as pa
 
+    from ..spark.session import arrow_frame
+
     columns = {name: _array([getattr(r, name) for r in rows]) for name in fields}
-    return spark.createDataFrame(pa.table(columns))
+    return arrow_frame(spark, pa.table(columns))
 
 
 def _array(values: list):

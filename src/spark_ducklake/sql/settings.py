@@ -13,6 +13,7 @@ from sqlglot import exp
 from ..catalog.commit import RetryPolicy
 from ..catalog.retry_settings import RETRY_SETTINGS, retry_setting
 from ..errors import UnsupportedSqlError
+from .insertion_order import SETTING, set_preserve_insertion_order
 from .results import CommandResult
 
 if TYPE_CHECKING:
@@ -26,8 +27,11 @@ def set_statement(ctx: QueryContext, tree: exp.Set) -> list[CommandResult]:
         if not isinstance(assignment, exp.EQ) or not isinstance(assignment.this, (exp.Column, exp.Var)):
             raise UnsupportedSqlError(f"SET {item.sql(dialect=ctx.dialect)} is not supported by lake.sql")
         name = assignment.this.name
-        _check_known(name)
         value = assignment.expression
+        if name.lower() == SETTING:  # DuckDB's own setting, which lake.sql honours (insertion_order.py)
+            set_preserve_insertion_order(ctx.lake, value.sql(dialect="duckdb"))
+            continue
+        _check_known(name)
         if isinstance(value, exp.Neg) and isinstance(value.this, exp.Literal):
             text = "-" + value.this.name
         elif isinstance(value, exp.Literal):
@@ -41,6 +45,9 @@ def set_statement(ctx: QueryContext, tree: exp.Set) -> list[CommandResult]:
 def reset_statement(ctx: QueryContext, name: str) -> list[CommandResult]:
     """RESET name: back to the reference's default."""
     name = name.strip().strip("'\"").strip()
+    if name.lower() == SETTING:
+        set_preserve_insertion_order(ctx.lake, None)
+        return [CommandResult("RESET", None)]
     _check_known(name)
     ctx.lake.set_setting(name, retry_setting(RetryPolicy(), name))
     return [CommandResult("RESET", None)]
@@ -70,5 +77,5 @@ def quote_settings_call(text: str) -> str | None:
 def _check_known(name: str) -> None:
     if name.lower() not in RETRY_SETTINGS:
         raise UnsupportedSqlError(f"SET {name} is not supported by lake.sql; the settings it knows are "
-                                  f"{', '.join(RETRY_SETTINGS)}")
+                                  f"{', '.join((*RETRY_SETTINGS, SETTING))}")
 

@@ -62,6 +62,7 @@ def split_statements(text: str, dialect: str) -> list[str]:
 
 
 _END = re.compile(r"^\s*(END|ABORT)(?:\s+(?:TRANSACTION|WORK))?\s*$", re.IGNORECASE)
+_COMPRESSION = re.compile(r"\bUSING\s+COMPRESSION\b", re.IGNORECASE)
 _COMMENT_NULL = re.compile(r"^(\s*COMMENT\s+ON\s+.+\s+IS\s+)NULL(\s*)$", re.IGNORECASE | re.DOTALL)
 
 
@@ -83,12 +84,15 @@ def _parse(text: str, dialect: str) -> exp.Expression:
         quoted = quote_settings_call(text)  # `FROM settings()`: SETTINGS is a keyword to sqlglot
         if quoted is not None:
             return _parse(quoted, dialect)
+        if _COMPRESSION.search(text):  # DuckDB's per-column storage option, which sqlglot does not parse
+            raise UnsupportedSqlError("a compression type for a column is not supported in DuckLake") from None
         raise UnsupportedSqlError(f"cannot parse {text[:80]!r}: {str(exc).splitlines()[0]}") from None
     return tree
 
 
 def _run_one(lake: DuckLake, text: str, dialect: str, catalog_name: str):
     from . import alter, dml
+    from .geometry import geometry_literals, geometry_output
     from .macro_ddl import is_macro_ddl, run_macro_ddl
     from .procedures import call
 
@@ -106,7 +110,9 @@ def _run_one(lake: DuckLake, text: str, dialect: str, catalog_name: str):
     layout = alter.layout_change(ctx, text)
     if layout is not None:
         return _committed(lake, "ALTER TABLE", lambda: alter.run_layout(ctx, tx, *layout))
-    tree = _parse(text, dialect)
+    tree = geometry_literals(_parse(text, dialect))  # '<wkt>'::GEOMETRY as its WKB (sql/geometry.py)
+    if isinstance(tree, exp.Column) and tree.name.upper() == "CHECKPOINT" and not tree.table:
+        return call(ctx, f"{catalog_name}.checkpoint()", tx is not None)  # bare CHECKPOINT parses as a column
     if isinstance(tree, exp.Transaction):
         session.begin(lake)
         return [CommandResult("BEGIN", None)]
@@ -116,7 +122,7 @@ def _run_one(lake: DuckLake, text: str, dialect: str, catalog_name: str):
         session.rollback(lake)
         return [CommandResult("ROLLBACK", None)]
     if isinstance(tree, exp.Query) and not tree.args.get("into"):
-        return run_query(ctx, tree)
+        return geometry_output(run_query(ctx, tree)) if dialect == "duckdb" else run_query(ctx, tree)
     if isinstance(tree, exp.Set):
         from .settings import set_statement
 
@@ -133,7 +139,8 @@ def _run_one(lake: DuckLake, text: str, dialect: str, catalog_name: str):
             return call(ctx, f"{catalog_name}.checkpoint()", tx is not None)
         raise UnsupportedSqlError(f"{_head(text)} is not supported by lake.sql")
     handlers = {exp.Create: _create, exp.Drop: _drop, exp.Alter: alter.run_alter, exp.Insert: dml.insert,
-                exp.Update: dml.update, exp.Delete: dml.delete, exp.Merge: dml.merge, exp.Comment: _comment}
+                exp.Update: dml.update, exp.Delete: dml.delete, exp.Merge: dml.merge, exp.Comment: _comment,
+                exp.TruncateTable: dml.truncate}
     handler = handlers.get(type(tree))
     if handler is None:
         raise UnsupportedSqlError(f"{_head(text)} ({type(tree).__name__}) is not supported by lake.sql")
@@ -224,15 +231,22 @@ def _create_table(ctx: QueryContext, tx, tree: exp.Create):
         if isinstance(tree.this, exp.Schema):
             raise UnsupportedSqlError("CREATE TABLE with both a column list and AS SELECT is not supported")
         frame = run_query(ctx, query)
-        return (tx or ctx.lake).write(frame, key, mode="error")
+        if tx is not None:
+            return tx.write(frame, key, mode="error", one_file_if_small=ctx.dialect == "duckdb")
+        with ctx.lake.transaction() as own:  # a small result is one file, as DuckDB writes it
+            own.write(frame, key, mode="error", one_file_if_small=ctx.dialect == "duckdb")
+        return own.snapshot_id
     if not isinstance(tree.this, exp.Schema):
         raise UnsupportedSqlError("CREATE TABLE needs a column list or AS SELECT")
     from .defaults import create_table, split_defaults
+    from .duck_types import ducklake_type
 
     columns, defaults = split_defaults(ctx, tree.this.expressions)
     ddl = ", ".join(column_ddl(ctx, col) for col in columns)
-    if defaults:  # `i INTEGER DEFAULT 42`: stored on the new column (sql/defaults.py)
-        return create_table(ctx, tx, key, ddl, defaults)
+    special = {} if ctx.dialect != "duckdb" else {  # USMALLINT, TIME, UUID, ... (sql/duck_types.py)
+        col.name: kind for col in columns if (kind := ducklake_type(col.args.get("kind"))) is not None}
+    if defaults or special:  # `i INTEGER DEFAULT 42`: stored on the new column (sql/defaults.py)
+        return create_table(ctx, tx, key, ddl, defaults, special)
     if tx is None:
         return ctx.lake.create_table(key, ddl)
     return tx.create_table(key, ddl)
@@ -265,7 +279,7 @@ def _drop_then_create(ctx: QueryContext, tx, tree: exp.Create, key: tuple[str, s
         raise UnsupportedSqlError("CREATE TABLE with both a column list and AS SELECT is not supported")
     frame = run_query(ctx, query)
     tx.create_table(key, frame.schema)  # the new table, so the write does not find the dropped one
-    return tx.write(frame, key, mode="append")
+    return tx.write(frame, key, mode="append", one_file_if_small=ctx.dialect == "duckdb")
 
 
 def _table_exists(ctx: QueryContext, tx, key: tuple[str, str]) -> bool:

@@ -92,5 +92,31 @@ def comment_statement(ctx: QueryContext, tx, tree: exp.Comment) -> None:
     else:
         raise UnsupportedSqlError(f"COMMENT ON {kind.upper()} is not supported by lake.sql (tables, views and "
                                   "columns as table.column)")
-    set_tag(ctx.lake, key, COMMENT, text, column=column, kind=kind,
-            stage=tx.ops.append if tx is not None else None)
+    if tx is not None and kind == "view":
+        from ..operations.staged_names import comment_new_view
+
+        if comment_new_view(tx, key, text):  # created in the open transaction: written with its CREATE
+            return
+    try:
+        set_tag(ctx.lake, key, COMMENT, text, column=column, kind=kind,
+                stage=tx.ops.append if tx is not None else None)
+    except NotFoundError:
+        staged = _staged_column(ctx.lake, tx, key, column) if tx is not None and column is not None else None
+        if staged is None:
+            raise
+        tx.ops.append(SetTag(staged[0], COMMENT, text, staged[1]))
+
+
+def _staged_column(lake: DuckLake, tx, key: tuple[str, str], column: str) -> tuple[int, int] | None:
+    """(table id, column id) of a column added to an existing table by an ALTER of the open transaction."""
+    from ..catalog.operations.ddl import AlterColumns
+
+    with lake.context.connect() as conn:
+        try:
+            table_id = reader.find_table(conn, lake.context.snapshot_id(conn), lake.data_path, *key).table_id
+        except NotFoundError:
+            return None
+    for op in reversed(tx.ops):
+        if isinstance(op, AlterColumns) and op.table_id == table_id:
+            return next(((table_id, c.column_id) for c in op.new if c.name.lower() == column.lower()), None)
+    return None

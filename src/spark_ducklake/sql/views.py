@@ -13,7 +13,15 @@ from typing import TYPE_CHECKING
 import sqlglot
 from sqlglot import exp
 
-from ..catalog.operations.views import CATALOG_PLACEHOLDER, CreateView, DropView, ViewInfo, find_view, list_views
+from ..catalog.operations.views import (
+    CATALOG_PLACEHOLDER,
+    CreateView,
+    DropView,
+    RenameView,
+    ViewInfo,
+    find_view,
+    list_views,
+)
 from ..errors import AlreadyExistsError, InvalidArgumentError, NotFoundError, UnsupportedSqlError
 
 if TYPE_CHECKING:
@@ -104,20 +112,39 @@ def create_view(lake: DuckLake, name: tuple[str, str], sql: str | exp.Expression
     return lake.context.commit(ops, properties=properties)
 
 
-def drop_view(lake: DuckLake, name: tuple[str, str], *, if_exists: bool = False, stage=None,
-              properties: CommitProperties | None = None) -> int | None:
-    """Drop a view by name; `stage` appends the operation to a transaction instead."""
+def _existing_view(lake: DuckLake, name: tuple[str, str], *, if_exists: bool):
+    """The current view `name`; None when it is missing and `if_exists`, else NotFoundError."""
     schema, view = name
     with lake.context.connect() as conn:
         found = find_view(conn, lake.context.snapshot_id(conn), schema, view)
-    if found is None:
-        if if_exists:
-            return None
+    if found is None and not if_exists:
         raise NotFoundError(f"view {schema}.{view} does not exist")
+    return found
+
+
+def drop_view(lake: DuckLake, name: tuple[str, str], *, if_exists: bool = False, stage=None,
+              properties: CommitProperties | None = None) -> int | None:
+    """Drop a view by name; `stage` appends the operation to a transaction instead."""
+    found = _existing_view(lake, name, if_exists=if_exists)
+    if found is None:
+        return None
     if stage is not None:
         stage(DropView(found.view_id))
         return None
     return lake.context.commit([DropView(found.view_id)], properties=properties)
+
+
+def rename_view(lake: DuckLake, name: tuple[str, str], new_name: str, *, if_exists: bool = False, stage=None,
+                properties: CommitProperties | None = None) -> int | None:
+    """Rename a view (same id, its comment kept); `stage` appends the operation to a transaction instead."""
+    found = _existing_view(lake, name, if_exists=if_exists)
+    if found is None:
+        return None
+    op = RenameView(found.view_id, found.schema_name, new_name)
+    if stage is not None:
+        stage(op)
+        return None
+    return lake.context.commit([op], properties=properties)
 
 
 def views(lake: DuckLake, schema: str | None = None, version: int | None = None) -> list[ViewInfo]:
@@ -241,3 +268,19 @@ def drop_view_statement(ctx: QueryContext, tx, tree: exp.Drop) -> None:
             continue
         drop_view(ctx.lake, key, if_exists=bool(tree.args.get("exists")),
                   stage=tx.ops.append if tx is not None else None)
+
+
+def alter_view_statement(ctx: QueryContext, tx, tree: exp.Alter) -> None:
+    """ALTER VIEW [IF EXISTS] name RENAME TO new_name (the only ALTER VIEW DuckLake stores)."""
+    from ..operations.staged_names import rename_new_view
+    from .references import resolve_table
+
+    actions = tree.args.get("actions") or []
+    if len(actions) != 1 or not isinstance(actions[0], exp.AlterRename):
+        raise UnsupportedSqlError(f"ALTER VIEW {tree.sql(dialect=ctx.dialect)[:80]!r}: lake.sql supports only "
+                                  "ALTER VIEW ... RENAME TO")
+    key, new_name = resolve_table(ctx, tree.this), actions[0].this.name
+    if tx is not None and rename_new_view(tx, key, new_name):  # created or renamed in the open transaction
+        return
+    rename_view(ctx.lake, key, new_name, if_exists=bool(tree.args.get("exists")),
+                stage=tx.ops.append if tx is not None else None)

@@ -56,10 +56,8 @@ def normalize_data_path(path: str) -> str:
 def create_lake(conn: sa.Connection, data_path: str, *, encrypted: bool = False,
                 metadata_schema: str | None = None) -> None:
     """Create every spec table and snapshot 0 (schema `main`) inside the caller's transaction, in the metadata
-    schema when one is given (created if missing, as the reference does)."""
-    if encrypted:
-        raise CatalogError("creating encrypted lakes is not supported by spark-ducklake: DuckDB's ATTACH ... "
-                           "(ENCRYPTED) creates them, and then spark-ducklake reads and appends to them")
+    schema when one is given (created if missing, as the reference does). `encrypted`: the reference's ENCRYPTED
+    (every file written to the lake gets its own key: docs/types.md, "Encrypted lakes")."""
     if metadata_schema is not None and dialect_for(conn).has_schemas:
         dialect_for(conn).create_schema(conn, metadata_schema)
     # No checkfirst: lake_exists said there is none here, and DuckDB's has_table would see the tables of a lake
@@ -72,7 +70,7 @@ def create_lake(conn: sa.Connection, data_path: str, *, encrypted: bool = False,
             {"key": "version", "value": SPEC_VERSION, "scope": None, "scope_id": None},
             {"key": "created_by", "value": CREATED_BY, "scope": None, "scope_id": None},
             {"key": "data_path", "value": normalize_data_path(data_path), "scope": None, "scope_id": None},
-            {"key": "encrypted", "value": "false", "scope": None, "scope_id": None},
+            {"key": "encrypted", "value": "true" if encrypted else "false", "scope": None, "scope_id": None},
         ],
     )
     conn.execute(

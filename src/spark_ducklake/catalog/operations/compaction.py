@@ -68,7 +68,8 @@ def insert_data_files(ctx: CommitContext, table: TableInfo, placed: list[PlacedF
         stat_rows += [{
             "data_file_id": file_id, "table_id": table.table_id, "column_id": cid,
             "column_size_bytes": s.column_size_bytes, "value_count": s.value_count, "null_count": s.null_count,
-            "min_value": s.min_value, "max_value": s.max_value, "contains_nan": s.contains_nan, "extra_stats": None,
+            "min_value": s.min_value, "max_value": s.max_value, "contains_nan": s.contains_nan,
+            "extra_stats": s.extra_stats,  # a merged geometry column keeps its bounding box and types
         } for cid, s in sorted(f.column_stats.items())]
         part_rows += [{"data_file_id": file_id, "table_id": table.table_id, "partition_key_index": index,
                        "partition_value": value} for index, value in sorted(f.partition_values.items())]

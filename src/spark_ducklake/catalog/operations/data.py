@@ -238,9 +238,10 @@ class Restamped(Protocol):
     first_snapshot: int | None
 
 
-# (path, foreseen snapshot, actual snapshot) -> the rewritten file. Supplied by the data plane: the catalog layer
-# writes no files, but only the commit knows the snapshot id a partial delete file's new positions must carry.
-Restamp = Callable[[str, int, int], Restamped]
+# (path, foreseen snapshot, actual snapshot[, encryption key]) -> the rewritten file. Supplied by the data plane:
+# the catalog layer writes no files, but only the commit knows the snapshot id a partial delete file's new
+# positions must carry.
+Restamp = Callable[..., Restamped]
 
 
 @dataclass
@@ -317,10 +318,9 @@ class DeleteRows:
             if d.replaces is None:
                 continue
             if d.predicted_snapshot != ctx.snapshot_id:  # others committed first: the foreseen id is taken
-                if d.encryption_key:  # rewriting it needs Spark's aes_decrypt, not available in a commit
-                    raise ConflictError(f"table {self.table.qualified_name} changed while an encrypted delete file "
-                                        "was written for it: run the delete again")
-                fixed = self.restamp(d.path, d.predicted_snapshot, ctx.snapshot_id)
+                # ENCRYPTED lakes: rewritten by Spark with the same key, so a retried commit's key stays valid.
+                fixed = (self.restamp(d.path, d.predicted_snapshot, ctx.snapshot_id, d.encryption_key)
+                         if d.encryption_key else self.restamp(d.path, d.predicted_snapshot, ctx.snapshot_id))
                 d.file_size_bytes, d.footer_size, d.first_snapshot = (fixed.file_size_bytes, fixed.footer_size,
                                                                       fixed.first_snapshot)
                 d.predicted_snapshot = ctx.snapshot_id

@@ -237,6 +237,10 @@ class AlterColumns:
         ended = [cid for cid, row in before.items() if after.get(cid) != row]
         if ended:
             _end(ctx, c, c.c.table_id == self.table_id, c.c.column_id.in_(ended))
+        dropped = [cid for cid in before if cid not in after]
+        if dropped:  # a dropped column's comments go with it, as the reference ends them
+            tag = T["ducklake_column_tag"]
+            _end(ctx, tag, tag.c.table_id == self.table_id, tag.c.column_id.in_(dropped))
         rows = [row for cid, row in after.items() if before.get(cid) != row]
         if rows:
             ctx.conn.execute(c.insert(), [_column_row(ctx, self.table_id, row) for row in rows])

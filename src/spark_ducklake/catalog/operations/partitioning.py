@@ -18,6 +18,7 @@ from ..inlined.tables import create_inlined_data_table
 from ..reads import reader
 
 TEMPORAL = {"year", "month", "day", "hour"}
+EPOCH = {"epoch_year", "epoch_month", "epoch_day", "epoch_hour"}  # DuckLake 1.1 (the reference refuses them on 1.0)
 _DATES = {"date", "timestamp", "timestamptz", "timestamp_s", "timestamp_ms", "timestamp_ns"}
 
 
@@ -35,28 +36,53 @@ def parse_keys(table: TableInfo, expressions: list[str]) -> list[PartitionKey]:
             raise SchemaMismatchError(f"cannot parse partition key {text!r}: {e}") from e
         args = [tree] if isinstance(tree, exp.Column) else list(tree.iter_expressions())
         name = type(tree).__name__.lower() if not isinstance(tree, exp.Anonymous) else tree.name.lower()
-        column_args = [a for a in args if isinstance(a, exp.Column)]
-        if len(column_args) != 1:
-            raise SchemaMismatchError(f"partition key {text!r} must name exactly one column")
-        col = by_name.get(column_args[0].name.lower())
-        if col is None:
-            raise NotFoundError(f"cannot partition by {text!r}: table {table.qualified_name} has no column "
-                                f"{column_args[0].name!r}")
-        if isinstance(tree, exp.Column):
+        if name == "bucket":
+            transform = _bucket_transform(args, text)
+            args = args[1:]
+        elif isinstance(tree, exp.Column):
             transform = "identity"
         elif name in TEMPORAL:
             transform = name
-        elif name == "bucket":
-            sizes = [a for a in args if isinstance(a, exp.Literal) and not a.is_string]
-            if len(sizes) != 1 or int(sizes[0].this) < 1:
-                raise SchemaMismatchError(f"bucket needs a positive bucket count: bucket(8, col), got {text!r}")
-            transform = f"bucket({int(sizes[0].this)})"
+        elif name in EPOCH:  # the reference's words: they need its DuckLake 1.1 catalog (AUTOMATIC_MIGRATION)
+            raise SchemaMismatchError(f"DuckLake 1.0 does not support the {name} partition transform: this library "
+                                      "writes DuckLake 1.0 catalogs, whose readers cannot read it")
         else:
-            raise SchemaMismatchError(f"unknown partition transform in {text!r}: use a column, year(), month(), "
-                                      "day(), hour() or bucket(N, col)")
+            raise SchemaMismatchError(f"Unsupported partition function {name} in {text!r} - only year, month, day, "
+                                      "hour, epoch_year, epoch_month, epoch_day, epoch_hour, and bucket are supported "
+                                      "(the epoch ones need a catalog newer than DuckLake 1.0), or a plain column")
+        column_args = [a for a in args if isinstance(a, exp.Column)]
+        if len(column_args) != 1 or len(args) != 1:
+            raise SchemaMismatchError(f"partition key {text!r} must name exactly one column")
+        col = by_name.get(column_args[0].name.lower())
+        if col is None:
+            raise NotFoundError(f'cannot partition by {text!r}: column "{column_args[0].name}" does not exist in '
+                                f"table {table.qualified_name}")
         _check_type(col, transform, text)
         keys.append(PartitionKey(col.column_id, transform))
     return keys
+
+
+def _bucket_transform(args: list, text: str) -> str:
+    """`bucket(N)` of `bucket(N, col)`; the reference's errors for a wrong shape or count."""
+    from sqlglot import exp
+
+    if len(args) != 2 or not isinstance(args[1], exp.Column):
+        raise SchemaMismatchError(f"Expected bucket(bucket_count, column), but got {text!r}")
+    count = args[0]
+    negative = isinstance(count, exp.Neg)
+    if negative:
+        count = count.this
+    if not isinstance(count, exp.Literal):
+        raise SchemaMismatchError(f"Bucket count must be a constant integer, got {text!r}")
+    try:
+        value = int(count.this) * (-1 if negative else 1)
+    except ValueError:
+        raise SchemaMismatchError(f"Bucket count must be an integer, got {count.this!r} in {text!r}") from None
+    if value <= 0:
+        raise SchemaMismatchError(f"Bucket count must be positive, got {value} in {text!r}")
+    if value > 2**31 - 1:
+        raise SchemaMismatchError(f"Bucket count cannot exceed {2**31 - 1}, got {value} in {text!r}")
+    return f"bucket({value})"
 
 
 def _check_type(col: Column, transform: str, text: str) -> None:
@@ -85,30 +111,37 @@ def current_spec(conn: sa.Connection, table_id: int, snapshot_id: int) -> Partit
 
 @dataclass
 class SetPartitioning:
-    """ALTER TABLE ... SET PARTITIONED BY / RESET PARTITIONED BY (an empty key list), as the reference writes it."""
+    """ALTER TABLE ... SET PARTITIONED BY / RESET PARTITIONED BY (an empty key list), as the reference writes it.
+    `table_id` is a TableRef for a table created in the same commit (its id is known once that applies)."""
 
-    table_id: int
+    table_id: int | object  # or ddl.TableRef (created in the same commit)
     keys: list[PartitionKey]
+    spec: PartitionSpec | None = None  # writes staged after it in a transaction: given the new id at apply
 
     def intents(self) -> list[Change]:
-        return [Change("altered_table", str(self.table_id))]
+        return [] if not isinstance(self.table_id, int) else [Change("altered_table", str(self.table_id))]
 
     def apply(self, ctx) -> None:
         from .ddl import _end, _record_schema_version
 
+        table_id = self.table_id.table_id if not isinstance(self.table_id, int) else self.table_id
         info, pc = T["ducklake_partition_info"], T["ducklake_partition_column"]
-        _end(ctx, info, info.c.table_id == self.table_id)
+        _end(ctx, info, info.c.table_id == table_id)
         partition_id = ctx.catalog_id()
-        ctx.conn.execute(info.insert().values(partition_id=partition_id, table_id=self.table_id,
+        if self.spec is not None:  # applied before the staged writes that record it on their files
+            self.spec.partition_id = partition_id
+        ctx.conn.execute(info.insert().values(partition_id=partition_id, table_id=table_id,
                                               begin_snapshot=ctx.snapshot_id, end_snapshot=None))
         if self.keys:
             ctx.conn.execute(pc.insert(), [
-                {"partition_id": partition_id, "table_id": self.table_id, "partition_key_index": i,
+                {"partition_id": partition_id, "table_id": table_id, "partition_key_index": i,
                  "column_id": k.column_id, "transform": k.transform} for i, k in enumerate(self.keys)])
-        _record_schema_version(ctx, self.table_id)  # the reference adds a schema version and inlined table here
-        columns = reader.load_columns(ctx.conn, [self.table_id], ctx.snapshot_id).get(self.table_id, [])
-        create_inlined_data_table(ctx.conn, self.table_id, ctx.schema_version, columns)
-        ctx.record("altered_table", self.table_id)
+        if not isinstance(self.table_id, int):
+            return  # created in this commit: its CREATE recorded the schema version and made the inlined table
+        _record_schema_version(ctx, table_id)  # the reference adds a schema version and inlined table here
+        columns = reader.load_columns(ctx.conn, [table_id], ctx.snapshot_id).get(table_id, [])
+        create_inlined_data_table(ctx.conn, table_id, ctx.schema_version, columns)
+        ctx.record("altered_table", table_id)
 
 
 # ----------------------------------------------------------------------------------------- bucket hash

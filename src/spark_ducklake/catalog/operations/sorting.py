@@ -33,7 +33,7 @@ def parse_sort_keys(table: TableInfo, keys: list[str]) -> list[SortKey]:
     from sqlglot import exp
 
     names = {c.name.lower() for c in table.columns}
-    out = []
+    out, unmatched = [], []
     for text in keys:
         try:
             order = sqlglot.parse_one(f"SELECT 1 ORDER BY {text}", read="duckdb").args["order"].expressions
@@ -42,16 +42,19 @@ def parse_sort_keys(table: TableInfo, keys: list[str]) -> list[SortKey]:
         if len(order) != 1:
             raise SchemaMismatchError(f"give one sort key per list item, not {text!r}")
         item = order[0]
-        columns = [c.name for c in item.this.find_all(exp.Column)]
+        columns = [c.name for c in item.this.find_all(exp.Column, bfs=False)]  # in the order written
         if not columns:
             raise SchemaMismatchError(f"sort key {text!r} names no column")
-        missing = [c for c in columns if c.lower() not in names]
-        if missing:
-            raise NotFoundError(f"sort key {text!r}: table {table.qualified_name} has no column {missing[0]!r}")
+        unmatched += [c for c in columns if c.lower() not in names and c not in unmatched]
         nulls_first = item.args.get("nulls_first")
         explicit_nulls = "NULLS" in text.upper()
-        out.append(SortKey(item.this.sql(dialect="duckdb"), "DESC" if item.args.get("desc") else "ASC",
+        # function names in lower case, as the reference's expression text has them
+        out.append(SortKey(item.this.sql(dialect="duckdb", normalize_functions="lower"),
+                           "DESC" if item.args.get("desc") else "ASC",
                            "NULLS_FIRST" if explicit_nulls and nulls_first else "NULLS_LAST"))
+    if unmatched:  # the reference's words, every unknown column of every key
+        raise NotFoundError(f"Columns in the SET SORTED BY statement were not found in the DuckLake table. "
+                            f"Unmatched columns were: {', '.join(unmatched)} (table {table.qualified_name})")
     return out
 
 
@@ -71,25 +74,27 @@ def current_sort(conn: sa.Connection, table_id: int, snapshot_id: int) -> list[S
 class SetSorting:
     """ALTER TABLE ... SET SORTED BY (keys) / RESET SORTED BY (no keys), as the reference writes them."""
 
-    table_id: int
+    table_id: int | object  # or ddl.TableRef: the table is created in the same commit
     keys: list[SortKey]
 
     def intents(self) -> list[Change]:
-        return [Change("altered_table", str(self.table_id))]
+        return [] if not isinstance(self.table_id, int) else [Change("altered_table", str(self.table_id))]
 
     def apply(self, ctx) -> None:
+        table_id = self.table_id.table_id if not isinstance(self.table_id, int) else self.table_id
         info, se = T["ducklake_sort_info"], T["ducklake_sort_expression"]
-        end_live_rows(ctx.conn, info, ctx.snapshot_id, info.c.table_id == self.table_id)
+        end_live_rows(ctx.conn, info, ctx.snapshot_id, info.c.table_id == table_id)
         if self.keys:
             sort_id = ctx.catalog_id()
-            ctx.conn.execute(info.insert().values(sort_id=sort_id, table_id=self.table_id,
+            ctx.conn.execute(info.insert().values(sort_id=sort_id, table_id=table_id,
                                                   begin_snapshot=ctx.snapshot_id, end_snapshot=None))
             ctx.conn.execute(se.insert(), [
-                {"sort_id": sort_id, "table_id": self.table_id, "sort_key_index": i, "expression": k.expression,
+                {"sort_id": sort_id, "table_id": table_id, "sort_key_index": i, "expression": k.expression,
                  "dialect": "duckdb", "sort_direction": k.direction, "null_order": k.null_order}
                 for i, k in enumerate(self.keys)])
-        ctx.schema_changed = True
-        ctx.record("altered_table", self.table_id)
+        if isinstance(self.table_id, int):  # else a new table: its CREATE records the change
+            ctx.schema_changed = True
+            ctx.record("altered_table", table_id)
 
 
 def follow_renames(ctx, table_id: int, renamed: dict[str, str]) -> None:

@@ -42,6 +42,11 @@ class SetTag:
             end_live_rows(ctx.conn, tag, ctx.snapshot_id, tag.c.object_id == self.object_id, tag.c.key == self.key)
             ctx.conn.execute(tag.insert().values(object_id=self.object_id, **row))
         else:
+            c = T["ducklake_column"]
+            live = ctx.conn.execute(sa.select(c.c.column_id).where(
+                c.c.table_id == self.object_id, c.c.column_id == self.column_id, c.c.end_snapshot.is_(None)).limit(1))
+            if live.scalar() is None:
+                return  # the column was dropped later in the same transaction: no tag is left behind
             tag = T["ducklake_column_tag"]
             end_live_rows(ctx.conn, tag, ctx.snapshot_id, tag.c.table_id == self.object_id,
                           tag.c.column_id == self.column_id, tag.c.key == self.key)

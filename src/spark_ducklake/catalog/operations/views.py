@@ -1,4 +1,5 @@
-"""Lake views (`ducklake_view`): reading them at a snapshot, and the commit operations that create and drop them.
+"""Lake views (`ducklake_view`): reading them at a snapshot, and the commit operations that create, rename and
+drop them.
 
 As the reference writes them: the view id comes from next_catalog_id, the schema version moves on (but no
 ducklake_schema_versions row: that table is per table), changes_made says `created_view:"schema"."name"` /
@@ -100,6 +101,7 @@ class CreateView:
     dialect: str = "duckdb"
     column_aliases: list[str] = field(default_factory=list)
     view_uuid: str = field(default_factory=new_uuid)
+    comment: str | None = None  # COMMENT ON VIEW in the transaction that creates it: written with the view
 
     def intents(self) -> list[Change]:
         return [Change("created_view", quote_name(self.schema, self.name))]
@@ -107,22 +109,63 @@ class CreateView:
     def apply(self, ctx: CommitContext) -> None:
         check_name(self.name, "view")
         schema = reader.find_schema(ctx.conn, ctx.snapshot_id, ctx.data_path, self.schema)
-        t, v = T["ducklake_table"], T["ducklake_view"]
-        # tables and views share one namespace, case-insensitively, as in DuckDB
-        for table, column in ((t, t.c.table_name), (v, v.c.view_name)):
-            taken = ctx.conn.execute(sa.select(column).where(
-                reader.visible(table, ctx.snapshot_id), table.c.schema_id == schema.schema_id,
-                sa.func.lower(column) == self.name.lower()).limit(1)).scalar()
-            if taken is not None:
-                kind = "table" if table is t else "view"
-                raise AlreadyExistsError(f"{kind} {self.schema}.{taken} already exists")
+        _check_name_free(ctx, schema.schema_id, self.schema, self.name)
+        view_id = ctx.catalog_id()
+        v, tag = T["ducklake_view"], T["ducklake_tag"]
         ctx.conn.execute(v.insert().values(
-            view_id=ctx.catalog_id(), view_uuid=self.view_uuid, begin_snapshot=ctx.snapshot_id, end_snapshot=None,
+            view_id=view_id, view_uuid=self.view_uuid, begin_snapshot=ctx.snapshot_id, end_snapshot=None,
             schema_id=schema.schema_id, view_name=self.name, dialect=self.dialect, sql=self.sql,
             column_aliases=render_aliases(self.column_aliases),
         ))
+        if self.comment is not None:
+            ctx.conn.execute(tag.insert().values(object_id=view_id, begin_snapshot=ctx.snapshot_id,
+                                                 end_snapshot=None, key="comment", value=self.comment))
         ctx.schema_changed = True
         ctx.record("created_view", quote_name(self.schema, self.name))
+
+
+def _check_name_free(ctx: CommitContext, schema_id: int, schema: str, name: str, view_id: int | None = None) -> None:
+    """AlreadyExistsError when a table or another view holds the name: they share one namespace, compared
+    ignoring case, as in DuckDB."""
+    t, v = T["ducklake_table"], T["ducklake_view"]
+    for table, column in ((t, t.c.table_name), (v, v.c.view_name)):
+        query = sa.select(column).where(reader.visible(table, ctx.snapshot_id), table.c.schema_id == schema_id,
+                                        sa.func.lower(column) == name.lower())
+        if table is v and view_id is not None:
+            query = query.where(v.c.view_id != view_id)
+        taken = ctx.conn.execute(query.limit(1)).scalar()
+        if taken is not None:
+            kind = "table" if table is t else "view"
+            raise AlreadyExistsError(f"{kind} {schema}.{taken} already exists")
+
+
+@dataclass
+class RenameView:
+    """ALTER VIEW ... RENAME TO: a new version of the view row with the same id and uuid, as the reference writes
+    it (the old row ends, its tags stay; the snapshot logs the new name as created_view)."""
+
+    view_id: int
+    schema: str
+    new_name: str
+
+    def intents(self) -> list[Change]:
+        return [Change("created_view", quote_name(self.schema, self.new_name)),
+                Change("altered_view", str(self.view_id))]
+
+    def apply(self, ctx: CommitContext) -> None:
+        check_name(self.new_name, "view")
+        v = T["ducklake_view"]
+        current = ctx.conn.execute(sa.select(v).where(
+            v.c.view_id == self.view_id, v.c.end_snapshot.is_(None))).mappings().one_or_none()
+        if current is None:
+            raise NotFoundError(f"view id {self.view_id} does not exist")
+        _check_name_free(ctx, current["schema_id"], self.schema, self.new_name, self.view_id)
+        end_live_rows(ctx.conn, v, ctx.snapshot_id, v.c.view_id == self.view_id)
+        row = dict(current)
+        row.update(begin_snapshot=ctx.snapshot_id, end_snapshot=None, view_name=self.new_name)
+        ctx.conn.execute(v.insert().values(**row))
+        ctx.schema_changed = True
+        ctx.record("created_view", quote_name(self.schema, self.new_name))
 
 
 @dataclass

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import datetime as dt
 import struct
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from decimal import Decimal
 from functools import lru_cache
@@ -20,6 +20,7 @@ from sqlglot import exp
 
 from ...spec.model import ColumnStats, DataFile, TableInfo
 from ..database.spec_tables import T
+from ..reads.file_list import field_values, subset
 
 _FLIP = {"<": ">", "<=": ">=", ">": "<", ">=": "<=", "=": "="}
 _OPS = {exp.EQ: "=", exp.LT: "<", exp.LTE: "<=", exp.GT: ">", exp.GTE: ">="}
@@ -242,8 +243,10 @@ def _decoder(type_: str) -> Callable[[str], object]:
     return decode
 
 
-def prune_files(conn: sa.Connection, table: TableInfo, files: list[DataFile], where: str | None) -> list[DataFile]:
-    """The files that may hold rows matching `where` (all of them when nothing is provable)."""
+def prune_files(conn: sa.Connection, table: TableInfo, files: Sequence[DataFile],
+                where: str | None) -> Sequence[DataFile]:
+    """The files that may hold rows matching `where` (all of them when nothing is provable), of the same kind
+    as `files` (a list, or a FileList)."""
     if not where or not files:
         return files
     by_name = {col.name.lower(): col for col in table.columns if not col.is_nested}
@@ -255,28 +258,30 @@ def prune_files(conn: sa.Connection, table: TableInfo, files: list[DataFile], wh
     checks = [(cond, by_name[cond.column.lower()], _decoder(by_name[cond.column.lower()].type))
               for cond in conditions]
     kept = []
-    for f in files:
+    # Fields read as columns: a FileList builds no DataFile for this.
+    for i, (file_id, begin, records) in enumerate(zip(*(field_values(files, name) for name in (
+            "data_file_id", "begin_snapshot", "record_count")), strict=True)):
         keep = True
         for cond, col, decode in checks:
-            if col.added_snapshot is not None and f.begin_snapshot < col.added_snapshot:
+            if col.added_snapshot is not None and begin < col.added_snapshot:
                 continue  # file predates the column: it holds the default, no stats
-            if not may_match(cond, stats.get((f.data_file_id, col.column_id)), f.record_count, decode, col.type):
+            if not may_match(cond, stats.get((file_id, col.column_id)), records, decode, col.type):
                 keep = False
                 break
         if keep:
-            kept.append(f)
-    return _prune_buckets(conn, table, kept, conditions, by_name)
+            kept.append(i)
+    return _prune_buckets(conn, table, subset(files, kept), conditions, by_name)
 
 
-def _prune_buckets(conn: sa.Connection, table: TableInfo, files: list[DataFile], conditions: list[Condition],
-                   by_name: dict) -> list[DataFile]:
+def _prune_buckets(conn: sa.Connection, table: TableInfo, files: Sequence[DataFile],
+                   conditions: list[Condition], by_name: dict) -> Sequence[DataFile]:
     """Drop files of bucket partitions an equality or IN on the bucketed column cannot land in (min/max stats
     of hashed keys prove nothing, so this is the only way such files are skipped)."""
     from ...spec.types import parse_literal
     from ..operations.partitioning import bucket_of
 
     equalities = [c for c in conditions if c.op in ("=", "in")]
-    partition_ids = {f.partition_id for f in files if f.partition_id is not None}
+    partition_ids = set(field_values(files, "partition_id")) - {None} if equalities else set()
     if not equalities or not partition_ids:
         return files
     pc, fpv = T["ducklake_partition_column"], T["ducklake_file_partition_value"]
@@ -300,9 +305,10 @@ def _prune_buckets(conn: sa.Connection, table: TableInfo, files: list[DataFile],
     values = {(r.data_file_id, r.partition_key_index): r.partition_value for r in conn.execute(
         sa.select(fpv.c.data_file_id, fpv.c.partition_key_index, fpv.c.partition_value)
         .where(fpv.c.table_id == table.table_id))}
-    return [f for f in files if all(
-        values.get((f.data_file_id, index), None) in buckets
-        for (pid, index), buckets in wanted.items() if pid == f.partition_id)]
+    return subset(files, [i for i, (file_id, partition_id) in enumerate(zip(
+        field_values(files, "data_file_id"), field_values(files, "partition_id"), strict=True)) if all(
+        values.get((file_id, index), None) in buckets
+        for (pid, index), buckets in wanted.items() if pid == partition_id)])
 
 
 def _load_stats(conn: sa.Connection, table_id: int, column_ids: set[int]) -> dict[tuple[int, int], ColumnStats]:

@@ -14,35 +14,33 @@ begin or end snapshot lies between the two are fetched (a file's visibility chan
 
 from __future__ import annotations
 
-import operator
 from collections import OrderedDict
-from dataclasses import dataclass, replace
-from operator import attrgetter
+from collections.abc import Sequence
+from dataclasses import dataclass
 
+import pyarrow as pa
+import pyarrow.compute as pc
 import sqlalchemy as sa
 
 from ...spec.model import DataFile, TableInfo
 from ..database.spec_tables import T
 from . import reader
+from .file_list import FEW, FileList, fetch
+from .file_list import load as load_list
 
 MIN_FILES = 1_000  # smaller lists load in a few ms: not worth holding
-MAX_ENTRIES = 4  # 100k files hold ~50 MB of DataFile objects
+MAX_ENTRIES = 4  # 100k files: ~10 MB of columns, ~50 MB more once their DataFile objects are built
 
 
 @dataclass
 class _Entry:
     fingerprint: tuple
-    files: list[DataFile]
+    files: FileList
     columns: list
-    with_deletes: frozenset[int]  # ids of the files that carry a delete file
-    _by_id: bool | None = None
 
     def sorted_by_id(self) -> bool:
         """Whether the list is in id order (no file_order in use), which a merge with other files keeps."""
-        if self._by_id is None:
-            ids = [f.data_file_id for f in self.files]
-            self._by_id = all(map(operator.lt, ids, ids[1:]))
-        return self._by_id
+        return self.files.column("file_order").null_count == len(self.files)
 
 
 class FileListCache:
@@ -52,35 +50,36 @@ class FileListCache:
         self.min_files, self.max_entries = min_files, max_entries
         self._entries: OrderedDict[tuple, _Entry] = OrderedDict()
 
-    def data_files(self, conn: sa.Connection, table: TableInfo, snapshot_id: int) -> list[DataFile]:
-        """The table's files visible at the snapshot (a new list; the DataFile objects may be shared)."""
+    def data_files(self, conn: sa.Connection, table: TableInfo, snapshot_id: int) -> Sequence[DataFile]:
+        """The table's files visible at the snapshot (a new list, or FileList; the DataFile objects may be
+        shared)."""
         key = (table.table_id, snapshot_id, table.path)
         cached = self._entries.get(key)
+        few = min(FEW, self.min_files - 1)  # lists kept are FileLists
         if cached is None and self._neighbour(table) is None:  # a first scan: no aggregate, one load
-            files, current = load(conn, table, snapshot_id)
+            files, current = load(conn, table, snapshot_id, few)
             return self._keep(key, current, files, table)
         # Taken before the load: a commit in between pairs the new files with the old fingerprint, so the next
         # use reloads (the other order could keep an outdated list for good).
         current = fingerprint(conn, table.table_id, snapshot_id)
         if cached is not None and cached.fingerprint == current:
             self._entries.move_to_end(key)
-            return list(cached.files)
+            return cached.files.copy()
         self._entries.pop(key, None)
         files = self._from_neighbour(conn, table, snapshot_id)
         if files is None:
-            files = reader.data_files(conn, table, snapshot_id)
+            files = load_list(conn, table, snapshot_id, reader.delete_files(conn, table, snapshot_id), few)
         return self._keep(key, current, files, table)
 
-    def _keep(self, key: tuple, current: tuple, files: list[DataFile], table: TableInfo) -> list[DataFile]:
-        if len(files) >= self.min_files:
-            self._entries[key] = _Entry(current, files, table.columns,
-                                        frozenset(f.data_file_id for f in files if f.delete_file is not None))
+    def _keep(self, key: tuple, current: tuple, files: Sequence[DataFile], table: TableInfo) -> Sequence[DataFile]:
+        if len(files) >= self.min_files and isinstance(files, FileList):
+            self._entries[key] = _Entry(current, files, table.columns)
             while len(self._entries) > self.max_entries:
                 self._entries.popitem(last=False)
-            return list(files)
+            return files.copy()
         return files
 
-    def _from_neighbour(self, conn: sa.Connection, table: TableInfo, snapshot_id: int) -> list[DataFile] | None:
+    def _from_neighbour(self, conn: sa.Connection, table: TableInfo, snapshot_id: int) -> FileList | None:
         """The files at `snapshot_id` from the most recently used list of another snapshot of the table, or None
         when there is none still valid (same fingerprint, same columns) or file_order is in use."""
         found = self._neighbour(table)
@@ -93,23 +92,20 @@ class FileListCache:
         low, high = sorted((base_snapshot, snapshot_id))
         changed = sa.or_(sa.and_(df.c.begin_snapshot > low, df.c.begin_snapshot <= high),
                          sa.and_(df.c.end_snapshot > low, df.c.end_snapshot <= high))
-        removed = {r[0] for r in reader.driver_rows(conn, sa.select(df.c.data_file_id).where(
-            df.c.table_id == table.table_id, changed))}
-        added = reader.file_rows(conn, table.table_id, sa.and_(changed, reader.visible(df, snapshot_id)))
-        if any(r[reader.FILE_ORDER] is not None for r in added):
+        removed = [r[0] for r in reader.driver_rows(conn, sa.select(df.c.data_file_id).where(
+            df.c.table_id == table.table_id, changed))]
+        added = fetch(conn, table.table_id, sa.and_(changed, reader.visible(df, snapshot_id)))
+        if added.column("file_order").null_count != added.num_rows:
             return None
-        deletes = reader.delete_files(conn, table, snapshot_id)
-        touched = entry.with_deletes | deletes.keys()
-        files = []
-        for f in entry.files:
-            if f.data_file_id in removed:
-                continue
-            if f.data_file_id in touched and deletes.get(f.data_file_id) != f.delete_file:
-                f = replace(f, delete_file=deletes.get(f.data_file_id))  # the cached object stays as it was
-            files.append(f)
-        files += reader.build_files(added, table, deletes)
-        files.sort(key=attrgetter("data_file_id"))  # two sorted runs: a linear merge
-        return files
+        # The cached list's columns and objects stay as they were: a new list over the kept rows and the added
+        # ones, its objects those of the kept files (replaced where their delete file changed).
+        base = entry.files
+        kept = pc.indices_nonzero(pc.invert(pc.is_in(base.ids(), pa.array(removed, pa.int64()))))
+        base = base.take(kept).with_deletes(reader.delete_files(conn, table, snapshot_id))
+        rows = pa.concat_tables([base.rows, added])
+        order = pc.sort_indices(rows, sort_keys=[("data_file_id", "ascending")])
+        objects = base.objects_or_none() + [None] * added.num_rows
+        return FileList(table, rows.take(order), base.deletes, [objects[i] for i in order.to_pylist()])
 
     def _neighbour(self, table: TableInfo) -> tuple[int, _Entry] | None:
         """(snapshot, entry) of the most recently used list of the table with the same columns, or None."""
@@ -134,15 +130,20 @@ def fingerprint(conn: sa.Connection, table_id: int, snapshot_id: int) -> tuple:
     return tuple(conn.execute(sa.select(*parts[0].c, *parts[1].c).select_from(both)).one())
 
 
-def load(conn: sa.Connection, table: TableInfo, snapshot_id: int) -> tuple[list[DataFile], tuple]:
-    """`reader.data_files` and the fingerprint of exactly the rows it loaded (no aggregate query: rows loaded
-    from one catalog state match that state's fingerprint; a commit between the two queries makes a pair that
-    matches no later state, so the next use reloads)."""
-    df = T["ducklake_data_file"]
-    rows = reader.file_rows(conn, table.table_id, reader.visible(df, snapshot_id))
+def load(conn: sa.Connection, table: TableInfo, snapshot_id: int,
+         few: int = 0) -> tuple[Sequence[DataFile], tuple]:
+    """`reader.data_files` (a FileList, or up to `few` files a list) and the fingerprint of exactly the rows it
+    loaded (no aggregate query: rows loaded from one catalog state match that state's fingerprint; a commit
+    between the two queries makes a pair that matches no later state, so the next use reloads)."""
     deletes = reader.delete_files(conn, table, snapshot_id)
-    ids = [r[0] for r in rows]
+    files = load_list(conn, table, snapshot_id, deletes, few)
+    if isinstance(files, FileList):
+        ids = files.ids()
+        total, top = pc.sum(ids).as_py(), pc.max(ids).as_py()
+    else:
+        ids = [f.data_file_id for f in files]
+        total, top = (sum(ids) if ids else None), max(ids, default=None)
     delete_ids = [d.delete_file_id for d in deletes.values()]  # one per data file, as the catalog holds them
-    current = (len(ids), sum(ids) if ids else None, max(ids, default=None),
+    current = (len(ids), total, top,
                len(delete_ids), sum(delete_ids) if delete_ids else None, max(delete_ids, default=None))
-    return reader.build_files(rows, table, deletes), current
+    return files, current

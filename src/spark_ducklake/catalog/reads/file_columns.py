@@ -17,6 +17,7 @@ import sqlalchemy as sa
 
 from ...spec.model import DataFile, TableInfo
 from ..database.spec_tables import T
+from .file_list import nulls_in
 from .name_maps import apply_name_maps
 
 
@@ -31,6 +32,8 @@ def mark_absent_columns(conn: sa.Connection, table: TableInfo, files: list[DataF
             if c.added_snapshot is not None and c.added_snapshot > created}
     if not late:
         return
+    if nulls_in(files, "partial_max") == len(files) and not nulls_in(files, "row_id_start"):
+        return  # no compacted, flushed or rewritten file (a FileList answers from its columns)
     candidates = [f for f in files if (f.partial_max is not None or f.row_id_start is None) and f.name_map is None]
     if not candidates:
         return

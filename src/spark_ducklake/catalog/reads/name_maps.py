@@ -17,6 +17,7 @@ import sqlalchemy as sa
 from ...spec import types
 from ...spec.model import DataFile, TableInfo
 from ..database.spec_tables import T
+from .file_list import nulls_in
 
 
 @dataclass(frozen=True)
@@ -64,6 +65,8 @@ def _tree(entries) -> NameMap:
 def apply_name_maps(conn: sa.Connection, table: TableInfo, files: list[DataFile]) -> None:
     """Give files with a mapping their `name_map`, the columns they lack (`absent_columns`) and the values of
     their hive-path columns (`hive_values`). Costs nothing when no file has a mapping."""
+    if nulls_in(files, "mapping_id") == len(files):  # a FileList answers from its columns: no object built
+        return
     mapped = [f for f in files if f.mapping_id is not None]
     if not mapped:
         return

@@ -96,7 +96,7 @@ def _boolean(name: str, value) -> str:
     text = str(value).strip().lower()
     if isinstance(value, bool) or text in ("true", "false", "t", "f", "1", "0", "yes", "no", "y", "n"):
         return "true" if value is True or text in ("true", "t", "1", "yes", "y") else "false"
-    raise DuckLakeError(f"option {name!r} takes true or false, got {value!r}")
+    raise DuckLakeError(f"option {name!r} takes true or false: Could not convert string '{value}' to BOOL")
 
 
 def set_option(conn: sa.Connection, name: str, value, *, scope: str | None, scope_id: int | None) -> None:

@@ -11,7 +11,7 @@ from sqlglot import exp
 from ...errors import InvalidArgumentError, InvalidExpressionError, SchemaMismatchError
 from ...spark.expressions import check_syntax
 from .expressions import NotLocal, parse, predicate_mask
-from .scan import read_plan
+from .scan import encrypted_plan, read_plan
 
 if TYPE_CHECKING:
     from ..context import LakeContext
@@ -48,6 +48,8 @@ def read_arrow(ctx: LakeContext, table: str | tuple[str, str], *, columns: list[
             raise InvalidExpressionError(f"where {where!r}: no column {', '.join(missing)} in "
                                          f"{plan.table.qualified_name}")
         needed |= {by_name[n].column_id for n in names}
+    if encrypted_plan(plan):  # no AES in-process: Spark decrypts (spark/encrypted/), the result comes back as Arrow
+        return _via_spark(ctx, plan, picked, where)
     rows = read_plan(plan, [c for c in plan.table.columns if c.column_id in needed])
     if where is not None:
         try:
@@ -56,3 +58,17 @@ def read_arrow(ctx: LakeContext, table: str | tuple[str, str], *, columns: list[
             raise InvalidExpressionError(f"where {where!r} cannot be evaluated without Spark ({exc}); use "
                                          "lake.read() for full Spark SQL") from None
     return rows.select([c.name for c in picked])
+
+
+def _via_spark(ctx: LakeContext, plan, picked, where: str | None) -> pa.Table:
+    """The plan's rows read by Spark (`lake.read(...).toArrow()`, which read_arrow's types match)."""
+    from pyspark.sql import functions as F
+
+    from ...spark.expressions import check_expression
+
+    spark = ctx.spark
+    frame = plan.to_dataframe(spark)
+    if where:
+        check_expression(spark, plan.table, where, "where")
+        frame = frame.where(where)
+    return frame.select(*[F.col("`" + c.name.replace("`", "``") + "`") for c in picked]).toArrow()

@@ -48,11 +48,16 @@ def visible_schema(columns: list[Column]) -> pa.Schema:
     return pa.schema([pa.field(c.name, visible_type(c), True) for c in columns])
 
 
+def encrypted_plan(plan: ScanPlan) -> bool:
+    """Whether the plan reads encrypted files (ENCRYPTED lakes): only Spark's AES decrypts them (spark/encrypted/)."""
+    return any(f.encryption_key or (f.delete_file is not None and f.delete_file.encrypted) for f in plan.files)
+
+
 def read_plan(plan: ScanPlan, columns: list[Column] | None = None, *, row_ids: bool = False,
               positions: bool = False) -> pa.Table:
     """The plan's rows visible at its snapshot: `columns` (default: all) in table order, then `rowid` and, with
     `positions`, `_dl_file` (data file id; NULL for inlined rows) and `_dl_pos` (position; inlined: row id)."""
-    if any(f.encryption_key or (f.delete_file is not None and f.delete_file.encryption_key) for f in plan.files):
+    if encrypted_plan(plan):  # callers route such plans to Spark first (read.py, threshold.files_in_process)
         raise CatalogError(f"table {plan.table.qualified_name!r} is in an ENCRYPTED lake: its files are decrypted by "
                            "Spark only (read it with lake.read; docs/types.md, 'Encrypted lakes')")
     columns = plan.table.columns if columns is None else columns

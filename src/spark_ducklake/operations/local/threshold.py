@@ -2,7 +2,8 @@
 
 The rule: an operation runs on the driver with pyarrow when the bytes it touches (the Parquet files it reads plus
 their delete files, or the Arrow data it writes) are at most the threshold; anything larger, and any Spark
-DataFrame input, goes to Spark. The default, 64 MiB, is where one driver core stops beating Spark's fixed costs:
+DataFrame input, goes to Spark (but for a small DuckDB-dialect INSERT ... SELECT result, written as one file:
+operations/write.py SMALL_FRAME_ROWS). The default, 64 MiB, is where one driver core stops beating Spark's fixed costs:
 pyarrow reads and writes a 64 MiB Parquet table in about half a second here, about what one Spark job costs with
 a warm session (and a session start costs 6-30 s), while a few hundred MB decoded stays far from driver memory
 limits. Override it per handle (`DuckLake.attach(..., small_data_threshold=n)` or `lake.small_data_threshold = n`,

@@ -103,7 +103,7 @@ def _keys(table: TableInfo) -> list:
 
 def _sort_order(table: TableInfo) -> tuple[list[tuple[str, str]], str]:
     """pyarrow sort keys and null placement for the table's sort keys (plain columns, one NULLS order)."""
-    names = {c.name.lower(): c.name for c in table.columns}
+    names = {c.name.lower(): c.name for c in table.columns if not c.is_nested}  # pyarrow sorts no nested values
     order, placements = [], set()
     for key in table.sort_keys:
         try:
@@ -111,7 +111,7 @@ def _sort_order(table: TableInfo) -> tuple[list[tuple[str, str]], str]:
         except sqlglot.errors.SqlglotError as exc:
             raise NotLocal(f"sort key {key.expression!r}") from exc
         if not isinstance(node, exp.Column) or node.table or node.name.lower() not in names:
-            raise NotLocal(f"sort key {key.expression!r} is not a plain column")
+            raise NotLocal(f"sort key {key.expression!r} is not a plain column of a primitive type")
         order.append((names[node.name.lower()], "descending" if key.direction == "DESC" else "ascending"))
         placements.add("at_start" if key.null_order == "NULLS_FIRST" else "at_end")
     if len(placements) > 1:

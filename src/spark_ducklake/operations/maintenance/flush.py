@@ -19,7 +19,6 @@ import pyarrow as pa
 import pyarrow.parquet as pq
 import sqlalchemy as sa
 
-from ...catalog.encryption import ENCRYPTED_DELETES
 from ...catalog.inlined import codec as inlined
 from ...catalog.inlined import tables as inlined_tables
 from ...catalog.operations.compaction import FlushInlined, PlacedDelete, PlacedFile
@@ -27,7 +26,6 @@ from ...catalog.operations.partitioning import current_spec
 from ...catalog.operations.sorting import current_sort
 from ...catalog.planners.compaction import schema_versions
 from ...catalog.reads import reader
-from ...errors import CatalogError
 from ...spark.write import ROW_ID_COLUMN, SNAPSHOT_ID_COLUMN, WriteOptions
 from ...spec.commit_properties import CommitProperties
 from ...spec.model import NewDataFile, NewDeleteFile, TableInfo
@@ -72,10 +70,21 @@ def flush_inlined_data(ctx: LakeContext, schema_name: str | None, table_name: st
     ctx.check_writable()
     with ctx.engine.connect() as conn:
         read_snapshot = reader.latest_snapshot(conn).snapshot_id
-        work = [w for w in (_collect(conn, t, read_snapshot) for t in maintained_tables(
+    ops, rows, staged = stage_flush(ctx, schema_name, table_name, read_snapshot)
+    if ops:
+        ctx.commit(ops, read_snapshot=read_snapshot, properties=info, staged_files=staged)
+    return rows
+
+
+def stage_flush(ctx: LakeContext, schema_name: str | None, table_name: str | None, read_snapshot: int,
+                sort_keys: dict[int, list] | None = None) -> tuple[list, list[FlushRow], list[str]]:
+    """(operations, rows, staged files) flushing what is inlined at `read_snapshot`, nothing committed;
+    `sort_keys` (table id -> keys) replaces the catalog's then (an open transaction's SET SORTED BY)."""
+    with ctx.engine.connect() as conn:
+        work = [w for w in (_collect(conn, t, read_snapshot, sort_keys) for t in maintained_tables(
             ctx, conn, read_snapshot, schema=schema_name, table=table_name, function="flush_inlined_data")) if w]
     if not work:
-        return []
+        return [], [], []
     per_thread = str(ctx.option("per_thread_output") or "false").lower() in ("true", "1")
     staged: list[str] = []
     try:
@@ -100,15 +109,18 @@ def flush_inlined_data(ctx: LakeContext, schema_name: str | None, table_name: st
 
         delete_paths(staged)
         raise
-    ctx.commit(ops, read_snapshot=read_snapshot, properties=info, staged_files=staged)
-    return rows
+    return ops, rows, staged
 
 
-def _collect(conn: sa.Connection, table: TableInfo, read_snapshot: int) -> _TableFlush | None:
+def _collect(conn: sa.Connection, table: TableInfo, read_snapshot: int,
+             staged_sorts: dict[int, list] | None = None) -> _TableFlush | None:
     """What there is to flush for one table, read from the catalog."""
     flush = _TableFlush(table, write_options(conn, table))
     begins = {version: begin for begin, version in schema_versions(conn, table.table_id)}
-    sort_keys = current_sort(conn, table.table_id, read_snapshot)
+    if staged_sorts is not None and table.table_id in staged_sorts:
+        sort_keys = staged_sorts[table.table_id]
+    else:
+        sort_keys = current_sort(conn, table.table_id, read_snapshot)
     for name, version in inlined_tables.inlined_versions(conn, table.table_id):
         at = begins.get(version)
         columns = table.columns if at is None else reader.load_columns(conn, [table.table_id], at).get(
@@ -169,8 +181,10 @@ def _write_batches(ctx: LakeContext, flush: _TableFlush, per_thread: bool, stage
             frame = frame.coalesce(1)
         files = write_data_files(ctx.spark, frame, batch.layout, options=options, row_ids=True, snapshot_ids=True)
         staged += [f.path for f in files]
+        ranges = _encrypted_ranges(ctx.spark, files) if options.encrypted else {}
         for f in files:
-            rows, snaps = _range(f, ROW_ID_COLUMN), _range(f, SNAPSHOT_ID_COLUMN)
+            rows, snaps = ranges[f.path] if f.encryption_key else (_range(f, ROW_ID_COLUMN),
+                                                                    _range(f, SNAPSHOT_ID_COLUMN))
             placed.append(PlacedFile(f, batch.layout.columns, begin_snapshot=snaps[0], partial_max=snaps[1],
                                      row_id_start=rows[0], partition_id=batch.layout.partition.partition_id
                                      if f.partition_values else None))
@@ -193,6 +207,22 @@ def _range(f: NewDataFile, column: str) -> tuple[int, int]:
     return min(s.min for s in stats), max(s.max for s in stats)
 
 
+def _encrypted_ranges(spark, files: list[NewDataFile]) -> dict[str, tuple[tuple[int, int], tuple[int, int]]]:
+    """((min, max) row id, (min, max) snapshot) per encrypted file: their footers are decrypted by Spark only."""
+    from pyspark.sql import functions as F
+
+    from ...spark.encrypted.read import encrypted_lineage
+    from ...spark.paths import spark_file_uri
+
+    secret = [(f.path, f.encryption_key) for f in files if f.encryption_key]
+    if not secret:
+        return {}
+    by_uri = {spark_file_uri(p): p for p, _k in secret}
+    agg = encrypted_lineage(spark, secret).groupBy("_dl_uri").agg(
+        F.min("_dl_rid"), F.max("_dl_rid"), F.min("_dl_begin"), F.max("_dl_begin")).collect()
+    return {by_uri[r[0]]: ((r[1], r[2]), (r[3], r[4])) for r in agg}
+
+
 def _existing_key(file_id: int) -> str:
     return f"file:{file_id}"
 
@@ -212,16 +242,20 @@ def _write_deletes(ctx: LakeContext, work: list[_TableFlush], placed_by_table: l
         targets: dict[str, DeleteTarget] = {}
         parts = []
         if flush.ended and placed:
-            if flush.options.encrypted:  # the flushed files' row ids would need decrypting (spark/encrypted/)
-                raise CatalogError(ENCRYPTED_DELETES)
             targets.update({p.file.path: DeleteTarget(p.file.path) for p in placed})
             gone = spark.createDataFrame(flush.ended, f"_dl_rid long, _dl_begin long, {SNAP} long")
             keys = spark.createDataFrame([(spark_file_uri(p.file.path), p.file.path) for p in placed],
                                          f"_dl_uri string, {KEY} string")
-            read = (read_parquet(spark, f"`{ROW_ID_COLUMN}` long, `{SNAPSHOT_ID_COLUMN}` long",
-                                 [p.file.path for p in placed])
-                    .select(F.col("_metadata.file_path").alias("_dl_uri"), F.col("_metadata.row_index").alias(POS),
-                            F.col(ROW_ID_COLUMN).alias("_dl_rid"), F.col(SNAPSHOT_ID_COLUMN).alias("_dl_begin")))
+            if flush.options.encrypted:  # the flushed files' row ids are decrypted by Spark (spark/encrypted/)
+                from ...spark.encrypted.read import encrypted_lineage
+
+                read = encrypted_lineage(spark, [(p.file.path, p.file.encryption_key) for p in placed])
+            else:
+                read = (read_parquet(spark, f"`{ROW_ID_COLUMN}` long, `{SNAPSHOT_ID_COLUMN}` long",
+                                     [p.file.path for p in placed])
+                        .select(F.col("_metadata.file_path").alias("_dl_uri"),
+                                F.col("_metadata.row_index").alias(POS), F.col(ROW_ID_COLUMN).alias("_dl_rid"),
+                                F.col(SNAPSHOT_ID_COLUMN).alias("_dl_begin")))
             parts.append(read.join(F.broadcast(gone), ["_dl_rid", "_dl_begin"]).join(F.broadcast(keys), "_dl_uri")
                          .select(KEY, POS, SNAP))
         if flush.file_deletes:

@@ -20,7 +20,7 @@ log = logging.getLogger(__name__)
 
 # DuckLake types Spark writes as themselves; tables with others (uuid, time, unsigned, ...) are left alone.
 _WRITABLE = {"boolean", "int8", "int16", "int32", "int64", "float32", "float64", "varchar", "blob", "date",
-             "timestamp", "timestamptz", "list", "struct", "map"}
+             "timestamp", "timestamptz", "list", "struct", "map", "geometry"}  # geometry: spark_types.write_column
 
 
 def spark_writable(columns: list[Column]) -> bool:

@@ -18,7 +18,8 @@ import pyarrow.fs as pafs
 
 from ...catalog.planners.compaction import TablePlan
 from ...spark import types as spark_types
-from ...spark.paths import filesystem, spark_path, writes_in_place
+from ...spark.file_layout import uses_pyarrow_writer
+from ...spark.paths import filesystem, spark_path
 from ...spark.scan import (
     BEGIN,
     FILE,
@@ -87,7 +88,7 @@ def _write_units(spark, plan: TablePlan, options: WriteOptions, *, sort_keys: li
     lookup = spark.createDataFrame(pa.table({FILE: pa.array(ids, pa.int64()), UNIT: pa.array(unit_of, pa.int32()),
                                              "_dl_offset": pa.array(offsets, pa.int64())}))
     data = data.join(F.broadcast(lookup), FILE)
-    cols = [F.col(spark_name(internal[c.column_id])).cast(spark_types.to_spark_type(c)).alias(
+    cols = [spark_types.write_column(c, F.col(spark_name(internal[c.column_id]))).alias(  # geometry: as GEOMETRY
         c.name, metadata={types.FIELD_ID_KEY: c.column_id}) for c in table.columns]
     cols.append(F.coalesce(F.col(ROW_ID_COLUMN), F.col(ROW_START) + F.col(POS)).alias(
         ROW_ID_COLUMN, metadata={types.FIELD_ID_KEY: ROW_ID_FIELD_ID}))
@@ -100,7 +101,7 @@ def _write_units(spark, plan: TablePlan, options: WriteOptions, *, sort_keys: li
     # Sorting by the unit first satisfies the writer's required order, so dropping SEQ afterwards keeps it.
     frame = data.select(*cols).repartition(partitions, UNIT).sortWithinPartitions(F.col(UNIT), *order).drop(SEQ)
     # Object stores: no staging rename (a copy there); encrypted files are stored by their tasks too.
-    if writes_in_place(table.path) or options.encrypted:  # see spark/write_in_place.py
+    if uses_pyarrow_writer(table.path, table.columns, encrypted=options.encrypted):  # write_in_place.py
         from ...spark.write_in_place import write_units_in_place
 
         return write_units_in_place(frame, plan, options, UNIT)

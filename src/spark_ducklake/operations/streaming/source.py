@@ -22,6 +22,7 @@ from typing import Any
 import pyarrow as pa
 from pyspark.sql.datasource import DataSource, DataSourceStreamReader, InputPartition
 
+from ...catalog.encryption import DATA_SOURCE_REFUSED, is_encrypted
 from ...catalog.inlined.tables import BEGIN_COL
 from ...catalog.planners import stream as stream_plan
 from ...catalog.planners.stream import FileTask
@@ -215,6 +216,9 @@ class DuckLakeStreamReader(DataSourceStreamReader, SupportsTriggerAvailableNow):
             return []
         changes = self.settings.include_changes
         with self._conn() as conn:
+            if is_encrypted({"encrypted": self._lake.option("encrypted")}):  # tasks have no AES (docs/types.md)
+                raise ValueError(DATA_SOURCE_REFUSED.format(verb="stream", table=self.table.qualified_name,
+                                                            method="table_changes"))
             stream_plan.check_columns(conn, self.table, last, self.schema_snapshot)
             plan = stream_plan.plan_batch(conn, self.table, first, last, deletes=changes, delete_spans=self._spans,
                                           snapshot_range=snapshot_range)

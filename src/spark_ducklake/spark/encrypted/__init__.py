@@ -5,4 +5,5 @@ Parquet modular encryption.
 - layout.py   an encrypted file's modules and footer, and the plaintext Parquet file they stand for
 - read.py     executors split files, Spark's aes_decrypt decrypts modules, pyarrow reads the reassembled file
 - write.py    pyarrow writes files in executor memory, Spark's aes_encrypt encrypts their modules, tasks store them
+- deletes.py  encrypted delete files: written, merged with old ones, restamped for a later snapshot (same key)
 """

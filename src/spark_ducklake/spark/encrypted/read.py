@@ -13,7 +13,7 @@ import pyarrow as pa
 from ...spec.internal_columns import ROW_ID_COLUMN, SNAPSHOT_ID_COLUMN
 from ...spec.model import Column, DataFile
 from ..columns import FILE, PATH, POS
-from ..paths import filesystem
+from ..paths import filesystem, spark_file_uri
 from .layout import plaintext_file, split
 
 _JOB, _KEY, _OFFSET, _LAST, _BLOB = "_dl_job", "_dl_key", "_dl_offset", "_dl_last", "_dl_blob"
@@ -124,3 +124,22 @@ def encrypted_delete_positions(spark, delete_files: list[tuple[str, int, int, st
                             ).to_batches(max_chunksize=65536)
 
     return decrypted_map(spark, [(p, k) for p, _f, _b, k in delete_files], handle, schema)
+
+
+def encrypted_lineage(spark, files: list[tuple[str, str]]):
+    """(`_dl_uri`, `_dl_pos`, `_dl_rid`, `_dl_begin`) of every row of encrypted files given as (path, base64 key):
+    its file's URI (as `_metadata.file_path`), position, `_ducklake_internal_row_id` and `_snapshot_id`."""
+    uris = [spark_file_uri(p) for p, _k in files]
+    schema = f"_dl_uri string, {POS} long, _dl_rid long, _dl_begin long"
+
+    def handle(job, table):
+        n = table.num_rows
+
+        def internal(name):
+            return table.column(name).cast(pa.int64()) if name in table.column_names else pa.nulls(n, pa.int64())
+
+        yield from pa.table({"_dl_uri": pa.array([uris[job]] * n, pa.string()), POS: pa.array(range(n), pa.int64()),
+                             "_dl_rid": internal(ROW_ID_COLUMN), "_dl_begin": internal(SNAPSHOT_ID_COLUMN)}
+                            ).to_batches(max_chunksize=65536)
+
+    return decrypted_map(spark, files, handle, schema)

@@ -23,6 +23,11 @@ _STORED = "info binary"
 KEY_BYTES = 16  # AES-128, as DuckDB's keys
 
 
+def new_key() -> str:
+    """A fresh random AES-128 key, base64 as the catalog stores it."""
+    return base64.b64encode(os.urandom(KEY_BYTES)).decode()
+
+
 class KeptBuffer(io.BytesIO):
     """An in-memory file whose bytes outlive close() (pyarrow's ParquetWriter closes its sink)."""
 
@@ -34,10 +39,11 @@ class KeptBuffer(io.BytesIO):
         super().close()
 
 
-def module_batch(path: str, data: bytes, info) -> pa.RecordBatch:
-    """One written plain file as rows of `MODULES`: its modules, then its footer with the pickled `info`."""
+def module_batch(path: str, data: bytes, info, key: str | None = None) -> pa.RecordBatch:
+    """One written plain file as rows of `MODULES`: its modules, then its footer with the pickled `info`; encrypted
+    with `key` (base64) when given, else with a fresh one."""
     modules, footer = plain_modules(data)
-    key = base64.b64encode(os.urandom(KEY_BYTES)).decode()
+    key = key or new_key()
     n = len(modules) + 1
     return pa.record_batch({
         "_dl_path": pa.array([path] * n, pa.string()), "_dl_key": pa.array([key] * n, pa.string()),

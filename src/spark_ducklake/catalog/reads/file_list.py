@@ -1,0 +1,283 @@
+"""A table's data files held as columns (pyarrow), with DataFile objects made only when someone looks at them.
+
+Planning a 100k-file table used to be dominated by per-row Python work: the database driver made a tuple of 13
+Python objects per file, then a DataFile was built from each. Here the catalog rows arrive as one text value per
+column, aggregated by the database (`group_concat` on SQLite, `string_agg` on PostgreSQL) and split and parsed by
+pyarrow, so loading 100k files makes a few dozen Python objects. `FileList` is a read-only sequence of DataFile
+over those columns: `len()` and the columns cost nothing, and the first element access builds every DataFile once
+(later accesses return the same objects, which callers may annotate, as `mark_absent_columns` does).
+
+Other catalog databases (MySQL caps GROUP_CONCAT; DuckDB's aggregates run in parallel) fetch rows as before.
+"""
+
+from __future__ import annotations
+
+import functools
+from collections.abc import Iterator, Sequence
+from dataclasses import replace
+from typing import overload
+
+import pyarrow as pa
+import pyarrow.compute as pc
+import sqlalchemy as sa
+
+from ...spec import paths
+from ...spec.model import DataFile, DeleteFile, TableInfo
+from ..database.spec_tables import T
+from .reader import driver_rows, no_gc
+
+# ducklake_data_file columns a scan needs, in DataFile's order (file_order only sorts).
+NAMES = ("data_file_id", "path", "path_is_relative", "record_count", "file_size_bytes", "footer_size",
+         "row_id_start", "begin_snapshot", "partial_max", "partition_id", "mapping_id", "file_order",
+         "encryption_key")
+_TEXT = {"path", "encryption_key"}
+SCHEMA = pa.schema([(n, pa.string() if n in _TEXT else pa.int64()) for n in NAMES])
+# Separators no value of the column holds: numbers and base64 keys never contain a comma; a path holding a
+# newline makes the split miscount, which is checked (the rows are then fetched one by one).
+_SEPARATOR = {"path": "\n", "encryption_key": ","}
+_AGGREGATE = {"sqlite": "group_concat", "postgresql": "string_agg"}
+FEW = 200  # up to this many rows come faster as rows: the aggregate costs ~1 ms to build and parse
+
+
+def fetch(conn: sa.Connection, table_id: int, condition) -> pa.Table:
+    """The table's ducklake_data_file rows meeting `condition` as columns (NAMES, unordered)."""
+    aggregate = _AGGREGATE.get(conn.dialect.name)
+    if aggregate is not None:
+        few = file_rows(conn, table_id, condition, limit=FEW + 1)  # a first look settles which way
+        if len(few) <= FEW:
+            return _as_columns(few)
+        found = _fetch_aggregated(conn, table_id, condition, aggregate)
+        if found is not None:
+            return found
+    return _as_columns(file_rows(conn, table_id, condition))
+
+
+def _fetch_aggregated(conn: sa.Connection, table_id: int, condition, aggregate: str) -> pa.Table | None:
+    # One row: the count, then each column as one text value (NULL as ''). Aggregates of one query see the rows
+    # in the same order (PostgreSQL's parallel partial aggregates are combined state by state), so the columns
+    # line up. Text values are capped at ~1 GB by both databases: some 15M files.
+    df = T["ducklake_data_file"]
+    row = conn.execute(sa.select(*_aggregates(aggregate)).where(df.c.table_id == table_id, condition)).one()
+    count = row[0]
+    if not count:
+        return SCHEMA.empty_table()
+    columns = []
+    for name, text in zip(NAMES, row[1:], strict=True):
+        values = _parse(text, _SEPARATOR.get(name, ","), SCHEMA.field(name).type, count)
+        if values is None:
+            return None
+        columns.append(values)
+    return pa.Table.from_arrays(columns, schema=SCHEMA)
+
+
+@functools.cache
+def _aggregates(aggregate: str) -> tuple:
+    """The select list: the count, then each column as one text value (made once: small tables pay for
+    building these expressions more than for the query)."""
+    df = T["ducklake_data_file"]
+    parts = [sa.func.count()]
+    for name in NAMES:
+        col = text = df.c[name]
+        if aggregate == "string_agg" and name not in _TEXT:  # SQLite's group_concat makes text of anything
+            if name == "path_is_relative":
+                col = sa.cast(col, sa.Integer)  # PostgreSQL's boolean as 1/0
+            text = sa.cast(col, sa.Text)
+        # Constants of ours written as literals: SQLite evaluates a bound separator for every row, which
+        # doubled the query's time.
+        separator = sa.literal_column(f"'{_SEPARATOR.get(name, ',')}'")
+        parts.append(getattr(sa.func, aggregate)(sa.func.coalesce(text, sa.literal_column("''")), separator))
+    return tuple(parts)
+
+
+def _parse(text: str, separator: str, type_: pa.DataType, count: int) -> pa.Array | None:
+    """`count` values joined by `separator` ('' for NULL) as an array of `type_`; None when the split gives
+    another number of values (a separator inside a value)."""
+    if len(text) == count - 1:
+        return pa.nulls(count, type_)  # only separators: every value NULL (columns most catalogs leave empty)
+    values = pc.list_flatten(pc.split_pattern(pa.array([text], pa.large_string()), separator))
+    if len(values) != count:
+        return None
+    if text.startswith(separator) or text.endswith(separator) or separator * 2 in text:  # some NULL
+        values = pc.if_else(pc.equal(values, ""), pa.scalar(None, pa.large_string()), values)
+    try:
+        return values.cast(type_)
+    except (pa.ArrowInvalid, pa.ArrowNotImplementedError):  # e.g. booleans stored as 'true': read as rows
+        return None
+
+
+def file_rows(conn: sa.Connection, table_id: int, condition, limit: int | None = None) -> list[tuple]:
+    """The rows meeting `condition` (at most `limit`) as the driver's tuples of NAMES (reader.build_files
+    takes them)."""
+    df = T["ducklake_data_file"]
+    query = sa.select(*[sa.type_coerce(df.c[n], sa.BigInteger) if n == "path_is_relative" else df.c[n]
+                        for n in NAMES]).where(df.c.table_id == table_id, condition).limit(limit)
+    with no_gc():
+        return driver_rows(conn, query)
+
+
+def _as_columns(rows: list[tuple]) -> pa.Table:
+    if not rows:
+        return SCHEMA.empty_table()
+    columns = [list(values) for values in zip(*rows, strict=True)]
+    relative = NAMES.index("path_is_relative")  # a driver's booleans (or text ones) as 1/0
+    columns[relative] = [None if v is None else int(v.lower() in ("1", "true") if isinstance(v, str) else v)
+                         for v in columns[relative]]
+    return pa.Table.from_arrays([pa.array(values, SCHEMA.field(name).type)
+                                 for name, values in zip(NAMES, columns, strict=True)], schema=SCHEMA)
+
+
+def in_scan_order(rows: pa.Table) -> pa.Table:
+    """Rows sorted as scans list files: by file_order (NULL last, as PostgreSQL), then id."""
+    if rows.column("file_order").null_count == rows.num_rows:
+        ids = rows.column("data_file_id").combine_chunks()
+        if rows.num_rows < 2 or pc.all(pc.less(ids[:-1], ids[1:])).as_py():
+            return rows  # rows mostly arrive in id order (no index serves an ORDER BY)
+        keys = [("data_file_id", "ascending")]
+    else:
+        keys = [("file_order", "ascending"), ("data_file_id", "ascending")]
+    return rows.take(pc.sort_indices(rows, sort_keys=keys))  # NULLs last: pyarrow's default
+
+
+class FileList(Sequence[DataFile]):
+    """The data files of one table as columns (`rows`, NAMES in scan order) plus their delete files; a read-only
+    sequence of DataFile whose objects are built on first access and then kept."""
+
+    def __init__(self, table: TableInfo, rows: pa.Table, deletes: dict[int, DeleteFile],
+                 objects: list[DataFile | None] | None = None) -> None:
+        self.table, self.rows, self.deletes = table, rows, deletes
+        # [objects]: one per row once any element was looked at (None: not built yet); the holder is shared by
+        # copies, so objects built through one copy serve the others (a cached list and what scans were given).
+        self._shared: list[list[DataFile | None] | None] = [objects]
+        self._complete: list[DataFile] | None = None  # the shared objects once known to be all built
+
+    @property
+    def _objects(self) -> list[DataFile | None] | None:
+        return self._shared[0]
+
+    # ---- the columns
+    def column(self, name: str) -> pa.ChunkedArray:
+        """One of NAMES as a pyarrow column, in the list's order."""
+        return self.rows.column(name)
+
+    def ids(self) -> pa.ChunkedArray:
+        """The data file ids."""
+        return self.rows.column("data_file_id")
+
+    def take(self, indices: Sequence[int] | pa.Array) -> FileList:
+        """The files at these positions, as a new list (objects already built are shared)."""
+        indices = pa.array(indices, pa.int64()) if not isinstance(indices, pa.Array) else indices
+        objects = None
+        if self._objects is not None:
+            objects = [self._objects[i] for i in indices.to_pylist()]
+        return FileList(self.table, self.rows.take(indices), self.deletes, objects)
+
+    def copy(self) -> FileList:
+        """A new list over the same columns and objects (those built later through either included)."""
+        twin = FileList(self.table, self.rows, self.deletes)
+        twin._shared = self._shared
+        return twin
+
+    def with_deletes(self, deletes: dict[int, DeleteFile]) -> FileList:
+        """The same files paired with other delete files (objects whose delete file changed are replaced)."""
+        objects = None
+        if self._objects is not None:
+            get = deletes.get
+            objects = [None if f is None else f if f.delete_file == get(f.data_file_id)
+                       else replace(f, delete_file=get(f.data_file_id)) for f in self._objects]
+        return FileList(self.table, self.rows, deletes, objects)
+
+    def objects_or_none(self) -> list[DataFile | None]:
+        """The objects built so far, one per row (None where not built)."""
+        return list(self._objects) if self._objects is not None else [None] * len(self)
+
+    # ---- the sequence
+    def __len__(self) -> int:
+        return self.rows.num_rows
+
+    @overload
+    def __getitem__(self, index: int) -> DataFile: ...
+
+    @overload
+    def __getitem__(self, index: slice) -> list[DataFile]: ...
+
+    def __getitem__(self, index):
+        return self._built()[index]
+
+    def __iter__(self) -> Iterator[DataFile]:
+        return iter(self._built())
+
+    def __eq__(self, other: object) -> bool:
+        if isinstance(other, FileList | list | tuple):
+            return list(self) == list(other)
+        return NotImplemented
+
+    __hash__ = None  # type: ignore[assignment]  # mutable objects inside, as a list
+
+    def __add__(self, other) -> list[DataFile]:
+        return list(self) + list(other)
+
+    def __radd__(self, other) -> list[DataFile]:
+        return list(other) + list(self)
+
+    def __repr__(self) -> str:
+        return f"FileList({len(self)} files of table {self.table.table_id})"
+
+    def _built(self) -> list[DataFile]:
+        if self._complete is None or self._complete is not self._shared[0]:
+            objects = self._shared[0]
+            if objects is None or any(f is None for f in objects):
+                self._shared[0] = self._build(objects)
+            self._complete = self._shared[0]  # checked once: element access stays O(1)
+        return self._complete  # type: ignore[return-value]
+
+    def _build(self, known: list[DataFile | None] | None) -> list[DataFile]:
+        base, table_id, get_delete = self.table.path, self.table.table_id, self.deletes.get
+        columns = [self.rows.column(n).to_pylist() for n in NAMES]
+        known = known if known is not None else [None] * len(self)
+        out = []
+        with no_gc():  # 100k acyclic objects
+            for f, (file_id, path, rel, records, size, footer, row_start, begin, pmax, part, mapping, _order,
+                    key) in zip(known, zip(*columns, strict=True), strict=True):
+                if f is None:
+                    # Relative unless stored as not relative (NULL: absolute only when it looks absolute).
+                    full = (base + (path or "") if rel or (rel is None and not paths.is_absolute(path or ""))
+                            else path or base)
+                    f = DataFile(file_id, table_id, full, records, size, footer, row_start, begin, pmax, part,
+                                 mapping, get_delete(file_id), encryption_key=key)
+                out.append(f)
+        return out
+
+
+def load(conn: sa.Connection, table: TableInfo, snapshot_id: int, deletes: dict[int, DeleteFile],
+         few: int = 0) -> Sequence[DataFile]:
+    """The table's data files visible at the snapshot, paired with `deletes`: a FileList, or up to `few` files a
+    plain list (a handful of DataFiles cost less than columns)."""
+    from .reader import build_files, visible
+
+    condition = visible(T["ducklake_data_file"], snapshot_id)
+    if few > 0:
+        rows = file_rows(conn, table.table_id, condition, limit=few + 1)
+        if len(rows) <= few:
+            return build_files(rows, table, deletes)
+    return FileList(table, in_scan_order(fetch(conn, table.table_id, condition)), deletes)
+
+
+def field_values(files: Sequence[DataFile], name: str) -> list:
+    """One DataFile field of every file (read from the columns of a FileList, building no object)."""
+    if isinstance(files, FileList):
+        return files.column(name).to_pylist()
+    return [getattr(f, name) for f in files]
+
+
+def nulls_in(files: Sequence[DataFile], name: str) -> int:
+    """How many files have None as the field `name` (one of NAMES)."""
+    if isinstance(files, FileList):
+        return files.column(name).null_count
+    return sum(getattr(f, name) is None for f in files)
+
+
+def subset(files: Sequence[DataFile], indices: list[int]) -> Sequence[DataFile]:
+    """The files at these positions, of the same kind as `files`."""
+    if isinstance(files, FileList):
+        return files.take(indices)
+    return [files[i] for i in indices]
