@@ -90,6 +90,7 @@ def test_bad_alters_name_the_problem_and_change_nothing(lake, spark):
         (lambda: lake.add_column("t", "d", "INT", nullable=False), SchemaMismatchError, "needs a default"),
         (lambda: lake.add_column("t", "a.b", "INT"), SchemaMismatchError, "only be added to structs"),
         (lambda: lake.set_nullable("t", "n", False), SchemaMismatchError, "has NULLs"),
+        (lambda: lake.set_nullable("t", "n", True), SchemaMismatchError, "it has no NOT NULL constraint"),
         (lambda: lake.add_column("missing", "d", "INT"), NotFoundError, "missing"),
     ]
     for call, error, text in bad:

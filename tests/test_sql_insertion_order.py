@@ -50,7 +50,8 @@ def test_set_preserve_insertion_order(lake):
         lake.sql("SET preserve_insertion_order = 'maybe'", dialect="duckdb")
 
 
-@pytest.mark.lake(data_inlining_row_limit=10)
+# The in-process path writes small results as one file; CI's Connect lane turns it off by default (threshold 0).
+@pytest.mark.lake(data_inlining_row_limit=10, small_data_threshold=16 * 2**20)
 def test_small_insert_select_writes_one_file_in_order(lake, spark):
     """A small INSERT ... SELECT or CTAS is one data file, as DuckDB writes it, not one per Spark task."""
     lake.sql("CREATE TABLE u(i INTEGER)", dialect="duckdb")

@@ -207,7 +207,11 @@ class SchemaUpdate:
     def set_nullable(self, path: str, nullable: bool) -> SchemaUpdate:
         """SET / DROP NOT NULL (setting it checks that no visible row holds a NULL)."""
         _siblings, col = self._find(path)
-        if not nullable and col.nullable:
+        if nullable == col.nullable:  # the reference's wording: setting what is already there is an error
+            raise SchemaMismatchError(
+                f"Cannot SET NOT NULL on column {path} - it already has a NOT NULL constraint" if not nullable else
+                f"Cannot DROP NULL on column {path} - it has no NOT NULL constraint defined")
+        if not nullable:
             self._check_no_nulls(path, col.column_id)
         col.nullable = nullable
         return self._touched()
