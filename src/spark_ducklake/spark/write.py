@@ -143,8 +143,10 @@ def write_data_files(spark, df, table: TableInfo, *, options: WriteOptions | Non
     moved: list[str] = []
     try:
         writer.parquet(spark_path(staging))
-        parts = [info.path for info in fs.get_file_info(pafs.FileSelector(staging_path, recursive=True))
-                 if info.type == pafs.FileType.File and info.base_name.endswith(".parquet")]
+        # In task order (part-00000, part-00001, ...): file ids, and so DuckDB's insertion order, follow the rows'.
+        parts = sorted((info.path for info in fs.get_file_info(pafs.FileSelector(staging_path, recursive=True))
+                        if info.type == pafs.FileType.File and info.base_name.endswith(".parquet")),
+                       key=lambda path: path.rsplit("/", 1)[-1])
         partition_values = {}
         for src in parts:
             directory, values = ("", {}) if spec is None else placement(
