@@ -4,8 +4,9 @@
 
 Three views of the same tables in one Spark session, each query timed alternately (medians): the lake's own data
 files read directly with `spark.read.parquet` (the baseline: it reads the deleted rows too), `lake.read` as it
-is (files with deletes filtered by a bitmap of their deleted positions, spark/position_filter.py), and
-`lake.read` with the previous broadcast anti-join on the row position. Writes results/merge_on_read/.
+is (files with deletes filtered by a bitmap of their deleted positions, spark/position_filter.py), the same with
+the bitmaps forced into the plan as literals or forced into a broadcast, and `lake.read` with the previous
+broadcast anti-join on the row position. Writes results/merge_on_read/.
 """
 
 from __future__ import annotations
@@ -22,19 +23,28 @@ from report import Row
 from tpch import _run, generate, used_tables
 from tpch_queries import QUERIES, QUICK
 
+# How `lake.read` drops deleted rows in each view: (bitmap filter on, bitmaps broadcast past this many words)
+MODES = {"bitmap": (True, None), "literal": (True, 1 << 62), "broadcast": (True, 0), "join": (False, None)}
+WHAT = {"bitmap": "bitmap filter (now)", "literal": "bitmaps in the plan", "broadcast": "bitmaps broadcast",
+        "join": "anti-join (before)"}
 
-def _views(lake, tables: list[str], bitmap: bool) -> dict:
-    from spark_ducklake.spark import scan
 
+def _views(lake, tables: list[str], mode: str) -> dict:
+    from spark_ducklake.spark import position_filter, scan
+
+    bitmap, words = MODES[mode]
+    default = position_filter.BROADCAST_WORDS
     scan.BITMAP_FILTER = bitmap
+    position_filter.BROADCAST_WORDS = default if words is None else words
     try:
         return {t: lake.read(t) for t in tables}
     finally:
         scan.BITMAP_FILTER = True
+        position_filter.BROADCAST_WORDS = default
 
 
 def bench_rows(sf: float, queries: list[int], repeat: int) -> list[Row]:
-    """Per query: bitmap filter and anti-join, each against the plain read; then their geometric means."""
+    """Per query: each way of dropping deleted rows against the plain read; then their geometric means."""
     from spark_ducklake import DuckLake
     from spark_ducklake.catalog.reads import reader
 
@@ -50,9 +60,9 @@ def bench_rows(sf: float, queries: list[int], repeat: int) -> list[Row]:
             snap = reader.latest_snapshot(conn).snapshot_id
             files = {t: [f.path for f in reader.data_files(conn, lake.table_info(t), snap)] for t in tables}
         deleted = lake.delete("lineitem", "l_orderkey % 20 = 0")
-        views = {"plain": {t: spark.read.parquet(*files[t]) for t in tables},
-                 "bitmap": _views(lake, tables, True), "join": _views(lake, tables, False)}
-        rows, ratios = [], {"bitmap": [], "join": []}
+        views = {"plain": {t: spark.read.parquet(*files[t]) for t in tables}}
+        views.update({mode: _views(lake, tables, mode) for mode in MODES})
+        rows, ratios = [], {mode: [] for mode in MODES}
         for q in queries:
             times: dict[str, list[float]] = {k: [] for k in views}
             for k in views:
@@ -63,13 +73,13 @@ def bench_rows(sf: float, queries: list[int], repeat: int) -> list[Row]:
                     _run(spark, views[k], QUERIES[q])
                     times[k].append(time.perf_counter() - start)
             med = {k: statistics.median(v) for k, v in times.items()}
-            for k in ("bitmap", "join"):
+            for k in MODES:
                 ratios[k].append(med[k] / med["plain"])
                 rows.append(Row("tpch", f"Q{q} (5% deleted, {k})", med[k], med["plain"],
                                 baseline_name="spark.read.parquet, same files", group=f"5% deleted, {k}"))
         note = (f"SF {sf}; {deleted:,} lineitem rows deleted; "
                 f"{len(files['lineitem'])} lineitem file(s); medians of {repeat}")
-        for k, what in (("bitmap", "bitmap filter (now)"), ("join", "anti-join (before)")):
+        for k, what in WHAT.items():
             rows.append(Row("tpch", f"geometric mean, 5% deleted, {what}", None, None, unit="",
                             ratio=statistics.geometric_mean(ratios[k]), notes=note))
         lake.close()

@@ -174,3 +174,60 @@ def test_object_store_writer_writes_geometry_and_variant(tmp_path, spark, refere
     (last,) = reference.execute("SELECT max(snapshot_id) FROM lake.snapshots()").fetchone()
     # 3 inserts, the update's pre- and post-image
     assert reference.execute(f"SELECT count(*) FROM lake.table_changes('v', 0, {last})").fetchone()[0] == 5
+
+
+@pytest.mark.parametrize("catalog", ["sqlite", "postgres"], indirect=True)
+def test_variant_beside_a_list_gets_every_field_id_and_round_trips_with_duckdb(catalog, tmp_path, spark, reference):
+    # A list column sends the table to the pyarrow writer (element ids); its variant goes unshredded with Parquet's
+    # VARIANT type put in the footer (spark/variant_footer.py). Before, Spark wrote it with a name mapping and
+    # DuckDB failed on rowid and table_changes ("schema mismatch in glob").
+    import glob
+
+    import pyarrow.parquet as pq
+
+    data = f"{tmp_path}/data/"
+    lake = DuckLake.attach(catalog, data, spark=spark, data_inlining_row_limit=0)
+    lake.create_table("t", "id INT, v VARIANT, l ARRAY<INT>")
+    rows = spark.range(3).selectExpr("CAST(id AS INT) AS id",
+                                     "parse_json(concat('{\"a\": ', id, ', \"b\": [1]}')) AS v",
+                                     "array(CAST(id AS INT)) AS l")
+    lake.write(rows.coalesce(1), "t")
+    lake.update("t", {"v": "parse_json('\"x\"')"}, "id = 1")
+    assert all(f.mapping_id is None for f in lake.plan_scan("t").files)
+    lake.close()
+    (path,) = [p for p in glob.glob(f"{data}**/*.parquet", recursive=True) if "delete" not in p][:1]
+    assert "Variant" in str(pq.ParquetFile(path).schema)  # the group carries the logical type and its field id
+
+    attach(reference, catalog, data)
+    assert reference.execute("SELECT rowid, id, v, l FROM lake.t ORDER BY rowid").fetchall() == [
+        (0, 0, {"a": 0, "b": [1]}, [0]), (1, 1, "x", [1]), (2, 2, {"a": 2, "b": [1]}, [2])]
+    assert reference.execute("SELECT variant_extract(v, 'a')::INT FROM lake.t WHERE id = 2").fetchone() == (2,)
+    (last,) = reference.execute("SELECT max(snapshot_id) FROM lake.snapshots()").fetchone()
+    assert reference.execute(f"SELECT count(*) FROM lake.table_changes('t', 0, {last})").fetchone()[0] == 5
+    reference.execute("INSERT INTO lake.t VALUES (3, {'k': [1, 2]}::VARIANT, [3])")
+    reference.execute("UPDATE lake.t SET v = 5::VARIANT WHERE id = 0")
+    reference.execute("DETACH lake")
+
+    lake = DuckLake.attach(catalog, data, spark=spark)
+    got = {r.id: (r.v.toJson(), r.l) for r in lake.read("t").collect()}
+    assert got == {0: ("5", [0]), 1: ('"x"', [1]), 2: ('{"a":2,"b":[1]}', [2]), 3: ('{"k":[1,2]}', [3])}
+    lake.close()
+
+
+def test_we_read_duckdb_shredded_variants_beside_a_uuid_column(tmp_path, spark, reference):
+    # A uuid column sends the table to the pyarrow reader, which rebuilds DuckDB's shredded variants
+    # (spec/variant_unshred.py) as Spark's own reader would.
+    catalog, data = f"sqlite:{tmp_path / 'm.sqlite'}", f"{tmp_path}/data/"
+    attach(reference, catalog, data, data_inlining_row_limit=0)
+    reference.execute("CREATE TABLE lake.t (id INT, u UUID, v VARIANT)")
+    reference.execute("""INSERT INTO lake.t SELECT i, uuid(), {'a': i, 'b': 'x' || i, 'c': [i, 1.5]}::VARIANT
+        FROM range(3) t(i)""")
+    reference.execute("""INSERT INTO lake.t VALUES (10, NULL, 42::VARIANT), (11, NULL, DATE '2020-01-02'::VARIANT),
+        (12, NULL, NULL), (13, NULL, 2.5::DECIMAL(4, 1)::VARIANT)""")
+    reference.execute("DETACH lake")
+    lake = DuckLake.attach(catalog, data, spark=spark)
+    got = {r.id: r.v.toJson() for r in lake.read("t").collect()}
+    lake.close()
+    # [i, 1.5] is a DECIMAL(11, 1) list in DuckDB: its elements stay decimals
+    assert got == {0: '{"a":0,"b":"x0","c":[0.0,1.5]}', 1: '{"a":1,"b":"x1","c":[1.0,1.5]}',
+                   2: '{"a":2,"b":"x2","c":[2.0,1.5]}', 10: "42", 11: '"2020-01-02"', 12: "null", 13: "2.5"}

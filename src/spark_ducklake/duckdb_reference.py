@@ -2,9 +2,12 @@
 
 from __future__ import annotations
 
+import contextlib
 import glob
+import hashlib
 import os
 import site
+import sys
 import tempfile
 
 EXTENSIONS = ("ducklake", "sqlite_scanner", "postgres_scanner", "mysql_scanner", "icu", "json")
@@ -14,7 +17,9 @@ def _extension_dir() -> str:
     import duckdb
 
     version = duckdb.__version__
-    root = os.path.join(tempfile.gettempdir(), f"spark-ducklake-ext-{os.getuid()}")
+    # One folder per environment: links into another (since deleted) environment would dangle.
+    env = hashlib.sha256(sys.prefix.encode("utf-8")).hexdigest()[:12]
+    root = os.path.join(tempfile.gettempdir(), f"spark-ducklake-ext-{os.getuid()}-{env}")
     target = os.path.join(root, f"v{version}", "linux_amd64")
     os.makedirs(target, exist_ok=True)
     roots = site.getsitepackages() + [site.getusersitepackages()]
@@ -22,8 +27,14 @@ def _extension_dir() -> str:
         pattern = f"{sp}/duckdb_extension_*/extensions/v{version}/*.duckdb_extension"
         for src in glob.glob(pattern):
             dst = os.path.join(target, os.path.basename(src))
-            if not os.path.exists(dst):
-                os.symlink(src, dst)
+            if os.path.exists(dst):
+                continue
+            # Processes side by side (test lanes) link the same files: build aside, then rename over (atomic).
+            aside = f"{dst}.{os.getpid()}"
+            with contextlib.suppress(FileNotFoundError):
+                os.remove(aside)
+            os.symlink(src, aside)
+            os.replace(aside, dst)
     return root
 
 

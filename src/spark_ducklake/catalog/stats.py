@@ -78,9 +78,11 @@ def _count_leaves(t: pa.DataType) -> int:
 
 
 def file_column_stats(metadata: pq.FileMetaData, columns: list[Column],
-                      leaves: list[Column | None] | None = None) -> dict[int, ColumnStats]:
+                      leaves: list[Column | None] | None = None,
+                      non_null: dict[int, int] | None = None) -> dict[int, ColumnStats]:
     """Stats of every leaf column present in a Parquet file, in the spec's string encodings. `leaves` gives the
-    table column of each Parquet leaf when field ids cannot (files matched by name)."""
+    table column of each Parquet leaf when field ids cannot (files matched by name). `non_null` (column id -> its
+    non-NULL values) counts leaves whose chunks have no statistics: pyarrow writes none for GEOMETRY."""
     if leaves is None:
         leaves = _leaf_columns(metadata.schema.to_arrow_schema(), columns)
     # parquet-mr (Spark) orders NaN above every number in its statistics: a NaN max is how it says "has NaN", and
@@ -137,6 +139,9 @@ def file_column_stats(metadata: pq.FileMetaData, columns: list[Column],
             stats.min_value, stats.max_value = format_literal(col.type, low), format_literal(col.type, high)
         if col.type == "geometry":
             stats.extra_stats = extra_stats.geometry_extra_stats(metadata, index)
+        if non_null and col.column_id in non_null and nulls == 0 and values:
+            # Leaf levels without a value (NULL or empty list at any depth) are NULLs, as DuckDB counts them
+            stats.value_count, stats.null_count = non_null[col.column_id], values - non_null[col.column_id]
         out[col.column_id] = stats
     return out
 

@@ -124,7 +124,7 @@ def from_ipc(blob: bytes) -> pa.Table:
 def write_files(data: pa.Table, table: TableInfo, options, rows_per_file: int) -> list[NewDataFile]:
     """Parquet files of conformed rows in the table's directory (one group per partition value); nothing
     committed."""
-    from ..spark.file_layout import estimated_row_width, needs_name_mapping
+    from ..spark.file_layout import estimated_row_width
     from ..spark.partition import placement
     from ..spark.write_in_place import write_arrow_groups
 
@@ -143,8 +143,7 @@ def write_files(data: pa.Table, table: TableInfo, options, rows_per_file: int) -
             where = placement(segments + "f.parquet", table, spec, options.hive_file_pattern)
             groups.append((where, key, data.take(pa.array(indices, pa.int64()))))
     return write_arrow_groups(groups, table, options=options, rows_per_file=rows_per_file,
-                              row_width=estimated_row_width(table.columns),
-                              needs_name_mapping=needs_name_mapping(table.columns))
+                              row_width=estimated_row_width(table.columns))
 
 
 # ------------------------------------------------------------------------------------------------ partition keys

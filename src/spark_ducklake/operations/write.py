@@ -139,7 +139,8 @@ def stage_write(ctx: LakeContext, data, table: TableInfo, ref: TableRef | None, 
                 one_file_if_small: bool = False) -> StagedWrite:
     """Conform `data`, then inline it or write its files on Spark (after ending every row of the table first when
     `replace_all`); returns the operations, nothing committed. `one_file_if_small`: a small Spark DataFrame is
-    written in-process as one file, in its row order (SMALL_FRAME_ROWS)."""
+    written in-process as one file, in its row order (SMALL_FRAME_ROWS); an Arrow table that goes to Spark is one
+    file."""
     if _is_pandas(data):
         data = pa.Table.from_pandas(data, preserve_index=False)
     is_arrow = isinstance(data, pa.Table)
@@ -157,7 +158,7 @@ def stage_write(ctx: LakeContext, data, table: TableInfo, ref: TableRef | None, 
             local = write_arrow_files(ctx, data, table, read_snapshot, options_table=options_table)
             if local is not None:
                 return _with_files(staged, local, table, ref)
-            data = _arrow_frame(ctx, data)
+            data = _arrow_frame(ctx, data, one_file_if_small)
     if small is None:
         conformed = conform_spark(data, table)  # schema errors surface before any Spark job runs
         cap = small_frame_rows(ctx, table) if one_file_if_small and not is_arrow else 0
@@ -175,7 +176,7 @@ def stage_write(ctx: LakeContext, data, table: TableInfo, ref: TableRef | None, 
             local = write_arrow_files(ctx, data, table, read_snapshot, options_table=options_table)
             if local is not None:
                 return _with_files(staged, local, table, ref)
-            conformed = conform_spark(_arrow_frame(ctx, data), table)
+            conformed = conform_spark(_arrow_frame(ctx, data, one_file_if_small), table)
     if small is not None:
         if small.num_rows:
             small = _sorted_inline(ctx, small, table, read_snapshot, options_table)
@@ -219,11 +220,13 @@ def _write_options(ctx: LakeContext, table: TableInfo | None):
     return WriteOptions.from_lake_options(ctx.options_of(table))
 
 
-def _arrow_frame(ctx: LakeContext, data: pa.Table):
-    """A Spark DataFrame of Arrow data (spark/session.py `arrow_frame`)."""
+def _arrow_frame(ctx: LakeContext, data: pa.Table, one_file: bool = False):
+    """A Spark DataFrame of Arrow data (spark/session.py `arrow_frame`), in one partition when `one_file` (rows
+    written out in a statement are one file, as the reference writes them)."""
     from ..spark.session import arrow_frame
 
-    return arrow_frame(ctx.spark, data)
+    frame = arrow_frame(ctx.spark, data)
+    return frame.coalesce(1) if one_file else frame
 
 
 def _is_pandas(data) -> bool:

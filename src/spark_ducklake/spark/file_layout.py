@@ -1,5 +1,6 @@
 """Estimates shared by both data file writers (Spark's in write.py, pyarrow's in write_in_place.py): a row's
-width on disk, whether the files need a name mapping, and which writer gives them all their field ids."""
+width on disk, whether a written file lacks field ids (and so needs a name mapping), and which writer gives
+them all their field ids."""
 
 from __future__ import annotations
 
@@ -22,13 +23,6 @@ def _value_width(col: Column) -> int:
 def estimated_row_width(columns: list[Column]) -> int:
     """The estimated on-disk width of a row of these columns (at least 1)."""
     return max(1, sum(_value_width(c) for c in columns))
-
-
-def needs_name_mapping(columns: list[Column]) -> bool:
-    """Whether files the pyarrow writers (write_in_place.py, the in-process path) write for these columns need a
-    name mapping: never, as they give every column, list element and map key/value its field id (and never write
-    variant columns, which pyarrow has no type for)."""
-    return False
 
 
 def lacks_field_ids(schema: pa.Schema, columns: list[Column]) -> bool:
@@ -63,11 +57,10 @@ def _lacks(field: pa.Field | None, col: Column) -> bool:
 def uses_pyarrow_writer(table_path: str, columns: list[Column], *, encrypted: bool) -> bool:
     """Whether data files of a table go through the executors' pyarrow writer (write_in_place.py) instead of
     Spark's: encrypted files (their tasks encrypt them), tables with list or map columns (element ids only pyarrow
-    writes), and object stores, where Spark's staging rename is a copy. Tables with a variant column stay with
-    Spark's writer on object stores: pyarrow has no VARIANT type."""
+    writes; variant columns then go unshredded, annotated by variant_footer.py), and object stores, where Spark's
+    staging rename is a copy. Other tables with a variant column stay with Spark's writer on object stores: it
+    shreds variants, which gives their files DuckDB's variant statistics."""
     walked = {c.type for top in columns for c in top.walk()}
-    if encrypted:
+    if encrypted or walked & {"list", "map"}:
         return True
-    if "variant" in walked:
-        return False
-    return writes_in_place(table_path) or bool(walked & {"list", "map"})
+    return "variant" not in walked and writes_in_place(table_path)

@@ -13,7 +13,8 @@ from ..spec.internal_columns import ROW_ID_COLUMN, SNAPSHOT_ID_COLUMN
 from ..spec.model import Column, DataFile
 from ..spec.names import spark_name
 from . import types as spark_types
-from .paths import read_parquet, spark_file_uri
+from .file_log import read_parquet
+from .paths import spark_file_uri
 
 HIVE_PATH = "_dl_hive_path"
 

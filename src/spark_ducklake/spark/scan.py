@@ -2,7 +2,8 @@
 
 Data files are read by Parquet field id (column pruning and filter pushdown stay Spark's). Files without deletes are
 a plain scan; deleted positions (read on the driver when few) drop rows by `_metadata.row_index`: as a bitmap filter
-keyed by file path over one scan of the files with deletes (`position_filter.py`), or broadcast and anti-joined on
+over one scan of the files with deletes (`position_filter.py`: small bitmaps ride in the plan keyed by file path,
+big ones are broadcast one row per file keyed by file size), or broadcast and anti-joined on
 (file, position), never shuffling a row (`without_deleted`). Files that predate a column yield its initial default;
 inlined rows from the catalog are unioned in. When a column name ever changed meaning, columns are read under
 internal names so Spark's by-name row-group filters cannot pick the wrong column. Columns Spark cannot decode (uuid,
@@ -12,11 +13,13 @@ time, timestamp_ns, interval) make the scan read its files with pyarrow on the e
 from __future__ import annotations
 
 from collections import defaultdict
+from collections.abc import Sequence
 from functools import reduce
 
 import pyarrow as pa
 import pyarrow.compute as pc
 
+from ..catalog.reads.file_list import FileList, field_values, full_paths, nulls_in, plain, subset
 from ..spec import types
 from ..spec.internal_columns import ROW_ID_COLUMN, SNAPSHOT_ID_COLUMN
 from ..spec.model import Column, DataFile, TableInfo
@@ -28,11 +31,13 @@ from .columns import BEGIN, FILE, PATH, POS, ROW_START
 from .delete_files import positions_as_of
 from .deletion_vectors import deletion_vector_positions
 from .encrypted.read import encrypted_delete_positions, read_encrypted_files
+from .file_log import read_parquet
 from .mapped_files import read_mapped
-from .paths import read_parquet, spark_file_uri
+from .paths import is_connect, spark_file_uri
 from .virtual_columns import FILE_INDEX, FILENAME, INLINED_TABLE, file_values, inlined_values, virtual_fields
 
 DELETED = "_dl_deleted"
+SIZE = "_dl_size"  # a data file's size as Spark has it (`_metadata.file_size`)
 BROADCAST_POSITIONS = 1_000_000  # about 16 MB of (file, position) pairs
 LOCAL_DELETE_FILES = 2_000  # delete files a scan reads on the driver (each a request on object storage)
 BITMAP_FILES = 16  # files with deletes filtered by a bitmap (each row looks its file up among this many paths)
@@ -54,9 +59,8 @@ def scan_table(spark, table: TableInfo, files: list[DataFile], *, snapshot_id: i
     virtual = tuple(v for v in virtual if not (row_ids and v == "rowid"))
     inlined_deletes = {k: v for k, v in (inlined_deletes or {}).items() if v}
     internal = internal_names(table, names_stable)
-    dirty_ids = {f.data_file_id for f in files if f.delete_file} | (set(inlined_deletes) & {f.data_file_id
-                                                                                            for f in files})
-    partial = any(f.partial_max is not None and f.partial_max > snapshot_id for f in files)
+    dirty_ids = _ids_with_deletes(files, inlined_deletes)
+    partial = _any_partial(files, snapshot_id)
     lineage = row_ids or partial or "rowid" in virtual  # rows rewritten by updates/compaction carry their own row id
     snapshots = partial or "snapshot_id" in virtual
     result_cols = [F.col(spark_name(internal[c.column_id])).alias(c.name) for c in table.columns]
@@ -68,7 +72,7 @@ def scan_table(spark, table: TableInfo, files: list[DataFile], *, snapshot_id: i
     native = all(spark_types.is_native(c) for c in table.columns)
     indexes = None  # DuckDB numbers the scanned files in data file id order
     if "file_index" in virtual:
-        indexes = {fid: i for i, fid in enumerate(sorted(f.data_file_id for f in files))}
+        indexes = {fid: i for i, fid in enumerate(sorted(field_values(files, "data_file_id")))}
 
     def finish(data, with_pos: bool):
         if with_pos:
@@ -85,11 +89,14 @@ def scan_table(spark, table: TableInfo, files: list[DataFile], *, snapshot_id: i
     # Files without deletes are a plain scan: they pay for no join (nor for positions, unless asked).
     plain_pos = bool(row_ids or partial or positions or virtual)
     frames = []
-    clean = read_files(spark, table, [f for f in files if f.data_file_id not in dirty_ids], internal,
+    # Picked by position from the columns: a FileList of 100k files builds no DataFile for a plain scan.
+    file_ids = field_values(files, "data_file_id") if dirty_ids else []
+    clean = read_files(spark, table, subset(files, [i for i, fid in enumerate(file_ids) if fid not in dirty_ids])
+                       if dirty_ids else files, internal,
                        positions=plain_pos, snapshots=snapshots, lineage=lineage, indexes=indexes)
     if clean is not None:
         frames.append(finish(clean, plain_pos))
-    dirty = [f for f in files if f.data_file_id in dirty_ids]
+    dirty = subset(files, [i for i, fid in enumerate(file_ids) if fid in dirty_ids]) if dirty_ids else []
     frames += [finish(frame, plain_pos) for frame in without_deleted(spark, table, dirty, internal, inlined_deletes,
                                                                      snapshot_id, partial=partial, lineage=lineage,
                                                                      snapshots=snapshots, indexes=indexes,
@@ -101,6 +108,26 @@ def scan_table(spark, table: TableInfo, files: list[DataFile], *, snapshot_id: i
     if data is None:
         data = spark.createDataFrame([], _result_schema(table, row_ids, positions, virtual))
     return data
+
+
+def _ids_with_deletes(files: Sequence[DataFile], inlined_deletes: dict[int, list[int]]) -> set[int]:
+    """Ids of the files with a delete file or inlined deletes (a FileList answers from its columns)."""
+    if isinstance(files, FileList):
+        candidates = set(files.deletes) | set(inlined_deletes)
+        if not candidates:
+            return set()
+        ids = files.ids()
+        return set(ids.filter(pc.is_in(ids, pa.array(sorted(candidates), pa.int64()))).to_pylist())
+    return {f.data_file_id for f in files if f.delete_file} | (set(inlined_deletes) & {f.data_file_id
+                                                                                       for f in files})
+
+
+def _any_partial(files: Sequence[DataFile], snapshot_id: int) -> bool:
+    """Whether a file holds rows of snapshots after `snapshot_id` (a compacted file's partial_max)."""
+    if isinstance(files, FileList):
+        top = pc.max(files.column("partial_max")).as_py()
+        return top is not None and top > snapshot_id
+    return any(f.partial_max is not None and f.partial_max > snapshot_id for f in files)
 
 
 def without_deleted(spark, table: TableInfo, files: list[DataFile], internal: dict[int, str],
@@ -130,10 +157,17 @@ def without_deleted(spark, table: TableInfo, files: list[DataFile], internal: di
         deleted = deleted_positions(spark, files, inlined_deletes, snapshot_id)
         return [data.join(broadcast_if_small(deleted, known), [FILE, POS], "left_anti")]
     gone = _local_positions(files, inlined_deletes, snapshot_id)
-    if BITMAP_FILTER and len(files) <= BITMAP_FILES and position_filter.fits_all(list(gone.values())):
+    if (BITMAP_FILTER and len(files) <= BITMAP_FILES
+            and (words := position_filter.word_count(list(gone.values()))) <= position_filter.MAX_WORDS):
+        one = len(files) == 1  # one file's scan: its bitmap goes to every row, no key read
+        by_size = {0: files[0]} if one else _sizes_as_spark_sees(spark, table, files)
+        broadcast = by_size is not None and words > position_filter.BROADCAST_WORDS
         data = read_files(spark, table, files, internal, positions=True, snapshots=snapshots, lineage=lineage,
-                          indexes=indexes, file_ids=file_ids)  # no join, no Spark job
-        bitmaps = {spark_file_uri(f.path): gone[f.data_file_id] for f in files}
+                          indexes=indexes, file_ids=file_ids, file_sizes=broadcast and not one)
+        if broadcast:
+            bitmaps = {size: gone[f.data_file_id] for size, f in by_size.items() if len(gone[f.data_file_id])}
+            return [position_filter.drop_deleted(spark, data, bitmaps, None if one else SIZE, POS)]
+        bitmaps = {spark_file_uri(f.path): gone[f.data_file_id] for f in files}  # in the plan: no join, no job
         return [data.where(position_filter.not_deleted_in(bitmaps, PATH, POS))]
     data = read_files(spark, table, files, internal, positions=True, snapshots=snapshots, lineage=lineage,
                       indexes=indexes)
@@ -163,6 +197,18 @@ def _local_positions(files: list[DataFile], inlined_deletes: dict[int, list[int]
     return out
 
 
+def _sizes_as_spark_sees(spark, table: TableInfo, files: list[DataFile]) -> dict[int, DataFile] | None:
+    """Files by the size Spark shows for them in `_metadata.file_size`, or None when that cannot key them: sizes
+    not distinct, or not surely the catalog's (Spark Connect may be handed paths, whose sizes Spark reads from the
+    store), or files read by another reader than Spark's native one (name mappings, encryption, pyarrow types)."""
+    sizes = [f.file_size_bytes for f in files]
+    if (is_connect(spark) or None in sizes or len(set(sizes)) != len(sizes)
+            or not all(spark_types.is_native(c) for c in table.columns)
+            or any(f.name_map is not None or f.encryption_key for f in files)):
+        return None
+    return dict(zip(sizes, files, strict=True))
+
+
 def broadcast_if_small(positions, count: int):
     """Deleted positions (`count` of them, as the catalog says) marked for a broadcast join when they are few:
     planning cannot size them, and a sort-merge join would shuffle every row of the files they delete from."""
@@ -177,7 +223,8 @@ def internal_names(table: TableInfo, names_stable: bool) -> dict[int, str]:
 
 
 def read_files(spark, table: TableInfo, files: list[DataFile], internal: dict[int, str], *, positions: bool,
-               snapshots: bool, lineage: bool, indexes: dict[int, int] | None = None, file_ids: bool = True):
+               snapshots: bool, lineage: bool, indexes: dict[int, int] | None = None, file_ids: bool = True,
+               file_sizes: bool = False):
     """Every row of the data files under the table's columns (named by `internal`), deletes not applied.
 
     Columns a file predates read as their initial default. `positions` adds `_dl_file` (data file id), `_dl_pos`
@@ -185,13 +232,14 @@ def read_files(spark, table: TableInfo, files: list[DataFile], internal: dict[in
     and `lineage` add the files' `_ducklake_internal_snapshot_id` / `_ducklake_internal_row_id` (NULL where a
     file lacks them). None when there are no files. Positions also bring the file's catalog path and its
     `indexes` entry (data file id -> place in the scan; -1 without) for the virtual columns; `file_ids=False`
-    keeps just `_dl_path` and `_dl_pos` (no join on the path).
+    keeps just `_dl_path` and `_dl_pos` (no join on the path). `file_sizes` adds `_dl_size` (the file's size as
+    Spark has it; only for files Spark's native reader reads).
     """
     native = all(spark_types.is_native(c) for c in table.columns)
     frames = []
     for (missing, name_map), group in _group_by_missing(files, table.columns).items():
         present = [c for c in table.columns if c.column_id not in missing]
-        secret = [f for f in group if f.encryption_key]
+        secret = [f for f in group if f.encryption_key] if nulls_in(group, "encryption_key") < len(group) else []
         if secret:  # ENCRYPTED lakes: decrypted on the executors (spark/encrypted/)
             group = [f for f in group if not f.encryption_key]
             frames.append(_with_defaults(read_encrypted_files(spark, secret, present, internal, positions, snapshots,
@@ -199,10 +247,12 @@ def read_files(spark, table: TableInfo, files: list[DataFile], internal: dict[in
                                          internal))
             if not group:
                 continue
+        if file_sizes and (name_map is not None or not native):
+            raise ValueError("file sizes come only from Spark's native reader")
         if name_map is not None and native:  # files without field ids: by the names their mapping gives
             frame = read_mapped(spark, group, present, internal, name_map, positions, snapshots, lineage)
         elif native:
-            frame = _native(spark, group, present, internal, positions, snapshots, lineage)
+            frame = _native(spark, group, present, internal, positions, snapshots, lineage, file_sizes)
         else:
             frame = read_with_arrow(spark, group, present, internal, positions, name_map=name_map)
         frames.append(_with_defaults(frame, table.columns, missing, internal))
@@ -231,9 +281,11 @@ def _result_schema(table: TableInfo, row_ids: bool, positions: bool, virtual: tu
     return T.StructType(fields + virtual_fields(virtual))
 
 
-def _group_by_missing(files: list[DataFile], columns: list[Column]) -> dict[tuple, list[DataFile]]:
+def _group_by_missing(files: Sequence[DataFile], columns: list[Column]) -> dict[tuple, Sequence[DataFile]]:
     """Files grouped by which top-level columns they lack (those read as the column's initial default) and by
     the name mapping they are read with (None: by field id)."""
+    if plain(files):
+        return _group_columns(files, columns)
     groups: dict[tuple, list[DataFile]] = defaultdict(list)
     for f in files:
         if f.absent_columns is not None:
@@ -247,6 +299,21 @@ def _group_by_missing(files: list[DataFile], columns: list[Column]) -> dict[tupl
     return groups
 
 
+def _group_columns(files: FileList, columns: list[Column]) -> dict[tuple, Sequence[DataFile]]:
+    """_group_by_missing of a FileList whose objects carry nothing (no absent_columns, no name map): decided by
+    the snapshots alone, from the columns."""
+    begin, whole = files.column("begin_snapshot"), pc.is_null(files.column("partial_max"))
+    masks = [(c.column_id, pc.and_(pc.less(begin, c.added_snapshot), whole)) for c in columns
+             if c.added_snapshot is not None]
+    masks = [(column_id, mask) for column_id, mask in masks if pc.any(mask).as_py()]
+    if not masks:
+        return {(frozenset(), None): files}
+    groups: dict[frozenset, list[int]] = defaultdict(list)
+    for i, flags in enumerate(zip(*[mask.to_pylist() for _, mask in masks], strict=True)):
+        groups[frozenset(column_id for (column_id, _), flag in zip(masks, flags, strict=True) if flag)].append(i)
+    return {(missing, None): subset(files, indices) for missing, indices in groups.items()}
+
+
 def _default(col: Column):
     from pyspark.sql import functions as F
 
@@ -255,7 +322,7 @@ def _default(col: Column):
 
 
 def _native(spark, files: list[DataFile], present: list[Column], internal: dict[int, str], need_pos: bool,
-            partial: bool, lineage: bool):
+            partial: bool, lineage: bool, sizes: bool = False):
     from pyspark.sql import functions as F
     from pyspark.sql import types as T
 
@@ -265,7 +332,7 @@ def _native(spark, files: list[DataFile], present: list[Column], internal: dict[
         fields.append(T.StructField(SNAPSHOT_ID_COLUMN, T.LongType(), True))
     if lineage:
         fields.append(T.StructField(ROW_ID_COLUMN, T.LongType(), True))
-    frame = read_parquet(spark, T.StructType(fields), [f.path for f in files], [f.file_size_bytes for f in files])
+    frame = read_parquet(spark, T.StructType(fields), full_paths(files), field_values(files, "file_size_bytes"))
     cols = []
     for c in present:
         name, wanted = internal[c.column_id], spark_types.to_spark_type(c)
@@ -278,6 +345,8 @@ def _native(spark, files: list[DataFile], present: list[Column], internal: dict[
         cols.append(F.col(ROW_ID_COLUMN))
     if need_pos:
         cols += [F.col("_metadata.file_path").alias(PATH), F.col("_metadata.row_index").alias(POS)]
+    if sizes:
+        cols.append(F.col("_metadata.file_size").alias(SIZE))
     return frame.select(*cols)
 
 

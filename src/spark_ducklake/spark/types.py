@@ -151,24 +151,22 @@ def conform_column(col: Column, expr, got):
 
 
 def write_column(col: Column, expr):
-    """`expr` (of the column's Spark type) as Spark writes it: a geometry's WKB as Spark's GEOMETRY, so the file
-    has Parquet's GEOMETRY type and bounding-box statistics, which DuckDB needs (it casts no BLOB to GEOMETRY)."""
+    """`expr` (of the column's Spark type) as Spark writes it: a geometry's WKB (inside lists, structs and maps too)
+    as Spark's GEOMETRY, so the file has Parquet's GEOMETRY type and bounding-box statistics, which DuckDB needs (it
+    casts no BLOB to GEOMETRY)."""
+    if not any(c.type == "geometry" for c in col.walk()):
+        return expr.cast(to_spark_type(col))
+    from pyspark.sql import functions as F
+
+    # Geometries inside lists, structs and maps too, as DuckDB writes them (Parquet GEOMETRY at any depth)
     if col.type == "geometry":
-        from pyspark.sql import functions as F
-
         return F.call_function("st_geomfromwkb", expr.cast(to_spark_type(col)))
-    return expr.cast(to_spark_type(col))
-
-
-def geometry_as_wkb(table, schema):
-    """A pyarrow table from Spark's Arrow batches with its GEOMETRY columns (struct<srid, wkb>) reduced to the WKB
-    that `schema` (with `spec.types.GEOMETRY_WKB` fields) expects: for pyarrow writers (object stores)."""
-    import pyarrow as pa
-
-    for i, field in enumerate(schema):
-        got = table.schema.field(i).type
-        if getattr(field.type, "extension_name", None) == "geoarrow.wkb" and pa.types.is_struct(got):
-            index = got.get_field_index("wkb")
-            wkb = pa.chunked_array([chunk.flatten()[index] for chunk in table.column(i).chunks], pa.binary())
-            table = table.set_column(i, table.schema.field(i).name, wkb)
-    return table
+    if col.type == "list":
+        return F.transform(expr, lambda e: write_column(col.children[0], e))
+    if col.type == "map":
+        key, value = col.children
+        keyed = F.transform_keys(expr, lambda k, _v: write_column(key, k)) if key.type == "geometry" else expr
+        return F.transform_values(keyed, lambda _k, v: write_column(value, v))
+    fields = [write_column(c, expr.getField(c.name)).alias(c.name, metadata={FIELD_ID_KEY: c.column_id})
+              for c in col.children]  # struct: its fields keep their ids, as the cast gives them
+    return F.when(expr.isNotNull(), F.struct(*fields))

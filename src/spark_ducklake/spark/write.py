@@ -18,7 +18,7 @@ from ..spec.model import Column, NewDataFile, TableInfo
 from ..spec.names import spark_name
 from ..spec.uuid7 import new_uuid
 from . import types as spark_types
-from .file_layout import estimated_row_width, lacks_field_ids, needs_name_mapping, uses_pyarrow_writer
+from .file_layout import estimated_row_width, lacks_field_ids, uses_pyarrow_writer
 from .paths import filesystem, spark_path
 from .sorting import sort_column
 
@@ -178,7 +178,7 @@ def _write_in_place(frame, table: TableInfo, spec, options: WriteOptions) -> lis
         frame = frame.sortWithinPartitions(*keys)
     return write_files_in_place(frame, table, spec, keys, options=options, rows_per_file=rows_per_file(table, options),
                                 row_width=estimated_row_width(table.columns),
-                                hive=options.hive_file_pattern, needs_name_mapping=needs_name_mapping(table.columns))
+                                hive=options.hive_file_pattern)
 
 
 def describe_file(path: str, columns: list[Column]) -> NewDataFile:

@@ -25,9 +25,10 @@ from ..errors import SchemaMismatchError
 from ..spec import types
 from ..spec.model import Column, NewDataFile, PartitionSpec, TableInfo
 from ..spec.uuid7 import new_uuid
-from .file_layout import estimated_row_width, needs_name_mapping
+from .file_layout import estimated_row_width
+from .geometry_arrow import geometry_as_wkb, geometry_counts
 from .paths import filesystem
-from .types import geometry_as_wkb
+from .variant_footer import AnnotatingSink, variant_ids
 
 _RESULT = "path string, info binary"
 _PA_CODECS = {"uncompressed": "none", "lz4_raw": "lz4"}
@@ -82,11 +83,10 @@ def _type(arrow_type: pa.DataType, spark_type, column: Column | None) -> pa.Data
     if isinstance(spark_type, T.StructType):
         return pa.struct([_field(arrow_type.field(i), f, _child(column, i, f.name))
                           for i, f in enumerate(spark_type.fields)])
-    if type(spark_type).__name__ == "GeometryType":  # written as Parquet GEOMETRY, with its statistics
-        return types.GEOMETRY_WKB
-    if isinstance(spark_type, T.VariantType):
-        raise SchemaMismatchError("variant columns cannot be written to object storage yet: its Parquet writer "
-                                  "(pyarrow) has no VARIANT type (docs/types.md)")
+    if type(spark_type).__name__ == "GeometryType" or getattr(column, "type", None) == "geometry":
+        return types.GEOMETRY_WKB  # written as Parquet GEOMETRY, with its statistics (nested too, as DuckDB)
+    if isinstance(spark_type, T.VariantType):  # struct<value, metadata>, unshredded: variant_footer.py annotates it
+        return arrow_type
     if isinstance(spark_type, T.ArrayType):  # the element's id is the list's child column id, as DuckDB writes
         return pa.list_(_inner("element", arrow_type.value_type, spark_type.elementType, _child(column, 0), True))
     if isinstance(spark_type, T.MapType):  # keys and values: the map's two child column ids
@@ -120,19 +120,17 @@ def row_group_rows(options, row_width: int) -> int:
 
 
 def write_files_in_place(frame, table: TableInfo, spec: PartitionSpec | None, key_columns: list[str], *,
-                         options, rows_per_file: int, row_width: int, hive: bool,
-                         needs_name_mapping: bool) -> list[NewDataFile]:
+                         options, rows_per_file: int, row_width: int, hive: bool) -> list[NewDataFile]:
     """Write `frame` (the table's columns with field ids, then the partition `key_columns`, rows of one partition
     value adjacent within each Spark partition) as files under their final names; nothing committed. Returns
     the files written, described from the footers their writers produced."""
     place = _directories(table, spec, hive) if spec is not None else (lambda _values: ("", {}))
     return [f for _key, f in write_groups_in_place(frame, table, key_columns, place, options=options,
-                                                   rows_per_file=rows_per_file, row_width=row_width,
-                                                   needs_name_mapping=needs_name_mapping)]
+                                                   rows_per_file=rows_per_file, row_width=row_width)]
 
 
 def write_groups_in_place(frame, table: TableInfo, key_columns: list[str], place, *, options, rows_per_file: int,
-                          row_width: int, needs_name_mapping: bool) -> list[tuple[tuple, NewDataFile]]:
+                          row_width: int) -> list[tuple[tuple, NewDataFile]]:
     """The engine of `write_files_in_place`: rows are grouped by `key_columns` (cast to strings, adjacent within
     each Spark partition); `place(key values)` gives a group's (directory under the table, partition values).
     Returns (key values, file) for every file written."""
@@ -154,9 +152,9 @@ def write_groups_in_place(frame, table: TableInfo, key_columns: list[str], place
     def task(batches):
         if encrypt:  # ENCRYPTED lakes: each file written to memory, then cut into modules for aes_encrypt
             yield from _encrypting_task(batches, table_path, target, kw, group_rows, rows_per_file, columns,
-                                        needs_name_mapping, key_columns, place)
+                                        key_columns, place)
             return
-        out = _TaskWriter(table_path, target, kw, group_rows, rows_per_file, columns, needs_name_mapping)
+        out = _TaskWriter(table_path, target, kw, group_rows, rows_per_file, columns)
         for batch in batches:
             for values, part in _runs(batch, key_columns):
                 out.write(place(values), values, part.select(target.names))
@@ -175,13 +173,12 @@ def write_groups_in_place(frame, table: TableInfo, key_columns: list[str], place
 ENCRYPTED_FILE_BYTES = 128 * 2**20  # an encrypted file is built in executor memory: at most about this size
 
 
-def _encrypting_task(batches, table_path, target, kw, group_rows, rows_per_file, columns, needs_name_mapping,
-                     key_columns, place):
+def _encrypting_task(batches, table_path, target, kw, group_rows, rows_per_file, columns, key_columns, place):
     """A write task of an encrypted lake: `MODULES` rows (encrypted/write.py) of each file as soon as it is done."""
     from .encrypted.write import KeptBuffer, module_batch
 
     buffers: dict[str, KeptBuffer] = {}
-    out = _TaskWriter(table_path, target, kw, group_rows, rows_per_file, columns, needs_name_mapping,
+    out = _TaskWriter(table_path, target, kw, group_rows, rows_per_file, columns,
                       open_stream=lambda path: buffers.setdefault(path, KeptBuffer()))
 
     def drain():
@@ -199,16 +196,16 @@ def _encrypting_task(batches, table_path, target, kw, group_rows, rows_per_file,
 
 
 
-def write_arrow_groups(groups, table: TableInfo, *, options, rows_per_file: int, row_width: int,
-                       needs_name_mapping: bool) -> list[NewDataFile]:
+def write_arrow_groups(groups, table: TableInfo, *, options, rows_per_file: int,
+                       row_width: int) -> list[NewDataFile]:
     """Write conformed Arrow rows, given as ((directory, partition values), key, rows) groups, as files under
     their final names (the data source's tasks and planner); nothing committed."""
     if getattr(options, "encrypted", False):  # DuckLakeBatchSource.writer refuses first (catalog/encryption.py)
         raise SchemaMismatchError("format('ducklake') cannot write to an ENCRYPTED lake: use lake.write "
                                   "(docs/types.md, 'Encrypted lakes')")
-    schema = types.to_arrow_schema(table.columns)
+    schema = types.to_parquet_schema(table.columns)  # geometry (at any depth) as Parquet GEOMETRY
     out = _TaskWriter(table.path, schema, writer_options(options, row_width), row_group_rows(options, row_width),
-                      rows_per_file, table.columns, needs_name_mapping)
+                      rows_per_file, table.columns)
     for where, key, rows in groups:
         for batch in rows.cast(schema).to_batches():
             out.write(where, key, batch)
@@ -244,16 +241,16 @@ def _directories(table: TableInfo, spec: PartitionSpec, hive: bool):
 class _TaskWriter:
     """One open Parquet file at a time per task: rolls over at `rows_per_file` rows or a new partition value."""
 
-    def __init__(self, table_path, schema, kw, group_rows, rows_per_file, columns, needs_name_mapping,
-                 open_stream=None):
+    def __init__(self, table_path, schema, kw, group_rows, rows_per_file, columns, open_stream=None):
         self.open_stream = open_stream  # path -> a writable file (encrypted lakes: memory); default: the path
         self.table_path, self.schema, self.kw, self.group_rows = table_path, schema, kw, group_rows
-        self.rows_per_file, self.columns, self.needs_name_mapping = rows_per_file, columns, needs_name_mapping
+        self.rows_per_file, self.columns = rows_per_file, columns
+        self.variants = variant_ids(columns)  # their groups get Parquet's VARIANT type in the footer
         self.files: list[tuple[tuple, NewDataFile]] = []
         self._pending: list[pa.RecordBatch] = []
         self._pending_rows = 0
         self._key = None
-        self._open = None  # (path, stream, writer, partition values, rows so far)
+        self._open = None  # (path, stream, writer, partition values, rows so far, non-NULL geometries by field id)
 
     def write(self, where: tuple[str, dict], key: tuple, rows: pa.RecordBatch) -> None:
         """Append rows of partition `key` (placed at `where`: directory, partition values)."""
@@ -278,6 +275,7 @@ class _TaskWriter:
     def _flush(self) -> None:
         if self._pending:
             table = geometry_as_wkb(pa.Table.from_batches(self._pending), self.schema).cast(self.schema)
+            geometry_counts(table, self._open[5])  # pyarrow writes no GEOMETRY statistics: counted here
             self._open[2].write_table(table, row_group_size=self.group_rows)
         self._pending, self._pending_rows = [], 0
 
@@ -287,21 +285,29 @@ class _TaskWriter:
         if isinstance(fs, pafs.LocalFileSystem):  # object stores have no directories to make
             fs.create_dir(inner.rsplit("/", 1)[0], recursive=True)
         stream = self.open_stream(path) if self.open_stream else fs.open_output_stream(inner)
-        self._open = [path, stream, pq.ParquetWriter(stream, self.schema, **self.kw), dict(values), 0]
+        if self.variants:
+            stream = AnnotatingSink(stream, self.variants)
+        self._open = [path, stream, pq.ParquetWriter(stream, self.schema, **self.kw), dict(values), 0, {}]
 
     def _finish(self) -> None:
         self._flush()
-        path, stream, writer, values, _rows = self._open
+        path, stream, writer, values, _rows, geometries = self._open
         self._open = None
         body = stream.tell()
+        if isinstance(stream, AnnotatingSink):
+            stream.hold()  # what the writer writes as it closes: the footer
         writer.close()
+        if isinstance(stream, AnnotatingSink):
+            stream.close()  # writes the annotated footer: the file's size is known after
         size = stream.tell()
         stream.close()
+        footer = getattr(stream, "footer_size", None)  # AnnotatingSink: pyarrow buffered the last pages past `body`
         meta = writer.writer.metadata  # the writer's own: its serialized_size is not set, the stream tells
         self.files.append((self._key, NewDataFile(path=path, record_count=meta.num_rows, file_size_bytes=size,
-                                      footer_size=size - body - 8,  # footer, then its length and "PAR1"
-                                      column_stats=stats.file_column_stats(meta, self.columns),
-                                      partition_values=values, needs_name_mapping=self.needs_name_mapping)))
+                                      footer_size=size - body - 8 if footer is None else footer,
+                                      column_stats=stats.file_column_stats(meta, self.columns,
+                                                                           non_null=geometries),
+                                      partition_values=values)))  # every field id written: no name mapping
 
     def close(self) -> None:
         if self._open is not None:
@@ -318,8 +324,7 @@ def write_units_in_place(frame, plan, options, unit_column: str) -> list[list[Ne
         return unit.directory, dict(unit.partition_values)
 
     written = write_groups_in_place(frame, table, [unit_column], place, options=options, rows_per_file=2**62,
-                                    row_width=estimated_row_width(table.columns),
-                                    needs_name_mapping=needs_name_mapping(table.columns))
+                                    row_width=estimated_row_width(table.columns))
     out: list[list[NewDataFile]] = [[] for _ in units]
     for key, f in written:
         out[int(key[0])].append(f)

@@ -120,6 +120,28 @@ def to_arrow_schema(columns: list[Column]) -> pa.Schema:
     return pa.schema([to_arrow_field(col) for col in columns])
 
 
+def to_parquet_schema(columns: list[Column]) -> pa.Schema:
+    """The Arrow schema pyarrow writes the table's Parquet files with: `to_arrow_schema`, every geometry (nested in
+    lists, structs and maps too) in GeoArrow's WKB type, so files get Parquet's GEOMETRY type and geospatial
+    statistics as DuckDB writes them (binary casts to it)."""
+    return pa.schema([_with_geometry(field, col) for field, col in zip(to_arrow_schema(columns), columns,
+                                                                          strict=True)])
+
+
+def _with_geometry(field: pa.Field, col: Column) -> pa.Field:
+    t = field.type
+    if col.type == "geometry":
+        return field.with_type(GEOMETRY_WKB)
+    if col.type == "list":
+        return field.with_type(pa.list_(_with_geometry(t.value_field, col.children[0])))
+    if col.type == "map":
+        return field.with_type(pa.map_(_with_geometry(t.key_field, col.children[0]),
+                                       _with_geometry(t.item_field, col.children[1])))
+    if col.type == "struct":
+        return field.with_type(pa.struct([_with_geometry(t.field(i), child) for i, child in enumerate(col.children)]))
+    return field
+
+
 # ----------------------------------------------------------------------------------------- incoming schemas
 def columns_from_arrow(schema: pa.Schema, first_id: int = 1) -> list[Column]:
     """New columns from an Arrow schema, ids depth first."""

@@ -55,13 +55,22 @@ def _value(data, ids: dict[str, int]) -> bytes:
             return bytes([(len(raw) << 2) | 1]) + raw
         return bytes([16 << 2]) + struct.pack("<I", len(raw)) + raw
     if isinstance(data, list):
-        parts = [_value(item, ids) for item in data]
-        # array: basic type 3, offsets 4 bytes (bits 2-3 of the header = 3), large count (bit 4)
-        return bytes([3 | (0b111 << 2)]) + struct.pack("<I", len(parts)) + _offsets(parts) + b"".join(parts)
-    items = sorted(data.items())  # fields in key order, as the encoding requires
-    parts = [_value(item, ids) for _key, item in items]
-    field_ids = struct.pack(f"<{len(items)}I", *(ids[key] for key, _item in items))
-    # object: basic type 2, offsets 4 bytes (bits 2-3), field ids 4 bytes (bits 4-5), large count (bit 6)
+        return array_value([_value(item, ids) for item in data])
+    return object_value({key: _value(item, ids) for key, item in data.items()}, ids)
+
+
+def array_value(parts: list[bytes]) -> bytes:
+    """A variant array of encoded values."""
+    # basic type 3, offsets 4 bytes (bits 2-3 of the header = 3), large count (bit 4)
+    return bytes([3 | (0b111 << 2)]) + struct.pack("<I", len(parts)) + _offsets(parts) + b"".join(parts)
+
+
+def object_value(fields: dict[str, bytes], ids: dict[str, int]) -> bytes:
+    """A variant object of encoded field values; `ids` maps each key to its metadata dictionary id."""
+    items = sorted(fields.items())  # fields in key order, as the encoding requires
+    parts = [part for _key, part in items]
+    field_ids = struct.pack(f"<{len(items)}I", *(ids[key] for key, _part in items))
+    # basic type 2, offsets 4 bytes (bits 2-3), field ids 4 bytes (bits 4-5), large count (bit 6)
     header = 2 | (0b11 << 2) | (0b11 << 4) | (1 << 6)
     return bytes([header]) + struct.pack("<I", len(items)) + field_ids + _offsets(parts) + b"".join(parts)
 

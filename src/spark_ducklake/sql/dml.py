@@ -2,11 +2,13 @@
 
 from __future__ import annotations
 
+import pyarrow as pa
 from sqlglot import exp
 
 from ..errors import SchemaMismatchError, UnsupportedSqlError
 from ..spark.types import to_spark_type
 from .defaults import fill_values, has_defaults
+from .literal_rows import literal_rows
 from .literals import typed_values
 from .queries import run_query
 from .references import QueryContext, resolve_table
@@ -26,8 +28,6 @@ def _table_info(ctx: QueryContext, tx, key: tuple[str, str]):
 
 def insert(ctx: QueryContext, tx, tree: exp.Insert):
     """INSERT [OVERWRITE] INTO t [(cols)] [BY NAME] VALUES ... | query: values cast to the columns' types."""
-    from pyspark.sql import functions as F
-
 
     _refuse(ctx, tree, {"alternative": "INSERT OR REPLACE/IGNORE", "conflict": "INSERT ... ON CONFLICT",
                         "returning": "INSERT ... RETURNING", "partition": "INSERT ... PARTITION (...)",
@@ -44,6 +44,12 @@ def insert(ctx: QueryContext, tx, tree: exp.Insert):
         raise UnsupportedSqlError("INSERT without VALUES or a query is not supported by lake.sql")
     columns = {c.name.lower(): c for c in info.columns}
     targets = [columns.get(n.lower()) for n in names] if names is not None else list(info.columns)
+    mode = "overwrite" if tree.args.get("overwrite") else "append"
+    rows = None if names is not None or tree.args.get("by_name") else literal_rows(source, targets)
+    if rows is not None:  # plain literals: an Arrow table, written in-process when small (no Spark start)
+        return _write(ctx, tx, key, rows, mode)
+    from pyspark.sql import functions as F
+
     if not tree.args.get("by_name") and None not in targets:  # VALUES typed as the columns (literals.py)
         source = typed_values(source, [to_spark_type(c) for c in targets])
     frame = run_query(ctx, _one_struct_column(source))
@@ -61,14 +67,19 @@ def insert(ctx: QueryContext, tx, tree: exp.Insert):
                            for src, n in zip(frame.columns, names, strict=True)])
     if isinstance(source, exp.Values):  # rows written out in the statement: one file, as the reference writes
         frame = frame.coalesce(1)       # them (Spark would split even three rows over its partitions)
-    mode = "overwrite" if tree.args.get("overwrite") else "append"
-    one_file = ctx.dialect == "duckdb"  # a small result is one file in its row order, as DuckDB writes it
+    return _write(ctx, tx, key, frame, mode)
+
+
+def _write(ctx: QueryContext, tx, key: tuple[str, str], rows, mode: str):
+    """Append or overwrite with `rows` (a DataFrame or an Arrow table); the count of rows inserted."""
+    # A small result is one file in its row order, as DuckDB writes it; literal rows are one file in either dialect.
+    one_file = ctx.dialect == "duckdb" or isinstance(rows, pa.Table)
     if tx is not None:  # staged: the rows are counted here (DuckDB's INSERT returns them inside BEGIN too)
-        tx.write(frame, key, mode, one_file_if_small=one_file)
-        return frame.count()
+        tx.write(rows, key, mode, one_file_if_small=one_file)
+        return rows.num_rows if isinstance(rows, pa.Table) else rows.count()
     before = _row_ids_used(ctx, key) if mode == "append" else None
     with ctx.lake.transaction() as own:
-        own.write(frame, key, mode, one_file_if_small=one_file)
+        own.write(rows, key, mode, one_file_if_small=one_file)
     return None if before is None else _row_ids_used(ctx, key) - before  # the rows inserted, as DuckDB says
 
 

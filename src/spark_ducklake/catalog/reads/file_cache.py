@@ -9,7 +9,8 @@ fingerprint. Rows themselves never change except their end_snapshot, which is wh
 
 A scan of another snapshot of a cached table (typically: the next one, after a commit) starts from the cached
 list when that one still matches its fingerprint and the table's columns are the same: only the rows whose
-begin or end snapshot lies between the two are fetched (a file's visibility changes nowhere else).
+begin or end snapshot lies between the two are fetched (a file's visibility changes nowhere else). Both
+snapshots' fingerprints are read in one pass over the catalog rows.
 """
 
 from __future__ import annotations
@@ -56,17 +57,20 @@ class FileListCache:
         key = (table.table_id, snapshot_id, table.path)
         cached = self._entries.get(key)
         few = min(FEW, self.min_files - 1)  # lists kept are FileLists
-        if cached is None and self._neighbour(table) is None:  # a first scan: no aggregate, one load
+        neighbour = self._neighbour(table) if cached is None else None
+        if cached is None and neighbour is None:  # a first scan: no aggregate, one load
             files, current = load(conn, table, snapshot_id, few)
             return self._keep(key, current, files, table)
         # Taken before the load: a commit in between pairs the new files with the old fingerprint, so the next
-        # use reloads (the other order could keep an outdated list for good).
-        current = fingerprint(conn, table.table_id, snapshot_id)
+        # use reloads (the other order could keep an outdated list for good). A neighbour's is taken in the same
+        # pass over the catalog rows.
+        found = fingerprints(conn, table.table_id, [snapshot_id] + ([neighbour[0]] if neighbour else []))
+        current = found[0]
         if cached is not None and cached.fingerprint == current:
             self._entries.move_to_end(key)
             return cached.files.copy()
         self._entries.pop(key, None)
-        files = self._from_neighbour(conn, table, snapshot_id)
+        files = self._from_neighbour(conn, table, snapshot_id, found[1] if neighbour else None)
         if files is None:
             files = load_list(conn, table, snapshot_id, reader.delete_files(conn, table, snapshot_id), few)
         return self._keep(key, current, files, table)
@@ -79,14 +83,20 @@ class FileListCache:
             return files.copy()
         return files
 
-    def _from_neighbour(self, conn: sa.Connection, table: TableInfo, snapshot_id: int) -> FileList | None:
+    def _from_neighbour(self, conn: sa.Connection, table: TableInfo, snapshot_id: int,
+                        base_fingerprint: tuple | None = None) -> FileList | None:
         """The files at `snapshot_id` from the most recently used list of another snapshot of the table, or None
-        when there is none still valid (same fingerprint, same columns) or file_order is in use."""
+        when there is none still valid (same fingerprint, same columns) or file_order is in use
+        (`base_fingerprint`: that list's snapshot's, when already read)."""
         found = self._neighbour(table)
         if found is None:
             return None
         base_snapshot, entry = found
-        if not entry.sorted_by_id() or fingerprint(conn, table.table_id, base_snapshot) != entry.fingerprint:
+        if not entry.sorted_by_id():
+            return None
+        if base_fingerprint is None:
+            base_fingerprint = fingerprint(conn, table.table_id, base_snapshot)
+        if base_fingerprint != entry.fingerprint:
             return None
         df = T["ducklake_data_file"]
         low, high = sorted((base_snapshot, snapshot_id))
@@ -100,12 +110,18 @@ class FileListCache:
         # The cached list's columns and objects stay as they were: a new list over the kept rows and the added
         # ones, its objects those of the kept files (replaced where their delete file changed).
         base = entry.files
-        kept = pc.indices_nonzero(pc.invert(pc.is_in(base.ids(), pa.array(removed, pa.int64()))))
-        base = base.take(kept).with_deletes(reader.delete_files(conn, table, snapshot_id))
+        gone = pc.is_in(base.ids(), pa.array(removed, pa.int64()))
+        if pc.any(gone).as_py():  # no copy of 100k rows when files were only added
+            base = base.take(pc.indices_nonzero(pc.invert(gone)))
+        base = base.with_deletes(reader.delete_files(conn, table, snapshot_id))
         rows = pa.concat_tables([base.rows, added])
+        objects = base.objects_or_none() + [None] * added.num_rows if base.annotated() else None
+        top, new_ids = pc.max(base.ids()).as_py(), added.column("data_file_id")
+        if not added.num_rows or ((top is None or pc.min(new_ids).as_py() > top) and _ascending(new_ids)):
+            return FileList(table, rows, base.deletes, objects)  # new files have new ids: already in id order
         order = pc.sort_indices(rows, sort_keys=[("data_file_id", "ascending")])
-        objects = base.objects_or_none() + [None] * added.num_rows
-        return FileList(table, rows.take(order), base.deletes, [objects[i] for i in order.to_pylist()])
+        return FileList(table, rows.take(order), base.deletes,
+                        None if objects is None else [objects[i] for i in order.to_pylist()])
 
     def _neighbour(self, table: TableInfo) -> tuple[int, _Entry] | None:
         """(snapshot, entry) of the most recently used list of the table with the same columns, or None."""
@@ -115,6 +131,31 @@ class FileListCache:
     def clear(self) -> None:
         """Forget every list (the next scan of each table loads it from the catalog)."""
         self._entries.clear()
+
+
+def _ascending(ids: pa.ChunkedArray) -> bool:
+    ids = ids.combine_chunks()
+    return len(ids) < 2 or pc.all(pc.less(ids[:-1], ids[1:])).as_py()
+
+
+def fingerprints(conn: sa.Connection, table_id: int, snapshot_ids: list[int]) -> list[tuple]:
+    """`fingerprint` at each snapshot, in one round trip and one pass over each table's rows."""
+    if len(snapshot_ids) == 1:
+        return [fingerprint(conn, table_id, snapshot_ids[0])]
+    df, dl = T["ducklake_data_file"], T["ducklake_delete_file"]
+    parts = []
+    for table, id_col in ((df, df.c.data_file_id), (dl, dl.c.delete_file_id)):
+        aggregates = []
+        for i, snapshot_id in enumerate(snapshot_ids):
+            seen = sa.case((reader.visible(table, snapshot_id), id_col))  # NULL where not visible
+            aggregates += [sa.func.count(seen).label(f"n{i}"), sa.func.sum(seen).label(f"total{i}"),
+                           sa.func.max(seen).label(f"top{i}")]
+        parts.append(sa.select(*aggregates).where(table.c.table_id == table_id).subquery())
+    both = parts[0].join(parts[1], sa.true())  # one row each: a cross join, said so
+    row = conn.execute(sa.select(*parts[0].c, *parts[1].c).select_from(both)).one()
+    width = 3 * len(snapshot_ids)
+    return [tuple(row[3 * i:3 * i + 3]) + tuple(row[width + 3 * i:width + 3 * i + 3])
+            for i in range(len(snapshot_ids))]
 
 
 def fingerprint(conn: sa.Connection, table_id: int, snapshot_id: int) -> tuple:

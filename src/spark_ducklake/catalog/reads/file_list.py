@@ -5,7 +5,9 @@ Python objects per file, then a DataFile was built from each. Here the catalog r
 column, aggregated by the database (`group_concat` on SQLite, `string_agg` on PostgreSQL) and split and parsed by
 pyarrow, so loading 100k files makes a few dozen Python objects. `FileList` is a read-only sequence of DataFile
 over those columns: `len()` and the columns cost nothing, and the first element access builds every DataFile once
-(later accesses return the same objects, which callers may annotate, as `mark_absent_columns` does).
+(later accesses return the same objects, which callers may annotate, as `mark_absent_columns` does). A scan of a
+list whose objects were never built takes paths, sizes and the rest from the columns (spark/scan.py), so reading a
+100k-file table makes no DataFile at all.
 
 Other catalog databases (MySQL caps GROUP_CONCAT; DuckDB's aggregates run in parallel) fetch rows as before.
 """
@@ -186,6 +188,18 @@ class FileList(Sequence[DataFile]):
                        else replace(f, delete_file=get(f.data_file_id)) for f in self._objects]
         return FileList(self.table, self.rows, deletes, objects)
 
+    def annotated(self) -> bool:
+        """Whether DataFile objects were built (only they carry absent_columns, name_map, hive_values)."""
+        return self._objects is not None
+
+    def full_paths(self) -> list[str]:
+        """Every file's absolute path, as DataFile.path, from the columns (no object built)."""
+        path, rel = self.rows.column("path"), self.rows.column("path_is_relative")
+        if len(self) and not path.null_count and not rel.null_count and pc.all(pc.equal(rel, 1)).as_py():
+            base = pa.scalar(self.table.path, pa.string())  # the usual case: every path relative
+            return pc.binary_join_element_wise(base, path, "").to_pylist()
+        return [_full_path(self.table.path, p, r) for p, r in zip(path.to_pylist(), rel.to_pylist(), strict=True)]
+
     def objects_or_none(self) -> list[DataFile | None]:
         """The objects built so far, one per row (None where not built)."""
         return list(self._objects) if self._objects is not None else [None] * len(self)
@@ -239,13 +253,15 @@ class FileList(Sequence[DataFile]):
             for f, (file_id, path, rel, records, size, footer, row_start, begin, pmax, part, mapping, _order,
                     key) in zip(known, zip(*columns, strict=True), strict=True):
                 if f is None:
-                    # Relative unless stored as not relative (NULL: absolute only when it looks absolute).
-                    full = (base + (path or "") if rel or (rel is None and not paths.is_absolute(path or ""))
-                            else path or base)
-                    f = DataFile(file_id, table_id, full, records, size, footer, row_start, begin, pmax, part,
-                                 mapping, get_delete(file_id), encryption_key=key)
+                    f = DataFile(file_id, table_id, _full_path(base, path, rel), records, size, footer, row_start,
+                                 begin, pmax, part, mapping, get_delete(file_id), encryption_key=key)
                 out.append(f)
         return out
+
+
+def _full_path(base: str, path: str | None, rel: int | None) -> str:
+    # Relative unless stored as not relative (NULL: absolute only when it looks absolute).
+    return base + (path or "") if rel or (rel is None and not paths.is_absolute(path or "")) else path or base
 
 
 def load(conn: sa.Connection, table: TableInfo, snapshot_id: int, deletes: dict[int, DeleteFile],
@@ -281,3 +297,16 @@ def subset(files: Sequence[DataFile], indices: list[int]) -> Sequence[DataFile]:
     if isinstance(files, FileList):
         return files.take(indices)
     return [files[i] for i in indices]
+
+
+def full_paths(files: Sequence[DataFile]) -> list[str]:
+    """Every file's absolute path (a FileList computes them from its columns, building no object)."""
+    if isinstance(files, FileList):
+        return files.full_paths()
+    return [f.path for f in files]
+
+
+def plain(files: Sequence[DataFile]) -> bool:
+    """Whether `files` is a FileList whose objects were never built: no file carries absent_columns, name_map or
+    hive_values, so what a scan needs can be read from the columns."""
+    return isinstance(files, FileList) and not files.annotated()

@@ -15,7 +15,7 @@ import dataclasses
 import pyarrow as pa
 
 from ...catalog.planners.compaction import TablePlan
-from ...spark.file_layout import estimated_row_width, needs_name_mapping
+from ...spark.file_layout import estimated_row_width
 from ...spark.write import delete_paths
 from ...spark.write_in_place import _TaskWriter, row_group_rows, writer_options
 from ...spec import types
@@ -47,12 +47,12 @@ def merge_units(plan: TablePlan, options, sort_keys: list) -> list[list[NewDataF
     if sort_keys:
         order, placement = _sort_order(dataclasses.replace(table, sort_keys=sort_keys))
         order = [*order, (ROWID, "ascending")]
-    schema = pa.schema(list(types.to_arrow_schema(table.columns)) + [
+    schema = pa.schema(list(types.to_parquet_schema(table.columns)) + [  # geometry as Parquet GEOMETRY
         pa.field(ROW_ID_COLUMN, pa.int64(), metadata={b"PARQUET:field_id": str(ROW_ID_FIELD_ID)}),
         pa.field(SNAPSHOT_ID_COLUMN, pa.int64(), metadata={b"PARQUET:field_id": str(SNAPSHOT_ID_FIELD_ID)})])
     width = estimated_row_width(table.columns)
     writer = _TaskWriter(table.path, schema, writer_options(options, width), row_group_rows(options, width), 2**62,
-                         table.columns, needs_name_mapping(table.columns))
+                         table.columns)
     try:
         for index, unit in enumerate(plan.units):
             rows = read_versions(unit.files, table.columns)

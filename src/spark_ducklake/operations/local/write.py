@@ -17,7 +17,7 @@ import pyarrow.compute as pc
 import sqlglot
 from sqlglot import exp
 
-from ...spark.file_layout import estimated_row_width, needs_name_mapping
+from ...spark.file_layout import estimated_row_width
 from ...spark.write import delete_paths, rows_per_file
 from ...spark.write_in_place import _directories, _runs, _TaskWriter, row_group_rows, writer_options
 from ...spec import types
@@ -27,7 +27,7 @@ from ...spec.model import NewDataFile, PartitionSpec, TableInfo
 from .expressions import NotLocal
 
 KEY_PREFIX = "_dl_p"
-_SPARK_ONLY_TYPES = {"geometry", "variant"}  # Parquet GEOMETRY / VARIANT types: Spark's writer sets them
+_SPARK_ONLY_TYPES = {"variant"}  # Parquet VARIANT type: Spark's writer sets it (geometry: types.to_parquet_schema)
 _IDENTITY_TYPES = ("int8", "int16", "int32", "int64", "uint8", "uint16", "uint32", "varchar", "date", "boolean")
 
 
@@ -55,7 +55,8 @@ def write_table_files(data: pa.Table, table: TableInfo, options, *, row_ids: pa.
     if row_ids is not None:
         field = pa.field(ROW_ID_COLUMN, pa.int64(), metadata={b"PARQUET:field_id": str(ROW_ID_FIELD_ID)})
         data = data.append_column(field, row_ids.cast(pa.int64()))
-    schema = data.schema
+    # geometry (at any depth) written as Parquet GEOMETRY; the row id column after the table's
+    schema = pa.schema([*types.to_parquet_schema(table.columns), *list(data.schema)[len(table.columns):]])
     keys = _keys(table)
     names = [f"{KEY_PREFIX}{i}" for i in range(len(keys))]
     for name, values in zip(names, _key_values(data, table, keys), strict=True):
@@ -71,7 +72,7 @@ def write_table_files(data: pa.Table, table: TableInfo, options, *, row_ids: pa.
     place = _directories(table, PartitionSpec(keys=keys), options.hive_file_pattern) if keys else (
         lambda _values: ("", {}))
     writer = _TaskWriter(table.path, schema, writer_options(options, width), row_group_rows(options, width),
-                         rows_per_file(table, options), table.columns, needs_name_mapping(table.columns))
+                         rows_per_file(table, options), table.columns)
     try:
         for batch in data.to_batches():
             for values, part in _runs(batch, names):

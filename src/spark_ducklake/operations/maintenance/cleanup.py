@@ -23,7 +23,8 @@ from ...catalog.database.spec_tables import T
 from ...catalog.database.transactions import write_transaction
 from ...catalog.reads import reader
 from ...errors import DuckLakeError
-from ...spark.paths import SCAN_LOG_PREFIX, filesystem
+from ...spark.file_log import SCAN_LOG_PREFIX
+from ...spark.paths import filesystem
 from ...spec.intervals import cutoff as interval_cutoff
 from .catalog_files import known_files, scheduled_files
 from .expire import point_in_time

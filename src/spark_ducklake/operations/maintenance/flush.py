@@ -234,7 +234,8 @@ def _write_deletes(ctx: LakeContext, work: list[_TableFlush], placed_by_table: l
     from pyspark.sql import functions as F
 
     from ...spark.delete_files import KEY, SNAP, DeleteTarget, write_delete_files
-    from ...spark.paths import read_parquet, spark_file_uri
+    from ...spark.file_log import read_parquet
+    from ...spark.paths import spark_file_uri
     from ...spark.scan import POS
 
     spark, out = ctx.spark, {}

@@ -26,7 +26,12 @@ class DuckDBDialect(Dialect):
             raise CatalogError("DuckDB catalogs need 'pip install spark-ducklake[duckdb]'") from exc
         path = os.path.abspath(target)
         os.makedirs(os.path.dirname(path), exist_ok=True)
-        return sa.create_engine(f"duckdb:///{path}", poolclass=NullPool, connect_args={"read_only": read_only})
+        # New files in the installed DuckDB's newest storage format, as the reference creates them (v1.5.0+ with
+        # DuckDB 1.5): older formats refuse VARIANT columns, which inlined data tables may have. Existing files
+        # keep their format.
+        config = {"storage_compatibility_version": "latest"}
+        return sa.create_engine(f"duckdb:///{path}", poolclass=NullPool,
+                                connect_args={"read_only": read_only, "config": config})
 
     def use_schema(self, dbapi_connection, schema: str) -> None:
         """`SET schema`; a schema not created yet is left to bootstrap (unqualified names then miss the lake)."""
