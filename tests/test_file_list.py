@@ -128,3 +128,13 @@ def test_booleans_stored_as_text_fall_back_to_rows(lake, aggregated):
     columnar, rows = _both(lake)
     assert aggregated == [None] and columnar == rows and len(columnar) == 2
     assert all(f.path.startswith(lake.table_info("t").path) for f in columnar)
+
+
+def test_sparse_columns_scatter_their_pairs_over_the_rows():
+    scatter, ids = file_list._scatter, pa.array([5, 3, 9], pa.int64())
+    assert scatter(None, pa.int64(), None, ids).to_pylist() == [None, None, None]  # no row differs
+    assert scatter(None, pa.int64(), 1, ids).to_pylist() == [1, 1, 1]
+    assert scatter("9,7,5,", pa.int64(), 1, ids).to_pylist() == [None, 1, 7]  # '' is NULL
+    assert scatter("3,a2V5+/=", pa.string(), None, ids).to_pylist() == [None, "a2V5+/=", None]
+    assert scatter("3,true", pa.int64(), 1, ids) is None  # not a number: read as rows
+    assert scatter("3", pa.int64(), None, ids) is None  # not pairs

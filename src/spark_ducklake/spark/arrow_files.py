@@ -14,7 +14,6 @@ from decimal import Decimal
 import pyarrow as pa
 import pyarrow.parquet as pq
 
-from ..errors import SchemaMismatchError
 from ..spec import types, variant_unshred
 from ..spec.internal_columns import ROW_ID_COLUMN, SNAPSHOT_ID_COLUMN
 from ..spec.model import Column, DataFile
@@ -30,10 +29,6 @@ def read_with_arrow(spark, files: list[DataFile], present: list[Column], interna
     `name_map` (catalog.name_maps) are matched by top-level name, their hive-path columns from `hive_values`."""
     from pyspark.sql import types as T
 
-    variants = [c.name for c in present if c.type != "variant" and any(p.type == "variant" for p in c.walk())]
-    if variants:  # top-level variants are unshredded in arrow_rows; one inside a struct or list is not
-        raise SchemaMismatchError(f"column {variants[0]!r}: a variant nested in it cannot be read in a table that "
-                                  "also has uuid, time, timetz, timestamp_ns or interval columns (docs/types.md)")
     out_fields = [T.StructField(internal[c.column_id], spark_types.to_spark_type(c), True) for c in present]
     out_fields += [T.StructField(SNAPSHOT_ID_COLUMN, T.LongType(), True),
                    T.StructField(ROW_ID_COLUMN, T.LongType(), True),
@@ -102,8 +97,9 @@ def arrow_rows(table: pa.Table, path: str, wanted, arrow_schema: pa.Schema, name
             except (pa.ArrowInvalid, pa.ArrowNotImplementedError):
                 pass
         column = table.column(by_id[col.column_id])
-        shredded = col.type == "variant" and column.type.get_field_index("typed_value") >= 0  # as DuckDB writes
-        values = variant_unshred.unshred_column(column) if shredded else column.to_pylist()
+        values = column.to_pylist()
+        if any(c.type == "variant" for c in col.walk()):  # DuckDB shreds them: rebuilt as Spark's reader would
+            values = [variant_unshred.unshred_values(col, column.type, v) for v in values]
         arrays.append(pa.array([types.convert_nested(col, v, _spark_value) for v in values], type=target))
     for extra in (SNAPSHOT_ID_COLUMN, ROW_ID_COLUMN):
         arrays.append(table.column(extra).cast(pa.int64()) if extra in table.column_names

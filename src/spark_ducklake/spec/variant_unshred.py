@@ -13,6 +13,7 @@ from decimal import Decimal
 
 import pyarrow as pa
 
+from .model import Column
 from .variant import array_value, object_value
 
 _EPOCH = dt.date(1970, 1, 1)
@@ -38,17 +39,28 @@ def unshred(group: dict | None, typed_type: pa.DataType | None, metadata: bytes)
     return group.get("value")
 
 
-def unshred_column(column: pa.ChunkedArray) -> list[dict | None]:
-    """{'value', 'metadata'} per row of a shredded variant column (None for a null row)."""
-    typed_type = _typed_type(column.type)
-    out = []
-    for row in column.to_pylist():
-        if row is None:
-            out.append(None)
-            continue
-        value = unshred(row, typed_type, row["metadata"])
-        out.append({"value": _NULL if value is None else value, "metadata": row["metadata"]})
-    return out
+def unshred_values(col: Column, arrow_type: pa.DataType, value):
+    """One value of column `col` (read by pyarrow as `arrow_type`) with every variant in it, at any depth,
+    as {'value', 'metadata'}: shredded ones rebuilt, a null row kept None."""
+    if value is None:
+        return None
+    if col.type == "variant":
+        typed_type = _typed_type(arrow_type)
+        if typed_type is None:
+            return value
+        rebuilt = unshred(value, typed_type, value["metadata"])
+        return {"value": _NULL if rebuilt is None else rebuilt, "metadata": value["metadata"]}
+    if col.type == "list":
+        return [unshred_values(col.children[0], arrow_type.value_type, v) for v in value]
+    if col.type == "map":
+        key, item = col.children
+        return [(unshred_values(key, arrow_type.key_type, k), unshred_values(item, arrow_type.item_type, v))
+                for k, v in value]
+    if col.type == "struct":
+        fields = {arrow_type.field(i).name: arrow_type.field(i).type for i in range(arrow_type.num_fields)}
+        return {c.name: unshred_values(c, fields[c.name], value.get(c.name)) if c.name in fields
+                else value.get(c.name) for c in col.children}
+    return value
 
 
 def _typed_type(group_type: pa.DataType) -> pa.DataType | None:

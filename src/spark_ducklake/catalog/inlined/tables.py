@@ -137,7 +137,7 @@ def read_rows(conn: sa.Connection, table_id: int, columns: list[Column], snapsho
     return _read_matching(conn, table_id, columns, with_snapshots, lambda tbl: sa.and_(
         tbl.c.begin_snapshot <= snapshot_id,
         sa.or_(tbl.c.end_snapshot.is_(None), tbl.c.end_snapshot > snapshot_id),
-    ), with_source=with_source)
+    ), with_source=with_source, columns_at=snapshot_id)
 
 
 def rows_changed_between(conn: sa.Connection, table_id: int, columns: list[Column], start: int,
@@ -148,7 +148,8 @@ def rows_changed_between(conn: sa.Connection, table_id: int, columns: list[Colum
 
 
 def _read_matching(conn: sa.Connection, table_id: int, columns: list[Column], with_snapshots: bool,
-                   condition, with_source: bool = False) -> pa.Table | None:
+                   condition, with_source: bool = False, columns_at: int | None = None) -> pa.Table | None:
+    # `columns_at`: the snapshot `columns` are the table's columns at (None: unknown).
     sv = T["ducklake_schema_versions"]
     begins = dict(
         (version, begin) for begin, version in
@@ -158,7 +159,10 @@ def _read_matching(conn: sa.Connection, table_id: int, columns: list[Column], wi
     for name, version in inlined_versions(conn, table_id):
         # The inlined table holds the columns of its own schema version.
         at = begins.get(version)
-        old_columns = columns if at is None else reader.load_columns(conn, [table_id], at).get(table_id, columns)
+        if at is None or _unchanged(begins, at, columns_at):  # e.g. the newest version read at its snapshot
+            old_columns = columns
+        else:
+            old_columns = reader.load_columns(conn, [table_id], at).get(table_id, columns)
         md = sa.MetaData()
         tbl = inlined.inlined_data_table(md, dialect_for(conn), table_id, version, old_columns)
         if not sa.inspect(conn).has_table(name):
@@ -182,6 +186,12 @@ def _read_matching(conn: sa.Connection, table_id: int, columns: list[Column], wi
         return None
     schema = _all_nullable(parts[-1].schema)  # versions may differ in nullability only
     return pa.concat_tables([part.cast(schema) for part in parts])
+
+
+def _unchanged(begins: dict[int, int], at: int, columns_at: int | None) -> bool:
+    """Whether the table's columns at snapshot `at` are those at `columns_at`: no schema version of the table
+    began in between."""
+    return columns_at is not None and at <= columns_at and not any(at < b <= columns_at for b in begins.values())
 
 
 def _all_nullable(schema: pa.Schema) -> pa.Schema:

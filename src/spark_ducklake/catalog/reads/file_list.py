@@ -3,7 +3,9 @@
 Planning a 100k-file table used to be dominated by per-row Python work: the database driver made a tuple of 13
 Python objects per file, then a DataFile was built from each. Here the catalog rows arrive as one text value per
 column, aggregated by the database (`group_concat` on SQLite, `string_agg` on PostgreSQL) and split and parsed by
-pyarrow, so loading 100k files makes a few dozen Python objects. `FileList` is a read-only sequence of DataFile
+pyarrow, so loading 100k files makes a few dozen Python objects. Columns most catalogs leave NULL (or TRUE, for
+path_is_relative) on every row come only for the rows that differ, as 'id,value' pairs (a FILTER clause: the usual
+rows cost the database a comparison instead of a text value each). `FileList` is a read-only sequence of DataFile
 over those columns: `len()` and the columns cost nothing, and the first element access builds every DataFile once
 (later accesses return the same objects, which callers may annotate, as `mark_absent_columns` does). A scan of a
 list whose objects were never built takes paths, sizes and the rest from the columns (spark/scan.py), so reading a
@@ -37,6 +39,10 @@ SCHEMA = pa.schema([(n, pa.string() if n in _TEXT else pa.int64()) for n in NAME
 # Separators no value of the column holds: numbers and base64 keys never contain a comma; a path holding a
 # newline makes the split miscount, which is checked (the rows are then fetched one by one).
 _SEPARATOR = {"path": "\n", "encryption_key": ","}
+# Columns most catalogs fill alike on every row (name -> the usual value): fetched only where a row differs.
+SPARSE = {"path_is_relative": 1, "partial_max": None, "partition_id": None, "mapping_id": None, "file_order": None,
+          "encryption_key": None}
+DENSE = tuple(n for n in NAMES if n not in SPARSE)
 _AGGREGATE = {"sqlite": "group_concat", "postgresql": "string_agg"}
 FEW = 200  # up to this many rows come faster as rows: the aggregate costs ~1 ms to build and parse
 
@@ -55,40 +61,76 @@ def fetch(conn: sa.Connection, table_id: int, condition) -> pa.Table:
 
 
 def _fetch_aggregated(conn: sa.Connection, table_id: int, condition, aggregate: str) -> pa.Table | None:
-    # One row: the count, then each column as one text value (NULL as ''). Aggregates of one query see the rows
-    # in the same order (PostgreSQL's parallel partial aggregates are combined state by state), so the columns
-    # line up. Text values are capped at ~1 GB by both databases: some 15M files.
+    # One row: the count, then each column as one text value. Aggregates of one query see the rows in the same
+    # order (PostgreSQL's parallel partial aggregates are combined state by state), so the columns line up. Text
+    # values are capped at ~1 GB by both databases: some 15M files.
     df = T["ducklake_data_file"]
     row = conn.execute(sa.select(*_aggregates(aggregate)).where(df.c.table_id == table_id, condition)).one()
     count = row[0]
     if not count:
         return SCHEMA.empty_table()
-    columns = []
-    for name, text in zip(NAMES, row[1:], strict=True):
-        values = _parse(text, _SEPARATOR.get(name, ","), SCHEMA.field(name).type, count)
-        if values is None:
+    texts = dict(zip(DENSE + tuple(SPARSE), row[1:], strict=True))
+    columns = {}
+    for name in DENSE:
+        columns[name] = _parse(texts[name], _SEPARATOR.get(name, ","), SCHEMA.field(name).type, count)
+        if columns[name] is None:
             return None
-        columns.append(values)
-    return pa.Table.from_arrays(columns, schema=SCHEMA)
+    for name, usual in SPARSE.items():
+        columns[name] = _scatter(texts[name], SCHEMA.field(name).type, usual, columns["data_file_id"])
+        if columns[name] is None:
+            return None
+    return pa.Table.from_arrays([columns[n] for n in NAMES], schema=SCHEMA)
 
 
 @functools.cache
 def _aggregates(aggregate: str) -> tuple:
-    """The select list: the count, then each column as one text value (made once: small tables pay for
-    building these expressions more than for the query)."""
+    """The select list: the count, each DENSE column as one text value ('' for NULL), then each SPARSE column as
+    'id,value' pairs of the rows whose value is not the usual one (made once: small tables pay for building these
+    expressions more than for the query)."""
     df = T["ducklake_data_file"]
-    parts = [sa.func.count()]
-    for name in NAMES:
-        col = text = df.c[name]
+
+    def text(name: str):
+        col = df.c[name]
         if aggregate == "string_agg" and name not in _TEXT:  # SQLite's group_concat makes text of anything
             if name == "path_is_relative":
                 col = sa.cast(col, sa.Integer)  # PostgreSQL's boolean as 1/0
-            text = sa.cast(col, sa.Text)
-        # Constants of ours written as literals: SQLite evaluates a bound separator for every row, which
-        # doubled the query's time.
-        separator = sa.literal_column(f"'{_SEPARATOR.get(name, ',')}'")
-        parts.append(getattr(sa.func, aggregate)(sa.func.coalesce(text, sa.literal_column("''")), separator))
+            return sa.cast(col, sa.Text)
+        return col
+
+    def literal(value: str):
+        # Constants of ours written as literals: SQLite evaluates a bound parameter for every row, which doubled
+        # the query's time.
+        return sa.literal_column(f"'{value}'")
+
+    parts = [sa.func.count()]
+    for name in DENSE:
+        value = sa.func.coalesce(text(name), literal(""))
+        parts.append(getattr(sa.func, aggregate)(value, literal(_SEPARATOR.get(name, ","))))
+    for name, usual in SPARSE.items():
+        pair = text("data_file_id").concat(literal(",")).concat(sa.func.coalesce(text(name), literal("")))
+        usual_value = sa.null() if usual is None else sa.true()  # path_is_relative's 1: TRUE, 1 on SQLite
+        # FILTER: the usual rows (every row, for most columns of most catalogs) cost a comparison, no text
+        parts.append(getattr(sa.func, aggregate)(pair, literal(",")).filter(df.c[name].is_distinct_from(usual_value)))
     return tuple(parts)
+
+
+def _scatter(text: str | None, type_: pa.DataType, usual: int | None, ids: pa.Array) -> pa.Array | None:
+    """A SPARSE column from its 'id,value' pairs (`text`; NULL: none) over the rows' `ids`, `usual` elsewhere;
+    None when the pairs do not parse."""
+    fill = pa.scalar(usual, type_)
+    if text is None:
+        return pa.array(pa.repeat(fill, len(ids)), type_) if usual is not None else pa.nulls(len(ids), type_)
+    parts = pc.list_flatten(pc.split_pattern(pa.array([text], pa.large_string()), ","))
+    if len(parts) % 2:
+        return None
+    keys, values = parts[0::2], parts[1::2]
+    values = pc.if_else(pc.equal(values, ""), pa.scalar(None, pa.large_string()), values)
+    try:
+        keys, values = keys.cast(pa.int64()), values.cast(type_)
+    except (pa.ArrowInvalid, pa.ArrowNotImplementedError):  # e.g. booleans stored as 'true': read as rows
+        return None
+    at = pc.index_in(ids, value_set=keys)  # each row's pair, or null
+    return pc.if_else(pc.is_null(at), fill, values.take(at))
 
 
 def _parse(text: str, separator: str, type_: pa.DataType, count: int) -> pa.Array | None:
