@@ -7,3 +7,4 @@ extras="${1:-test}"
 python3 -m venv .venv
 .venv/bin/python -m pip install --quiet --upgrade pip
 .venv/bin/python -m pip install --quiet -e ".[${extras}]"
+bash scripts/build_jar.sh  # the optional JVM file index (shipped in the wheel; skipped without a JDK)

@@ -25,6 +25,7 @@ import uuid
 
 import pyarrow.fs as pafs
 
+from . import jvm_index
 from .paths import PLAIN_PATH, filesystem, is_connect, spark_file_uri, spark_path
 
 # Spark lists the paths handed to a file source with a Spark job of up to 10,000 tasks once there are more than
@@ -61,14 +62,21 @@ def _read_logged(spark, schema, paths: list[str], sizes: list[int]):
 
     Spark Connect: the server re-analyzes the plan at every action and may not see our disk, so the log sits next
     to the files, named by its content and shared by every scan of the same files (`shared_log_folder`). None when
-    that cannot be (the caller hands Spark the paths)."""
+    that cannot be (the caller hands Spark the paths). Where the session has our JVM index (jvm_index.py), it
+    reads the log instead of Spark's index, in a fraction of the time."""
+    indexed = jvm_index.reader(spark, schema)  # our index of the log where the session has it (jvm_index.py)
     reader = spark.read.schema(schema).option("recursiveFileLookup", "true")
     if is_connect(spark):
         folder = shared_log_folder(paths, sizes) if len(paths) >= CONNECT_MIN_FILES else None
-        return None if folder is None else reader.parquet(spark_path(folder))
+        if folder is None:
+            return None
+        return reader.parquet(spark_path(folder)) if indexed is None else indexed.load(spark_path(folder))
     folder = tempfile.mkdtemp(prefix=SCAN_LOG_PREFIX)
     try:
         write_file_log(folder, paths, sizes)
+        if indexed is not None:
+            with contextlib.suppress(Exception):  # noqa: BLE001 - Spark's own index reads the same log
+                return indexed.load(folder)
         return reader.parquet(folder)
     finally:
         shutil.rmtree(folder, ignore_errors=True)

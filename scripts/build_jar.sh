@@ -1,0 +1,17 @@
+#!/usr/bin/env bash
+# Compiles the optional file index (src/spark_ducklake/spark/jvm/DuckLakeFileList.java) against the installed
+# pyspark's jars into spark-ducklake-index.jar next to it (shipped in the wheel). Without a JDK it does nothing:
+# scans then take the pure-Python route (a file-sink log read by Spark's own index).
+set -euo pipefail
+cd "$(dirname "$0")/.."
+python="${PYTHON:-.venv/bin/python}"
+src=src/spark_ducklake/spark/jvm
+if ! command -v javac >/dev/null || ! command -v jar >/dev/null; then
+    echo "build_jar: no javac/jar on PATH; the JVM file index is not built" >&2
+    exit 0
+fi
+jars="$("$python" -c 'import os, pyspark; print(os.path.join(os.path.dirname(pyspark.__file__), "jars"))')"
+work="$(mktemp -d "${TMPDIR:-/tmp}/ducklake-jar-XXXXXX")"
+trap 'rm -rf "$work"' EXIT
+javac --release 17 -nowarn -d "$work" -cp "$jars/*" "$src/DuckLakeFileList.java"
+jar --create --file "$src/spark-ducklake-index.jar" -C "$work" .
