@@ -8,7 +8,8 @@ Every writer is an OS process appending one small (inlined) batch per commit to 
 streaming ingest and many small jobs do. Both engines run the same workload against a fresh database each; the
 script prints commits/s, failures and the ratio, then checks that no committed row or snapshot id was lost.
 Goal: >= 300 commits/s aggregate with 8 writers, none lost. `--curve` repeats it for several writer counts (the
-runner plots 1-16 writers: on 2 cores the curve shows where the machine, not the catalog, is the wall).
+runner plots 1-16 writers: on 2 cores the curve shows where the machine, not the catalog, is the wall), and writes
+results/concurrency_curve/.
 `--profile` adds where the CPU went (cpu_profile.py): CPU seconds per commit of the writer processes and of
 PostgreSQL, the share of all cores busy during the run, and the commit rate those CPU costs allow at most.
 """
@@ -220,9 +221,7 @@ def main() -> None:
         _profile(args.writers, args.commits, args.dsn)
         return
     if args.curve:
-        for row in curve_rows(tuple(int(n) for n in args.curve.split(",")), args.commits, args.dsn):
-            print(f"{row.metric:11s} ours {row.ours:7.1f} commits/s  duckdb {row.baseline:7.1f}  "
-                  f"ratio {row.ratio:.2f}  ({row.notes})")
+        _curve(tuple(int(n) for n in args.curve.split(",")), args.commits, args.dsn)
         return
 
     res = measure(args.writers, args.commits, args.dsn)
@@ -236,19 +235,28 @@ def main() -> None:
 
 
 def _profile(writers: int, commits: int, dsn: str) -> None:
+    _saved("profile", lambda: profile_rows(writers, commits, dsn))
+
+
+def _curve(counts: tuple[int, ...], commits: int, dsn: str) -> None:
+    _saved("curve", lambda: curve_rows(counts, commits, dsn))
+
+
+def _saved(mode: str, measure_rows) -> None:
+    """Print the rows `measure_rows()` gives and write them to results/concurrency_<mode>/ (report and plot)."""
     import os
     from datetime import datetime, timezone
 
     from run import HERE, write_report
 
     started, clock, load = datetime.now(timezone.utc), time.perf_counter(), os.getloadavg()[0]
-    rows = profile_rows(writers, commits, dsn)
+    rows = measure_rows()
     lines = [f"{r.metric:28s} ours {r.ours:8.1f} {r.unit:9s} duckdb {r.baseline:8.1f}  ({r.notes})" for r in rows]
     print("\n".join(lines))
-    out = os.path.join(HERE, "results", "concurrency_profile")
+    out = os.path.join(HERE, "results", f"concurrency_{mode}")
     os.makedirs(out, exist_ok=True)
     os.environ["BENCH_RESULTS_DIR"] = out
-    write_report(rows, "profile", started, time.perf_counter() - clock, {}, {"commit_throughput": "\n".join(lines)},
+    write_report(rows, mode, started, time.perf_counter() - clock, {}, {"commit_throughput": "\n".join(lines)},
                  load, out)
 
 
