@@ -54,3 +54,35 @@ def test_arrow_read_path_on_the_cluster(cluster, tmp_path, reference):
     reference.execute("DETACH lake")
     lake = DuckLake.attach(catalog, spark=cluster)
     assert spark_rows(lake.read("t")) == expected
+
+
+def test_scans_plan_through_the_jvm_index_on_the_cluster(cluster, tmp_path, reference):
+    # 39 files without deletes (more than CONNECT_MIN_FILES): the Connect server gets the jar as an artifact and
+    # plans from the scan's log through it (spark/jvm_index.py); rows as DuckDB reads them.
+    import contextlib
+    import io
+
+    import pyarrow as pa
+
+    from spark_ducklake.spark import jvm_index
+
+    if not jvm_index.JAR.is_file():
+        if IN_CI:
+            pytest.fail("the JVM index jar is not built (scripts/build_jar.sh runs in scripts/setup.sh)")
+        pytest.skip("jar not built (scripts/build_jar.sh)")
+    catalog, data = f"sqlite:{tmp_path / 'meta.sqlite'}", str(tmp_path / "data")
+    lake = DuckLake.attach(catalog, data, spark=cluster, data_inlining_row_limit=0)
+    lake.create_table("t", "id BIGINT, s VARCHAR")
+    for i in range(40):
+        lake.write(pa.table({"id": pa.array([i * 3 + j for j in range(3)], pa.int64()),
+                             "s": pa.array([f"s{i}"] * 3)}), "t")
+    lake.delete("t", "id = 5")  # one file with a delete: the other 39 are one plain scan, over a log
+    frame = lake.read("t")
+    shown = io.StringIO()
+    with contextlib.redirect_stdout(shown):
+        frame.explain()
+    assert "LoggedFiles" in shown.getvalue()
+    got = spark_rows(frame)
+    lake.close()
+    attach(reference, catalog, data)
+    assert got == duckdb_rows(reference, "SELECT id, s FROM lake.t") and len(got) == 119
