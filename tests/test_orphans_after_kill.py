@@ -54,8 +54,11 @@ def test_cleanup_reclaims_what_a_killed_writer_left(lake, lake_catalog, tmp_path
     rows_before, snapshot_before = lake.read("t").count(), lake.current_snapshot()
     files_before, _ = _tree(data)
 
+    # The writer runs its own local Spark, also on the Connect lane: killing a Connect client leaves the server's
+    # job running, and it would finish its staging folder while the cleanup below runs.
+    env = {k: v for k, v in os.environ.items() if k not in ("SPARK_REMOTE", "SPARK_CONNECT_MODE_ENABLED")}
     proc = subprocess.run([sys.executable, "-c", KILLED_WRITER, catalog], capture_output=True, text=True,
-                          timeout=600, start_new_session=True)
+                          timeout=600, start_new_session=True, env=env)
     assert proc.returncode == -signal.SIGKILL, proc.stderr[-3000:]
     assert "writing" in proc.stdout
     files, dirs = _tree(data)
