@@ -28,6 +28,40 @@ def test_inlining_threshold_matches_the_reference(lake, spark):
     assert lake.snapshots()[-1].changes == {"tables_inserted_into": ["1"]}
 
 
+def test_a_frame_is_computed_once_whether_inlined_or_not(lake, spark, tmp_path):
+    """Written first, inlined after when few: an aggregation upstream runs once (a head fetched first to decide
+    whether to inline ran it twice), and the files of an inlined write are gone."""
+    from pyspark.sql import functions as F
+
+    marks = tmp_path / "marks"
+    marks.mkdir()
+    folder = str(marks)
+
+    @F.udf("long")
+    def mark(v):  # one empty file per evaluation
+        import os
+        import uuid
+
+        open(os.path.join(folder, uuid.uuid4().hex), "w").close()
+        return v
+
+    def frame(groups: int):
+        return (spark.range(40).withColumn("m", mark("id")).groupBy((F.col("m") % groups).alias("k"))
+                .agg(F.count("*").alias("n")))
+
+    lake.create_table("t", "k BIGINT, n BIGINT")
+    lake.write(frame(20), "t")  # 20 rows: Parquet
+    assert len(list(marks.iterdir())) == 40
+    lake.write(frame(5), "t")  # 5 rows: inlined, read back from the files Spark wrote
+    assert len(list(marks.iterdir())) == 80
+    assert [s.changes for s in lake.snapshots()[2:]] == [{"tables_inserted_into": ["1"]},
+                                                         {"inlined_insert": ["1"]}]
+    rows = sorted(tuple(r) for r in lake.read("t").collect())
+    assert rows == sorted([(k, 2) for k in range(20)] + [(k, 8) for k in range(5)])
+    committed = {r[0].rsplit("/", 1)[-1] for r in _rows(lake, "SELECT path FROM ducklake_data_file")}
+    assert {p.name for p in (tmp_path / "data").rglob("*.parquet")} == committed
+
+
 @pytest.mark.lake(data_inlining_row_limit=0)
 def test_files_are_named_placed_and_described_like_the_reference(lake, tmp_path, spark):
     lake.create_schema("s")

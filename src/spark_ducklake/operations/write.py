@@ -12,6 +12,7 @@ from ..catalog.operations.data import AppendFiles, InlineInsert, ReplaceAll
 from ..catalog.operations.ddl import CreateTable, TableRef
 from ..errors import ConstraintError
 from ..spark.conform import conform_arrow, conform_spark, not_null_message, plan_columns
+from ..spark.write import delete_paths
 from ..spec import paths
 from ..spec.model import PartitionSpec, TableInfo
 
@@ -72,7 +73,7 @@ def write_arrow_files(ctx: LakeContext, data: pa.Table, table: TableInfo, snapsh
 # DuckDB's row group size: with `one_file_if_small` (lake.sql's duckdb dialect), a Spark DataFrame of at most this
 # many rows (and at most the small-data threshold in bytes) is written in-process as one file, as DuckDB writes a
 # small INSERT ... SELECT, instead of one file per Spark task. Bounded so the head fetched to find out stays cheap
-# when the frame is large (it is the fetch the inlining check makes anyway, only longer).
+# when the frame is large (it also answers the inlining check).
 SMALL_FRAME_ROWS = 122_880
 
 
@@ -162,7 +163,7 @@ def stage_write(ctx: LakeContext, data, table: TableInfo, ref: TableRef | None, 
     if small is None:
         conformed = conform_spark(data, table)  # schema errors surface before any Spark job runs
         cap = small_frame_rows(ctx, table) if one_file_if_small and not is_arrow else 0
-        if limit > 0 or cap > 0:  # one job fetches the head both checks need
+        if cap > 0:  # one job fetches the head both checks need
             head = conformed.limit(max(limit, cap) + 1).toArrow()
             if head.num_rows <= limit:
                 small = conform_arrow(head, table)
@@ -170,6 +171,13 @@ def stage_write(ctx: LakeContext, data, table: TableInfo, ref: TableRef | None, 
                 local = write_arrow_files(ctx, head, table, read_snapshot, options_table=options_table)
                 if local is not None:
                     return _with_files(staged, local, table, ref)
+        elif limit > 0 and not is_arrow and inlined.inlinable(table.columns, ctx.engine):
+            # Written first, inlined after if few: a head fetched first would compute the frame twice.
+            files = write_files(ctx, conformed, table, read_snapshot, options_table=options_table)
+            small = _few_rows(files, conformed, table, limit)
+            if small is None or not inlined.inlinable(table.columns, ctx.engine, small):
+                return _with_files(staged, files, table, ref)
+            delete_paths([f.path for f in files])
     if small is not None and not inlined.inlinable(table.columns, ctx.engine, small):
         small = None  # values DuckDB could not read back from this catalog's text form: write Parquet
         if is_arrow:
@@ -184,6 +192,18 @@ def stage_write(ctx: LakeContext, data, table: TableInfo, ref: TableRef | None, 
         return staged
     files = write_files(ctx, conformed, table, read_snapshot, options_table=options_table)
     return _with_files(staged, files, table, ref)
+
+
+def _few_rows(files: list, frame, table: TableInfo, limit: int) -> pa.Table | None:
+    """The rows of just-written files if they are at most `limit` (None if more), in the table's Arrow types:
+    read back from the files, or (files only Spark reads: encrypted, name-mapped) fetched again from `frame`."""
+    from .local.scan import read_new_files
+
+    if sum(f.record_count for f in files) > limit:
+        return None
+    if any(f.encryption_key or f.needs_name_mapping for f in files):
+        return conform_arrow(frame.limit(limit + 1).toArrow(), table)
+    return conform_arrow(read_new_files(files, table.columns), table)
 
 
 def _sorted_inline(ctx: LakeContext, small: pa.Table, table: TableInfo, snapshot_id: int,

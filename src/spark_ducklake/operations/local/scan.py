@@ -23,7 +23,7 @@ from ...spark.scan import FILE, POS
 from ...spark.scan_plan import ScanPlan
 from ...spec import types
 from ...spec.internal_columns import ROW_ID_COLUMN, SNAPSHOT_ID_COLUMN
-from ...spec.model import Column, DataFile
+from ...spec.model import Column, DataFile, NewDataFile
 from ..streaming.arrow_rows import _default, _field_indexes, _positions, conform
 
 ROWID = "rowid"
@@ -78,6 +78,15 @@ def read_plan(plan: ScanPlan, columns: list[Column] | None = None, *, row_ids: b
     if not parts:
         return schema.empty_table()
     return pa.concat_tables(parts)
+
+
+def read_new_files(files: list[NewDataFile], columns: list[Column]) -> pa.Table:
+    """Rows of files just written (not committed, no deletes), as `read_plan` returns a table's rows."""
+    schema = _result_schema(columns, False, False)
+    parts = [_read_file(DataFile(data_file_id=-1, table_id=-1, path=f.path, record_count=f.record_count,
+                                 file_size_bytes=f.file_size_bytes, footer_size=f.footer_size, row_id_start=None,
+                                 begin_snapshot=0), columns, schema, 0, (), False, False) for f in files]
+    return pa.concat_tables(parts) if parts else schema.empty_table()
 
 
 def _result_schema(columns: list[Column], row_ids: bool, positions: bool) -> pa.Schema:
