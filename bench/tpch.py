@@ -82,14 +82,15 @@ def used_tables(queries: list[int]) -> list[str]:
 
 def bench_rows(quick: bool, *, sf: float | None = None, queries: list[int] | None = None,
                repeat: int | None = None, deleted_only: bool = False) -> list[Row]:
-    """Cases 1 (scan) and 2 (write); quick: SF 0.01, 4 queries, 1 timed run each; full: SF 1, 22 queries, 3.
+    """Cases 1 (scan) and 2 (write), medians of 3 (one timed run swung ratios by 0.2); quick: SF 0.01, 4 queries;
+    full: SF 1, 22 queries.
     `deleted_only`: just the merge-on-read rows (5% of lineitem deleted), for a busy machine."""
     from spark_ducklake import DuckLake
     from spark_ducklake.catalog.reads import reader
 
     sf = sf if sf is not None else (0.01 if quick else 1.0)
     queries = queries or (list(QUICK) if quick else sorted(QUERIES))
-    repeat = repeat or (1 if quick else 3)
+    repeat = repeat or 3
     tables = used_tables(queries)
     root = tempfile.mkdtemp(prefix="bench-tpch-")
     rows: list[Row] = []

@@ -80,6 +80,10 @@ def conform_spark(df, table: TableInfo):
             bad.append(f"{name} ({got.simpleString()} into {col.type})")
     if bad:
         raise SchemaMismatchError(f"columns of incompatible type for {table.qualified_name}: {', '.join(bad)}")
+    if list(fields) == [c.name for c in table.columns] and all(
+            fields[c.name].dataType.simpleString() == spark_types.to_spark_type(c).simpleString()
+            for c in table.columns):
+        return df  # already the table's names, order and types: no projection to build
     by_col = {id(col): name for name, col in matched.items()}
     exprs = []
     for col in table.columns:

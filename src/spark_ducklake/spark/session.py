@@ -52,13 +52,16 @@ def get_or_create_spark(spark=None):
 
 
 def prepare(spark):
-    """Make `spark` fit for our next job and return it: REQUIRED_CONF verified (one conf read: one RPC over Spark
-    Connect) and set where the user changed it, and the package shipped to the executors (once per session)."""
+    """Make `spark` fit for our next job and return it: REQUIRED_CONF verified and set where the user changed it,
+    and the package shipped to the executors (once per session)."""
+    from .paths import is_connect
     from .shipping import ship_package
 
-    current = spark.conf.getAll
-    if callable(current):  # a method in some pyspark versions, a property in 4.x
-        current = current()
+    if is_connect(spark):  # one RPC for all confs
+        current = spark.conf.getAll
+        current = current() if callable(current) else current  # a method in some pyspark versions
+    else:  # py4j walks getAll's map a call per entry (30 ms per write): ask for the keys instead
+        current = {key: spark.conf.get(key, "") for key in REQUIRED_CONF}
     for key, value in REQUIRED_CONF.items():
         if str(current.get(key, "")).lower() != value.lower():
             spark.conf.set(key, value)

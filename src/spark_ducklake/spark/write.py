@@ -93,8 +93,18 @@ def with_field_ids(df, table: TableInfo, *, row_ids: bool = False, snapshot_ids:
     """
     from pyspark.sql import functions as F
 
-    cols = [spark_types.write_column(col, F.col(spark_name(col.name))).alias(
-        col.name, metadata={types.FIELD_ID_KEY: col.column_id}) for col in table.columns]
+    got = {f.name: f.dataType.simpleString() for f in df.schema.fields}
+
+    def written(col: Column):
+        expr = F.col(spark_name(col.name))
+        # A cast costs py4j calls per column on every write: skipped where the type is already right. Nested
+        # columns always cast: the cast puts their fields' ids on them.
+        if not col.children and col.type != "geometry" and \
+                got.get(col.name) == spark_types.to_spark_type(col).simpleString():
+            return expr
+        return spark_types.write_column(col, expr)
+
+    cols = [written(col).alias(col.name, metadata={types.FIELD_ID_KEY: col.column_id}) for col in table.columns]
     if row_ids:
         cols.append(F.col("rowid").cast("long").alias(ROW_ID_COLUMN, metadata={types.FIELD_ID_KEY: ROW_ID_FIELD_ID}))
     if snapshot_ids:
