@@ -73,6 +73,17 @@ def test_written_timestamps_are_micros_with_field_ids_on_a_hostile_session(lake,
     assert lake.read("t").where("id = 0").count() == 1
 
 
+def test_confs_never_set_on_the_session_are_set_for_a_write(lake, spark):
+    """A session where our confs were never set (unset: Spark's typed defaults) writes and reads; a check that
+    passed "" as the default broke here (found by the wheel smoke test)."""
+    for key in REQUIRED_CONF:
+        spark.conf.unset(key)
+    lake.create_table("t", "id BIGINT")
+    lake.write(spark.range(20), "t")
+    assert {key: spark.conf.get(key) for key in REQUIRED_CONF} == REQUIRED_CONF
+    assert lake.read("t").count() == 20
+
+
 @pytest.mark.lake(data_inlining_row_limit=0)
 def test_confs_flipped_after_attach_are_set_again_and_the_lake_still_reads(lake, lake_catalog, spark, reference,
                                                                           hostile):

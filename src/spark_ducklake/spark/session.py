@@ -61,7 +61,7 @@ def prepare(spark):
         current = spark.conf.getAll
         current = current() if callable(current) else current  # a method in some pyspark versions
     else:  # py4j walks getAll's map a call per entry (30 ms per write): ask for the keys instead
-        current = {key: spark.conf.get(key, "") for key in REQUIRED_CONF}
+        current = {key: spark.conf.get(key, None) for key in REQUIRED_CONF}  # "" fails typed confs
     for key, value in REQUIRED_CONF.items():
         if str(current.get(key, "")).lower() != value.lower():
             spark.conf.set(key, value)
