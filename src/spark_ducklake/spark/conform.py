@@ -70,9 +70,11 @@ def conform_spark(df, table: TableInfo):
     fields = {f.name: f for f in df.schema.fields}
     matched = _match(list(fields), table)
     bad = []
+    exact = list(fields) == [c.name for c in table.columns]  # and, checked below, the table's types
     for name, col in matched.items():
         wanted = spark_types.to_spark_type(col)
         got = fields[name].dataType
+        exact = exact and got.simpleString() == wanted.simpleString()
         if _strip(got) == _strip(wanted):
             continue
         incoming = _ducklake_type_of_spark(name, got)
@@ -80,9 +82,7 @@ def conform_spark(df, table: TableInfo):
             bad.append(f"{name} ({got.simpleString()} into {col.type})")
     if bad:
         raise SchemaMismatchError(f"columns of incompatible type for {table.qualified_name}: {', '.join(bad)}")
-    if list(fields) == [c.name for c in table.columns] and all(
-            fields[c.name].dataType.simpleString() == spark_types.to_spark_type(c).simpleString()
-            for c in table.columns):
+    if exact:
         return df  # already the table's names, order and types: no projection to build
     by_col = {id(col): name for name, col in matched.items()}
     exprs = []

@@ -19,7 +19,7 @@ from ..spec.names import spark_name
 from ..spec.uuid7 import new_uuid
 from . import types as spark_types
 from .file_layout import estimated_row_width, lacks_field_ids, uses_pyarrow_writer
-from .paths import filesystem, spark_path
+from .paths import filesystem, is_connect, spark_path
 from .sorting import sort_column
 
 _CODECS = {"uncompressed": "none", "snappy": "snappy", "gzip": "gzip", "zstd": "zstd", "brotli": "brotli",
@@ -93,12 +93,13 @@ def with_field_ids(df, table: TableInfo, *, row_ids: bool = False, snapshot_ids:
     """
     from pyspark.sql import functions as F
 
-    got = {f.name: f.dataType.simpleString() for f in df.schema.fields}
+    # A cast costs py4j calls per column on every write: skipped where the type is already right. Over Spark
+    # Connect casts cost nothing and the schema a round trip, so they stay. Nested columns always cast: the cast
+    # puts their fields' ids on them.
+    got = {} if is_connect(df.sparkSession) else {f.name: f.dataType.simpleString() for f in df.schema.fields}
 
     def written(col: Column):
         expr = F.col(spark_name(col.name))
-        # A cast costs py4j calls per column on every write: skipped where the type is already right. Nested
-        # columns always cast: the cast puts their fields' ids on them.
         if not col.children and col.type != "geometry" and \
                 got.get(col.name) == spark_types.to_spark_type(col).simpleString():
             return expr
