@@ -27,7 +27,8 @@ def run_demo(path: str, console: Console) -> int:
     lake = DuckLake.attach(catalog, f"{path}/data/", author="demo")
 
     console.print("creating table [bold]sales[/bold] from a Spark DataFrame (200,000 rows) ...")
-    spark = lake.spark
+    with console.status("starting Spark ..."):
+        spark = lake.spark
     sales = (
         spark.range(200_000)
         .withColumn("region", F.element_at(F.array(*[F.lit(r) for r in ("north", "south", "east", "west")]),
@@ -35,22 +36,25 @@ def run_demo(path: str, console: Console) -> int:
         .withColumn("amount", F.round(F.col("id") % 1000 * 1.25, 2))
         .withColumn("sold_at", F.timestamp_seconds(F.lit(1_700_000_000) + F.col("id") * 60).cast("timestamp_ntz"))
     )
-    first = lake.write(sales, "sales", mode="error", commit_message="initial load")
-    lake.write(sales.where("id < 50000").withColumn("id", F.col("id") + 200_000), "sales",
-               commit_message="second batch")
+    with console.status("writing 200,000 rows, then 50,000 more, on Spark ..."):
+        first = lake.write(sales, "sales", mode="error", commit_message="initial load")
+        lake.write(sales.where("id < 50000").withColumn("id", F.col("id") + 200_000), "sales",
+                   commit_message="second batch")
     console.print("a 3-row insert without Spark (inlined into the catalog) ...")
     few = pa.table({"id": [1_000_001, 1_000_002, 1_000_003], "region": ["north", "south", "east"],
                     "amount": [9.5, 19.5, 29.5]})
     lake.write(few, "sales", commit_message="a few late sales")
     console.print(snapshots_table(lake.snapshots()))
 
-    now = lake.read("sales")
-    then = lake.read("sales", version=first)
-    total_now, total_then = now.count(), then.count()
+    with console.status("reading the lake now and at the first snapshot ..."):
+        now = lake.read("sales")
+        then = lake.read("sales", version=first)
+        total_now, total_then = now.count(), then.count()
     console.print(f"rows now: [bold]{total_now:,}[/bold]; at snapshot {first} (time travel): "
                   f"[bold]{total_then:,}[/bold]")
-    by_region = {r["region"]: r["total"] for r in
-                 now.groupBy("region").agg(F.round(F.sum("amount"), 2).alias("total")).collect()}
+    with console.status("revenue by region on Spark ..."):
+        totals = now.groupBy("region").agg(F.round(F.sum("amount"), 2).alias("total")).collect()
+    by_region = {r["region"]: r["total"] for r in totals}
 
     try:
         import duckdb  # noqa: F401 - only to know whether the DuckDB part can run

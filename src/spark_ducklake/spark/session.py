@@ -5,6 +5,7 @@ from __future__ import annotations
 import os
 import shutil
 import sys
+from pathlib import Path
 
 from ..errors import SparkUnavailableError
 
@@ -15,6 +16,10 @@ REQUIRED_CONF = {
     "spark.sql.parquet.outputTimestampType": "TIMESTAMP_MICROS",
     "spark.sql.parquet.fieldId.read.ignoreMissing": "true",
 }
+
+# Sessions we start log errors only and draw no stage progress bars: their WARN lines and bars would otherwise run
+# through the demo's and the user's terminal output.
+QUIET_LOG4J = Path(__file__).with_name("log4j2-quiet.properties")
 
 
 def get_or_create_spark(spark=None):
@@ -41,6 +46,8 @@ def get_or_create_spark(spark=None):
             .config("spark.driver.memory", os.environ.get("SPARK_DUCKLAKE_DRIVER_MEMORY", "4g"))
             .config("spark.sql.session.timeZone", "UTC")
         )
+        for key, value in quiet_console_conf().items():
+            builder = builder.config(key, value)
         for key, value in REQUIRED_CONF.items():
             builder = builder.config(key, value)
         try:
@@ -49,6 +56,15 @@ def get_or_create_spark(spark=None):
             raise SparkUnavailableError(f"could not start a local Spark session: {exc}") from exc
     prepare(spark)
     return spark
+
+
+def quiet_console_conf() -> dict[str, str]:
+    """Confs that keep a session we start off the console (no progress bars, errors-only logging), unless
+    SPARK_DUCKLAKE_SPARK_LOG=default asks for Spark's own console output."""
+    if os.environ.get("SPARK_DUCKLAKE_SPARK_LOG", "quiet").lower() == "default":
+        return {}
+    return {"spark.ui.showConsoleProgress": "false",
+            "spark.driver.extraJavaOptions": f"-Dlog4j2.configurationFile={QUIET_LOG4J.as_uri()}"}
 
 
 def prepare(spark):
