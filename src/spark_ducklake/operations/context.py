@@ -21,7 +21,7 @@ from ..catalog.planners.pruning import prune_files
 from ..catalog.reads import reader
 from ..catalog.reads.file_cache import FileListCache
 from ..catalog.reads.file_columns import mark_absent_columns
-from ..catalog.reads.options import set_option
+from ..catalog.reads.options import checked_option, set_option
 from ..errors import CatalogError, InvalidArgumentError, NotFoundError, ReadOnlyError
 from ..spark.scan_plan import ScanPlan
 from ..spark.session import get_or_create_spark, prepare
@@ -81,6 +81,10 @@ class LakeContext:
         snapshot_time = check_time(snapshot_time, "snapshot_time")
         if small_data_threshold is not None:
             check_threshold(small_data_threshold)  # before the catalog is opened: a bad value changes nothing
+        if data_inlining_row_limit is not None:
+            data_inlining_row_limit = checked_option("data_inlining_row_limit", data_inlining_row_limit)
+        if encrypted is not None:
+            encrypted = checked_option("encrypted", encrypted)
         try:
             opened = attach_catalog(location, data_path, create_if_missing=create_if_missing, read_only=read_only,
                                     snapshot_version=snapshot_version, snapshot_time=snapshot_time,
