@@ -587,13 +587,16 @@ class DuckLake:
                             merge_schema=merge_schema, commit_message=commit_message, author=author)
 
     # ---- SQL
-    def sql(self, text: str, dialect: str = "spark", *, catalog_name: str = "lake"):
+    def sql(self, text: str, dialect: str = "spark", *, catalog_name: str = "lake",
+            params: Sequence[Any] | dict[str, Any] | None = None):
         """Run SQL statements (Spark SQL, or DuckDB's with dialect="duckdb") on the lake; see docs/sql.md. Returns
         the last statement's result: a DataFrame for a query, a list of rows for a command or CALL. Tables may be
-        qualified with `catalog_name`, as the reference's attached name."""
+        qualified with `catalog_name`, as the reference's attached name. `params` binds placeholders as literals
+        (`:name` / `$name` from a dict, `?` / `$1` from a list): the way to pass values. Only lake tables, views
+        and the lake's functions are read (files and other table functions: ExternalReadError)."""
         from .sql.statements import run
 
-        return run(self, text, dialect, catalog_name)
+        return run(self, text, dialect, catalog_name, params)
 
     def register(self, spark: SparkSession | None = None, *, view_name: str = "{schema}_{table}") -> list:
         """Every table as a temporary view of plain `spark.sql`, reading the current snapshot (see docs/sql.md);

@@ -12,6 +12,7 @@ from sqlglot.tokens import TokenType
 
 from ..errors import InvalidArgumentError, UnsupportedSqlError
 from . import session
+from .params import bind
 from .queries import run_query
 from .references import QueryContext, resolve_table
 from .register import refresh
@@ -23,15 +24,19 @@ if TYPE_CHECKING:
 DIALECTS = ("spark", "duckdb")
 
 
-def run(lake: DuckLake, text: str, dialect: str = "spark", catalog_name: str = "lake"):
-    """Run every statement of `text`; returns the last one's result."""
+def run(lake: DuckLake, text: str, dialect: str = "spark", catalog_name: str = "lake", params=None):
+    """Run every statement of `text` (its placeholders bound to `params`: sql/params.py); returns the last one's
+    result."""
     if dialect not in DIALECTS:
         raise InvalidArgumentError(f"dialect must be one of {', '.join(DIALECTS)}; got {dialect!r}")
     if not isinstance(text, str) or not text.strip():
         raise InvalidArgumentError("lake.sql needs at least one SQL statement")
 
+    pieces = split_statements(text, dialect)
+    if params is not None:
+        pieces = bind(pieces, dialect, params)  # every statement bound and checked before the first runs
     result = None
-    for piece in split_statements(text, dialect):
+    for piece in pieces:
         before = lake.last_committed
         tx = session.current(lake)
         point = tx.savepoint() if tx is not None and not tx.aborted else None
