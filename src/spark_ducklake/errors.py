@@ -69,6 +69,12 @@ class UnsupportedSqlError(DuckLakeError):
     """A SQL statement or construct `lake.sql` does not run (named in the message); nothing was changed."""
 
 
+class ExternalReadError(UnsupportedSqlError):
+    """`lake.sql` (or a lake view) would read something other than the lake's tables: a file-reading table function
+    (`read_parquet`, `read_csv`, `read_files`, ...), a path (``parquet.`/path` ``, `FROM 'file.parquet'`), another
+    table function, or Java reflection; refused before anything ran."""
+
+
 class TransactionAbortedError(DuckLakeError):
     """A statement failed inside BEGIN ... COMMIT in a way that aborts the transaction: only ROLLBACK (or COMMIT,
     which then commits nothing) is accepted until it ends, as DuckDB's "Current transaction is aborted"."""

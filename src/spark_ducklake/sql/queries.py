@@ -18,6 +18,7 @@ from sqlglot import exp
 from ..catalog.planners.pruning import conjuncts
 from ..errors import NotFoundError
 from .references import QueryContext, TableRef, table_ref
+from .sandbox import lake_relation, refuse_outside_reads, refuse_unknown_sources
 
 if TYPE_CHECKING:
     from pyspark.sql import DataFrame
@@ -56,6 +57,7 @@ def _run_query(ctx: QueryContext, reads: QueryContext, tree: exp.Expression) -> 
     tree = current_settings(ctx, tree)  # current_setting('ducklake_max_retry_count') (settings.py)
     expand_views(reads, tree)
     tree = expand_macros(reads, tree)
+    refuse_outside_reads(tree, lake_relation(reads))  # also what stored views and macros hold (sql/sandbox.py)
     ctes = {cte.alias_or_name.lower() for cte in tree.find_all(exp.CTE)}
     frames: dict[str, DataFrame] = {}
     refs: list[TableRef] = []
@@ -96,6 +98,7 @@ def _run_query(ctx: QueryContext, reads: QueryContext, tree: exp.Expression) -> 
         _replace(ref.node, frames, frame)
     if ordered is not None:
         order_by_position(tree, qualifier)
+    refuse_unknown_sources(tree, set(frames), ctes)
     text = tree.sql(dialect="spark")
     if frames:
         text = text.replace("{", "{{").replace("}", "}}")

@@ -17,6 +17,7 @@ from .queries import run_query
 from .references import QueryContext, resolve_table
 from .register import refresh
 from .results import CommandResult
+from .sandbox import lake_relation, refuse_outside_reads
 
 if TYPE_CHECKING:
     from ..lake import DuckLake
@@ -116,6 +117,7 @@ def _run_one(lake: DuckLake, text: str, dialect: str, catalog_name: str):
     if layout is not None:
         return _committed(lake, "ALTER TABLE", lambda: alter.run_layout(ctx, tx, *layout))
     tree = geometry_literals(_parse(text, dialect))  # '<wkt>'::GEOMETRY as its WKB (sql/geometry.py)
+    refuse_outside_reads(tree, lake_relation(ctx), _targets(tree))  # lake tables only (sql/sandbox.py)
     if isinstance(tree, exp.Column) and tree.name.upper() == "CHECKPOINT" and not tree.table:
         return call(ctx, f"{catalog_name}.checkpoint()", tx is not None)  # bare CHECKPOINT parses as a column
     if isinstance(tree, exp.Transaction):
@@ -151,6 +153,16 @@ def _run_one(lake: DuckLake, text: str, dialect: str, catalog_name: str):
         raise UnsupportedSqlError(f"{_head(text)} ({type(tree).__name__}) is not supported by lake.sql")
     label = _label(tree)
     return _committed(lake, label, lambda: handler(ctx, tx, tree))
+
+
+def _targets(tree: exp.Expression) -> tuple[exp.Expression, ...]:
+    """The tables a command creates, writes or drops (named, not read)."""
+    if isinstance(tree, exp.Drop):
+        return tuple(tree.args.get("tables") or ())
+    if not isinstance(tree, (exp.Create, exp.Insert, exp.Update, exp.Delete, exp.Merge, exp.Alter, exp.TruncateTable,
+                             exp.Comment)) or tree.this is None:
+        return ()
+    return (tree.this, tree.this.this) if isinstance(tree.this, exp.Schema) else (tree.this,)
 
 
 def _committed(lake: DuckLake, label: str, action) -> list[CommandResult]:

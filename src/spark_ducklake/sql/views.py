@@ -23,11 +23,12 @@ from ..catalog.operations.views import (
     list_views,
 )
 from ..errors import AlreadyExistsError, InvalidArgumentError, NotFoundError, UnsupportedSqlError
+from .references import QueryContext
+from .sandbox import lake_relation, refuse_outside_reads
 
 if TYPE_CHECKING:
     from ..lake import DuckLake
     from ..spec.commit_properties import CommitProperties
-    from .references import QueryContext
 
 _MARKER = "__ducklake_catalog__"  # stands for CATALOG_PLACEHOLDER while sqlglot handles the text
 _MAX_DEPTH = 32
@@ -93,6 +94,7 @@ def create_view(lake: DuckLake, name: tuple[str, str], sql: str | exp.Expression
     """Store a view (translated to DuckDB SQL); `stage` appends the operations to a transaction instead."""
     schema, view = name
     query = parse_query(sql, dialect) if isinstance(sql, str) else sql
+    refuse_outside_reads(query, lake_relation(QueryContext(lake, catalog_name, dialect)))  # nor its readers
     ops: list = []
     with lake.context.connect() as conn:
         snap = lake.context.snapshot_id(conn)
@@ -206,6 +208,7 @@ def _subquery(ctx: QueryContext, node: exp.Table, view: ViewInfo, snap: int) -> 
         raise UnsupportedSqlError(f"view {view.schema_name}.{view.name} is written in dialect {view.dialect!r}, "
                                   "which sqlglot cannot read")
     query = parse_query(view.sql.replace(CATALOG_PLACEHOLDER, _MARKER), dialect)
+    refuse_outside_reads(query, lambda t: lake_relation(ctx)(_in_schema(t, view.schema_name)))  # written by anyone
     for inner in table_references(query):
         catalog, db = inner.args.get("catalog"), inner.args.get("db")
         if catalog is not None and catalog.name == _MARKER:
@@ -222,6 +225,11 @@ def _subquery(ctx: QueryContext, node: exp.Table, view: ViewInfo, snap: int) -> 
     if view.column_aliases and not alias.args.get("columns"):
         alias.set("columns", [exp.to_identifier(c) for c in view.column_aliases])
     return exp.Subquery(this=query, alias=alias)
+
+
+def _in_schema(node: exp.Table, schema: str) -> exp.Table:
+    """A stored view's table reference as it resolves: unqualified ones belong to the view's schema."""
+    return node if node.args.get("db") is not None else exp.table_(node.this.copy(), db=schema)
 
 
 def check_dialect(dialect: str) -> str:
