@@ -18,6 +18,7 @@ from typing import TYPE_CHECKING
 import pyarrow as pa
 
 from ..errors import DuckLakeError, SchemaMismatchError
+from ..spark.conform import default_of
 from ..spec.names import spark_name
 
 if TYPE_CHECKING:
@@ -139,13 +140,17 @@ def stage_merge(m: MergeBuilder, plan) -> tuple[list, list[str], MergeResult]:
         action = (F.when(test, F.lit(index)) if action is None else action.when(test, F.lit(index)))
     joined = joined.withColumn("_dl_action", action).where(F.col("_dl_action").isNotNull())
 
+    in_source = {n.lower() for n in m.source.columns}
+
     def value_of(clause: _Clause, col) -> object:
         given = {k.lower(): v for k, v in (clause.values or {}).items()}
         if col.name.lower() in given:
             return _expr(given[col.name.lower()])
-        if clause.values is None:  # *_all: the source's same-named column
+        if clause.values is None and col.name.lower() in in_source:  # *_all: the source's same-named column
             return F.col(f"{s}.{spark_name(col.name)}")
-        return F.col(f"{t}.{spark_name(col.name)}") if clause.action == "update" else F.lit(None)
+        # a column the clause leaves out: an update keeps the row's value, an insert stores the default (as
+        # a plain write and DuckDB's MERGE do)
+        return F.col(f"{t}.{spark_name(col.name)}") if clause.action == "update" else F.lit(default_of(col))
 
     outputs = []
     for col in cols:

@@ -92,7 +92,7 @@ def conform_spark(df, table: TableInfo):
             name = by_col[id(col)]
             exprs.append(_by_name(F.col(spark_name(name)), fields[name].dataType, col, name).alias(col.name))
         else:
-            exprs.append(F.lit(_default(col)).cast(target).alias(col.name))
+            exprs.append(F.lit(default_of(col)).cast(target).alias(col.name))
     return df.select(*exprs)
 
 
@@ -131,7 +131,7 @@ def conform_arrow(data: pa.Table, table: TableInfo) -> pa.Table:
     for col in table.columns:
         target = types.to_arrow_type(col)
         if id(col) not in by_col:
-            arrays.append(pa.array([_default(col)] * data.num_rows, type=target))
+            arrays.append(pa.array([default_of(col)] * data.num_rows, type=target))
             continue
         arr = data.column(by_col[id(col)])
         if arr.type != target:
@@ -187,7 +187,8 @@ def _arrow_fits(name: str, got: pa.DataType, col: Column) -> bool:
     return incoming is not None and _fits(incoming, col)
 
 
-def _default(col: Column):
+def default_of(col: Column):
+    """The value a row written without the column stores: its literal default (None: NULL)."""
     if col.default_value in (None, "NULL"):
         return None
     return types.parse_literal(col.type, col.default_value)

@@ -94,7 +94,7 @@ def fill_values(info: TableInfo, source: exp.Expression | None, names: list[str]
     for row in source.expressions:
         items = row.expressions if isinstance(row, exp.Tuple) else [row]
         for position, item in enumerate(items):
-            if _is_default(item):
+            if is_default(item):
                 if position >= len(targets):
                     raise UnsupportedSqlError(f"DEFAULT in position {position + 1}: the table has "
                                               f"{len(targets)} column(s)")
@@ -104,10 +104,11 @@ def fill_values(info: TableInfo, source: exp.Expression | None, names: list[str]
 
 def has_defaults(source: exp.Expression | None) -> bool:
     """Whether a VALUES list holds the DEFAULT keyword."""
-    return isinstance(source, exp.Values) and any(_is_default(v) for v in source.find_all(exp.Var, exp.Column))
+    return isinstance(source, exp.Values) and any(is_default(v) for v in source.find_all(exp.Var, exp.Column))
 
 
-def _is_default(node: exp.Expression) -> bool:
+def is_default(node: exp.Expression) -> bool:
+    """Whether a value is the DEFAULT keyword."""
     return isinstance(node, (exp.Var, exp.Column)) and not getattr(node, "table", "") and \
         node.name.upper() == "DEFAULT"
 

@@ -7,7 +7,7 @@ from sqlglot import exp
 
 from ..errors import SchemaMismatchError, UnsupportedSqlError
 from ..spark.types import to_spark_type
-from .defaults import fill_values, has_defaults
+from .defaults import fill_values, has_defaults, is_default
 from .literal_rows import literal_rows
 from .literals import typed_values
 from .queries import run_query
@@ -239,15 +239,24 @@ def _clause(ctx: QueryContext, builder, when: exp.When, target_alias: str, table
             getattr(builder, f"when_{kind}_update")(assignments, condition)
     elif isinstance(then, exp.Insert) and kind == "not_matched":
         columns, values = then.this, then.args.get("expression") or None  # bare INSERT parses as False
-        if (columns is None or isinstance(columns, exp.Star)) and values is None:
-            builder.when_not_matched_insert_all(condition)
+        if (columns is None or isinstance(columns, exp.Star) or _by_name(columns)) and values is None:
+            builder.when_not_matched_insert_all(condition)  # columns the source lacks get their defaults
         else:
             # INSERT VALUES (...) without a column list: DuckDB fills the table's columns in order
             names = table_columns() if columns is None or isinstance(columns, exp.Star) else \
                 [c.name for c in columns.expressions]
-            exprs = [v.sql(dialect="spark") for v in values.expressions] if values is not None else []
-            if len(names) != len(exprs):
-                raise SchemaMismatchError(f"{text!r}: {len(exprs)} value(s) for {len(names)} column(s)")
-            builder.when_not_matched_insert(dict(zip(names, exprs, strict=True)), condition)
+            given = values.expressions if values is not None else []
+            if len(names) != len(given):
+                raise SchemaMismatchError(f"{text!r}: {len(given)} value(s) for {len(names)} column(s)")
+            # DEFAULT: the column is left out, so the insert stores its default
+            pairs = [(n, v) for n, v in zip(names, given, strict=True) if not is_default(v)]
+            builder.when_not_matched_insert({n: v.sql(dialect="spark") for n, v in pairs}, condition)
     else:
         raise UnsupportedSqlError(f"MERGE clause {text!r} is not supported by lake.sql")
+
+
+def _by_name(columns: exp.Expression) -> bool:
+    """`INSERT BY NAME` in a MERGE clause, which sqlglot reads as a one-column list `BY AS NAME`."""
+    items = columns.expressions if isinstance(columns, exp.Tuple) else []
+    return len(items) == 1 and isinstance(items[0], exp.Alias) and items[0].this.name.upper() == "BY" \
+        and items[0].alias.upper() == "NAME"

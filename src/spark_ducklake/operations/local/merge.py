@@ -19,6 +19,7 @@ import pyarrow as pa
 import pyarrow.compute as pc
 from sqlglot import exp
 
+from ...spark.conform import default_of
 from ...spark.expressions import check_syntax
 from ...spark.scan import FILE, POS
 from ...spark.scan_plan import ScanPlan
@@ -229,15 +230,12 @@ def _outputs(m: MergeBuilder, plan: ScanPlan, rows: pa.Table, action: np.ndarray
         for col, field in zip(plan.table.columns, target_schema, strict=True):
             if col.name.lower() in given:
                 value = _values(names.resolve(given[col.name.lower()]), mine)
-            elif clause.values is None:  # *_all: the source's same-named column
-                source = names.sides[S].get(col.name.lower())
-                if source is None:
-                    raise NotLocal(f"the source has no column {col.name}")
-                value = mine.column(S + source).combine_chunks()
-            elif kind == "update":
+            elif clause.values is None and col.name.lower() in names.sides[S]:  # *_all: the same-named column
+                value = mine.column(S + names.sides[S][col.name.lower()]).combine_chunks()
+            elif kind == "update":  # left out: an update keeps the row's value, an insert stores the default
                 value = mine.column(T + col.name).combine_chunks()
             else:
-                value = pa.nulls(mine.num_rows, field.type)
+                value = pa.array([default_of(col)] * mine.num_rows, field.type)
             try:
                 arrays.append(value.cast(field.type))
             except (pa.ArrowInvalid, pa.ArrowNotImplementedError, pa.ArrowTypeError) as exc:
