@@ -13,7 +13,15 @@ from typing import TYPE_CHECKING
 
 import sqlalchemy as sa
 
-from ..errors import CatalogDatabaseError, DuckLakeError, InvalidArgumentError, SparkJobError, StorageError
+from ..errors import (
+    CatalogDatabaseError,
+    DuckLakeError,
+    InvalidArgumentError,
+    SparkJobError,
+    SparkUnavailableError,
+    StorageError,
+)
+from ..spark.workers import configured_python, lacking_message
 
 if TYPE_CHECKING:
     from ..catalog.database.connection import CatalogLocation
@@ -31,6 +39,7 @@ _STORAGE_CAUSES = (
     (re.compile(r"Mkdirs failed to create", re.I), "a directory under the data path cannot be created"),
 )
 _LONG_NAME = re.compile(rf"/([^/\s:\\]{{{_MAX_NAME_BYTES + 1},}})")  # a path segment
+_WORKER_MODULE = re.compile(r"No module named '(pyarrow|pandas|numpy)'")
 
 
 def first_line(text: str) -> str:
@@ -89,6 +98,9 @@ def translate(exc: BaseException, location: CatalogLocation) -> DuckLakeError | 
         return InvalidArgumentError(f"a number is too large for the catalog: {first_line(str(exc))}")
     if _spark_error(exc):
         text = str(exc)
+        missing = _WORKER_MODULE.search(text)
+        if missing:  # the workers' check (spark/workers.py) was skipped or the job ran elsewhere
+            return SparkUnavailableError(lacking_message(configured_python(), [missing.group(1)]))
         cause = storage_cause(text)
         if cause is not None:
             return StorageError(f"cannot write the lake's files: {cause} ({root_cause(text)[:300]})")

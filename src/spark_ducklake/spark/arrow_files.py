@@ -19,6 +19,7 @@ from ..spec.internal_columns import ROW_ID_COLUMN, SNAPSHOT_ID_COLUMN
 from ..spec.model import Column, DataFile
 from . import types as spark_types
 from .paths import filesystem, spark_file_uri
+from .workers import require_python_workers
 
 _PER_VALUE = {"uint64", "int128", "uint128", "variant"}  # stored as another Parquet type, or shredded
 
@@ -46,6 +47,8 @@ def read_with_arrow(spark, files: list[DataFile], present: list[Column], interna
             for path in batch.column(0).to_pylist():
                 yield from _read_file(path, wanted, arrow_schema, names, hive.get(path))
 
+    if files:
+        require_python_workers(spark)
     frame = spark.createDataFrame([], schema) if not files else jobs.mapInArrow(run, schema)
     if not need_pos:
         frame = frame.drop("_dl_path", "_dl_pos")

@@ -21,6 +21,7 @@ from ..spec.model import DeleteFile
 from .columns import POS
 from .deletion_vectors import as_positional, write_vectors
 from .paths import filesystem
+from .workers import require_python_workers
 
 # This module runs on executors, which have pyarrow but not sqlalchemy: it imports nothing that needs the catalog
 # layer (so no spark.write).
@@ -69,6 +70,7 @@ def write_delete_files(spark, positions, targets: dict[str, DeleteTarget], table
     from ..spec.uuid7 import new_uuid
     from .write import delete_paths
 
+    require_python_workers(spark)
     suffix = "puffin" if vectors else "parquet"  # the lake's write_deletion_vectors option
     names = {key: f"{table_path}ducklake-{new_uuid()}-delete.{suffix}" for key in targets}
     if encrypted and vectors:  # as the reference: deletion vectors stay plaintext on ENCRYPTED lakes

@@ -23,6 +23,7 @@ import pyarrow as pa
 
 from ..errors import SchemaMismatchError
 from .paths import filesystem
+from .workers import require_python_workers
 
 PUFFIN_MAGIC = b"PFA1"
 DV_MAGIC = bytes([0xD1, 0xD3, 0x39, 0x64])
@@ -223,6 +224,7 @@ def positions_table(path: str, data_file_id: int, begin_snapshot: int, last_snap
 def deletion_vector_positions(spark, delete_files: list[tuple[str, int, int, int | None]], names: tuple[str, str, str]):
     """A DataFrame of (file id, position, deleting snapshot) of the given deletion-vector files, each read by an
     executor task; `delete_files` holds (path, data file id, begin snapshot, partial_max)."""
+    require_python_workers(spark)
     rows = [(p, fid, begin, last) for p, fid, begin, last in delete_files]
     jobs = spark.createDataFrame(rows, "path string, fid long, begin long, last long").repartition(
         max(1, min(len(rows), 64)))

@@ -6,6 +6,7 @@ from urllib.parse import quote, unquote
 
 from ..spec.model import PartitionSpec, TableInfo
 from ..spec.names import spark_name
+from .workers import require_python_workers
 
 KEY_PREFIX = "_dl_p"
 _SPARK_NULL = "__HIVE_DEFAULT_PARTITION__"
@@ -25,6 +26,7 @@ def with_partition_keys(df, table: TableInfo, spec: PartitionSpec):
         elif key.transform in ("year", "month", "day", "hour"):
             value = calendar_part(source, key.transform, col.type == "timestamptz")
         else:
+            require_python_workers(df.sparkSession)  # bucket() is a pandas UDF
             # timestamptz hashes as UTC micros: pass those, not pandas' local wall clock of the session time zone
             value = _bucket_udf(col.type, key.buckets)(F.unix_micros(source) if col.type == "timestamptz"
                                                        else source)

@@ -29,6 +29,7 @@ from .file_layout import estimated_row_width
 from .geometry_arrow import geometry_as_wkb, geometry_counts
 from .paths import filesystem
 from .variant_footer import AnnotatingSink, variant_ids
+from .workers import require_python_workers
 
 _RESULT = "path string, info binary"
 _PA_CODECS = {"uncompressed": "none", "lz4_raw": "lz4"}
@@ -136,6 +137,8 @@ def write_groups_in_place(frame, table: TableInfo, key_columns: list[str], place
     Returns (key values, file) for every file written."""
     from pyspark.sql import functions as F
     from pyspark.sql import types as T
+
+    require_python_workers(frame.sparkSession)
 
     for key in key_columns:  # the text Spark's partitionBy would have put in the path
         frame = frame.withColumn(key, F.col(key).cast("string"))

@@ -22,6 +22,7 @@ from ...catalog.reads import reader
 from ...errors import NotFoundError, SchemaMismatchError
 from ...spark.footers import AddPlan, describe, describe_batches, stats_of
 from ...spark.paths import filesystem
+from ...spark.workers import require_python_workers
 from ...spec import paths
 from ...spec.commit_properties import CommitProperties
 from .targets import progress
@@ -112,6 +113,7 @@ def _describe_on_spark(spark, files: list[str], plan: AddPlan) -> list[str]:
     tasks = max(1, min(256, -(-len(files) // FILES_PER_TASK)))
     if tasks == 1 and len(files) > DRIVER_FILES:
         tasks = 2
+    require_python_workers(spark)
     jobs = spark.createDataFrame([(p,) for p in files], "path string").repartition(tasks)
 
     def run(batches):  # pickled with no reference to this module (executors cannot import sqlalchemy)

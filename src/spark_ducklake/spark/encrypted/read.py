@@ -14,6 +14,7 @@ from ...spec.internal_columns import ROW_ID_COLUMN, SNAPSHOT_ID_COLUMN
 from ...spec.model import Column, DataFile
 from ..columns import FILE, PATH, POS
 from ..paths import filesystem, spark_file_uri
+from ..workers import require_python_workers
 from .layout import plaintext_file, split
 
 _JOB, _KEY, _OFFSET, _LAST, _BLOB = "_dl_job", "_dl_key", "_dl_offset", "_dl_last", "_dl_blob"
@@ -60,6 +61,7 @@ def decrypted_map(spark, jobs: list[tuple[str, str]], handle, schema):
     from ..shipping import ship_package
 
     ship_package(spark)
+    require_python_workers(spark)
     table = pa.table({_JOB: pa.array(range(len(jobs)), pa.int64()), "_dl_path": [p for p, _k in jobs],
                       _KEY: [k for _p, k in jobs]})
     modules = (spark.createDataFrame(table).repartition(max(1, min(len(jobs), 64)))
