@@ -6,7 +6,13 @@ gets the s3a jars); skipped on a laptop without the server, failing in CI."""
 
 from __future__ import annotations
 
+import json
 import os
+import subprocess
+import sys
+import textwrap
+import threading
+import time
 import uuid
 from datetime import timedelta
 
@@ -18,6 +24,7 @@ import sqlalchemy as sa
 
 from spark_ducklake import DuckLake
 from spark_ducklake.catalog.database.spec_tables import T
+from spark_ducklake.errors import StorageError
 from tests.conftest import _require
 from tests.support import s3
 
@@ -215,3 +222,96 @@ def test_planning_makes_no_request_per_file(pg_catalog, new_bucket, spark):
     lake.close()
     assert planning["HEAD"] == 0 and planning["LIST"] <= 2, planning
     assert reading["GET"] >= 200, reading  # the proxy is in Spark's path
+
+
+def _within(seconds: float, action):
+    """Run `action` in a thread; return what it raised (None: nothing) and how long it took, failing the test when
+    it is still running after `seconds` (the thread is left to finish once the store thaws)."""
+    outcome: dict = {}
+
+    def run():
+        started = time.monotonic()
+        try:
+            action()
+        except BaseException as exc:  # noqa: BLE001 - handed to the test
+            outcome["error"] = exc
+        outcome["seconds"] = time.monotonic() - started
+
+    thread = threading.Thread(target=run, daemon=True)
+    thread.start()
+    thread.join(seconds)
+    assert not thread.is_alive(), f"still running after {seconds} s against a frozen store"
+    return outcome.get("error"), outcome["seconds"]
+
+
+def test_frozen_store_fails_with_storage_error_within_the_timeouts(tmp_path, new_bucket, monkeypatch):
+    """The store stops answering (SIGSTOPped, a dead network path): in-process writes and reads fail with a
+    StorageError naming the endpoint and path within the configured timeouts, instead of hanging."""
+    with s3.FreezableProxy() as proxy:
+        monkeypatch.setenv("AWS_ENDPOINT_URL", proxy.endpoint)  # the bucket's filesystem is made on first use
+        monkeypatch.setenv("SPARK_DUCKLAKE_S3_CONNECT_TIMEOUT", "2")
+        monkeypatch.setenv("SPARK_DUCKLAKE_S3_REQUEST_TIMEOUT", "2")
+        monkeypatch.setenv("SPARK_DUCKLAKE_S3_MAX_ATTEMPTS", "2")
+        lake = DuckLake.attach(f"sqlite:{tmp_path / 'meta.sqlite'}", f"s3://{new_bucket}/lake/",
+                               data_inlining_row_limit=0)
+        lake.create_table("t", "id BIGINT")
+        lake.write(pa.table({"id": pa.array(range(10), pa.int64())}), "t")
+        assert lake.read_arrow("t").num_rows == 10
+        proxy.freeze()
+        try:
+            for action in (lambda: lake.write(pa.table({"id": pa.array([99], pa.int64())}), "t"),
+                           lambda: lake.read_arrow("t")):
+                error, seconds = _within(90, action)
+                assert isinstance(error, StorageError), repr(error)
+                assert proxy.endpoint in str(error) and f"s3://{new_bucket}/lake/main/t/" in str(error), str(error)
+                assert seconds < 60, seconds
+        finally:
+            proxy.thaw()
+        assert lake.read_arrow("t").num_rows == 10  # nothing committed by the failed write
+        lake.close()
+
+
+_SPARK_DOWN = textwrap.dedent("""
+    import json, os, sys
+    from tests.support import s3
+    proxy = s3.FreezableProxy()
+    os.environ["AWS_ENDPOINT_URL"] = proxy.endpoint  # Spark's Python workers inherit it
+    os.environ["PYSPARK_SUBMIT_ARGS"] = s3.submit_args(proxy.endpoint)
+    from spark_ducklake import DuckLake
+    from spark_ducklake.spark.session import get_or_create_spark
+
+    spark = get_or_create_spark()
+    lake = DuckLake.attach(sys.argv[1], sys.argv[2], spark=spark, small_data_threshold=0)
+    lake.create_table("t", "id BIGINT")
+    lake.write(spark.range(100), "t")
+    lake.write(spark.range(100, 103), "t")  # inlined
+    results = {}
+    proxy.close()
+    for name, action in (("write", lambda: lake.write(spark.range(1000, 2000), "t")),
+                         ("flush", lambda: lake.flush_inlined_data())):
+        try:
+            action()
+            results[name] = "no error"
+        except Exception as exc:
+            results[name] = {"type": type(exc).__name__, "message": str(exc)}
+    print("RESULTS " + json.dumps(results))
+""")
+
+
+def test_spark_write_and_flush_with_the_store_down_raise_storage_error(tmp_path, new_bucket):
+    """The store down under a Spark write and a flush (pyarrow on the Python workers): a StorageError naming the
+    cause, not a PythonException. A local session in a subprocess, its workers pointed at a proxy that closes."""
+    env = {key: value for key, value in os.environ.items() if key not in ("SPARK_REMOTE", "PYSPARK_SUBMIT_ARGS")}
+    env.update(SPARK_DUCKLAKE_S3_CONNECT_TIMEOUT="2", SPARK_DUCKLAKE_S3_REQUEST_TIMEOUT="2",
+               SPARK_DUCKLAKE_S3_MAX_ATTEMPTS="2", SPARK_DUCKLAKE_DRIVER_MEMORY="1g")
+    done = subprocess.run([sys.executable, "-c", _SPARK_DOWN, f"sqlite:{tmp_path / 'meta.sqlite'}",
+                           f"s3://{new_bucket}/lake/"], env=env, capture_output=True, text=True, timeout=400,
+                          cwd=os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+    lines = [line for line in done.stdout.splitlines() if line.startswith("RESULTS ")]
+    assert lines, done.stdout[-2000:] + done.stderr[-4000:]
+    results = json.loads(lines[-1][len("RESULTS "):])
+    for name in ("write", "flush"):
+        assert results[name] != "no error", name
+        assert results[name]["type"] == "StorageError", (name, results[name])
+        message = results[name]["message"]
+        assert "cannot be reached" in message and "127.0.0.1" in message and "\n" not in message, (name, message)

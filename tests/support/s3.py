@@ -54,10 +54,10 @@ def s3a_conf(endpoint: str = ENDPOINT) -> dict[str, str]:
     }
 
 
-def submit_args() -> str:
-    """PYSPARK_SUBMIT_ARGS giving a new local session the s3a jars and settings."""
+def submit_args(endpoint: str = ENDPOINT) -> str:
+    """PYSPARK_SUBMIT_ARGS giving a new local session the s3a jars and settings (for the server at `endpoint`)."""
     jars = os.environ["SPARK_DUCKLAKE_S3_JARS"]
-    confs = " ".join(f"--conf spark.hadoop.{k}={v}" for k, v in s3a_conf().items())
+    confs = " ".join(f"--conf spark.hadoop.{k}={v}" for k, v in s3a_conf(endpoint).items())
     return f"--jars {jars} {confs} pyspark-shell"
 
 
@@ -156,3 +156,77 @@ class CountingProxy:
         yield result
         with self._lock:
             result.update(self.counts - before)
+
+
+class FreezableProxy:
+    """A TCP forwarder on 127.0.0.1 in front of the S3 server that can be frozen: connections are still accepted
+    (as by a stopped server's kernel) and nothing more passes either way until it thaws, in-flight requests
+    included."""
+
+    def __init__(self, upstream_port: int = PORT):
+        self._upstream_port = upstream_port
+        self._thawed = threading.Event()
+        self._thawed.set()
+        self._closed = False
+        self._sockets: list[socket.socket] = []
+        self._listener = socket.create_server(("127.0.0.1", 0))
+        self.port = self._listener.getsockname()[1]
+        self.endpoint = f"http://127.0.0.1:{self.port}"
+        threading.Thread(target=self._accept, daemon=True).start()
+
+    def freeze(self) -> None:
+        self._thawed.clear()
+
+    def thaw(self) -> None:
+        self._thawed.set()
+
+    def close(self) -> None:
+        """Stop listening and drop every connection (the server is down: connections are refused)."""
+        self._closed = True
+        self._thawed.set()
+        for sock in [self._listener, *self._sockets]:
+            try:
+                sock.close()
+            except OSError:
+                pass
+
+    def __enter__(self) -> FreezableProxy:
+        return self
+
+    def __exit__(self, *exc) -> None:
+        self.close()
+
+    def _accept(self) -> None:
+        while not self._closed:
+            try:
+                client, _ = self._listener.accept()
+            except OSError:
+                return
+            self._sockets.append(client)
+            threading.Thread(target=self._connect, args=(client,), daemon=True).start()
+
+    def _connect(self, client: socket.socket) -> None:
+        self._thawed.wait()
+        try:
+            upstream = socket.create_connection(("127.0.0.1", self._upstream_port))
+        except OSError:
+            client.close()
+            return
+        self._sockets.append(upstream)
+        threading.Thread(target=self._pump, args=(client, upstream), daemon=True).start()
+        self._pump(upstream, client)
+
+    def _pump(self, source: socket.socket, target: socket.socket) -> None:
+        try:
+            while data := source.recv(65536):
+                self._thawed.wait()
+                if self._closed:
+                    break
+                target.sendall(data)
+        except OSError:
+            pass
+        for sock in (source, target):
+            try:
+                sock.shutdown(socket.SHUT_RDWR)
+            except OSError:
+                pass

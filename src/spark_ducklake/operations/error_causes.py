@@ -21,6 +21,7 @@ from ..errors import (
     SparkUnavailableError,
     StorageError,
 )
+from ..spark.paths import s3_endpoint
 from ..spark.workers import configured_python, lacking_message
 
 if TYPE_CHECKING:
@@ -39,6 +40,11 @@ _STORAGE_CAUSES = (
     (re.compile(r"Mkdirs failed to create", re.I), "a directory under the data path cannot be created"),
 )
 _LONG_NAME = re.compile(rf"/([^/\s:\\]{{{_MAX_NAME_BYTES + 1},}})")  # a path segment
+# pyarrow's S3 errors: "When uploading object with key 'k' in bucket 'b': AWS Error NETWORK_CONNECTION during
+# PutObject operation: curlCode: 7, Couldn't connect to server" (also inside a Python worker's trace).
+_S3_ERROR = re.compile(r"(?:key '(?P<key>[^']*)' in bucket|bucket) '(?P<bucket>[^']+)'[^\n]*?: AWS Error "
+                       r"(?P<kind>\w+) during (?P<call>\w+) operation: (?P<detail>[^;\n]*)")
+_UNREACHABLE = ("NETWORK_CONNECTION", "REQUEST_TIMEOUT", "SERVICE_UNAVAILABLE", "SLOW_DOWN", "INTERNAL_FAILURE")
 _WORKER_MODULE = re.compile(r"No module named '(pyarrow|pandas|numpy)'")
 
 
@@ -87,6 +93,21 @@ def storage_cause(text: str) -> str | None:
     return None
 
 
+def s3_failure(text: str) -> StorageError | None:
+    """A StorageError naming the store's endpoint, the object and the cause, when `text` holds an S3 error."""
+    found = _S3_ERROR.search(text)
+    if found is None:
+        return None
+    bucket, kind = found.group("bucket"), found.group("kind")
+    where = f"s3://{bucket}/{found.group('key') or ''}"
+    detail = found.group("detail").strip()
+    if kind in _UNREACHABLE:
+        return StorageError(f"the object store at {s3_endpoint(bucket)} cannot be reached ({detail}) for {where}: "
+                            "is it up? (S3 timeouts: SPARK_DUCKLAKE_S3_* in docs/object-storage.md)")
+    return StorageError(f"the object store at {s3_endpoint(bucket)} refused {found.group('call')} on {where}: "
+                        f"{kind} ({detail})")
+
+
 def translate(exc: BaseException, location: CatalogLocation) -> DuckLakeError | None:
     """The DuckLakeError to raise instead of `exc`, or None to let `exc` through."""
     if isinstance(exc, DuckLakeError):
@@ -96,6 +117,10 @@ def translate(exc: BaseException, location: CatalogLocation) -> DuckLakeError | 
                                     f"{catalog_failure(exc, location)}")
     if isinstance(exc, OverflowError):
         return InvalidArgumentError(f"a number is too large for the catalog: {first_line(str(exc))}")
+    if isinstance(exc, OSError) or _spark_error(exc):
+        s3 = s3_failure(str(exc))
+        if s3 is not None:
+            return s3
     if _spark_error(exc):
         text = str(exc)
         missing = _WORKER_MODULE.search(text)
