@@ -8,6 +8,7 @@ import pyarrow as pa
 import pyarrow.parquet as pq
 import pytest
 
+from spark_ducklake.catalog.operations.macros import CreateMacro, MacroImpl
 from spark_ducklake.catalog.operations.views import CreateView
 from spark_ducklake.errors import ExternalReadError, UnsupportedSqlError
 
@@ -118,6 +119,20 @@ def test_a_stored_view_reading_a_file_is_refused_when_read(lake, secret_file):
         _refused(lake, "SELECT * FROM bad_scan", dialect, secret_file)
         _refused(lake, "SELECT count(*) FROM t JOIN wrapper ON true", dialect, "read_parquet")
         _refused(lake, "INSERT INTO t SELECT 1 FROM bad", dialect, "read_parquet")
+
+
+def test_macros_reading_files_are_refused_when_created_and_when_used(lake, secret_file):
+    _refused(lake, f"CREATE MACRO m() AS TABLE SELECT * FROM read_parquet('{secret_file}')", "duckdb",
+             "read_parquet")
+    _refused(lake, f"CREATE MACRO s(x) AS (SELECT max(content) FROM read_text('{secret_file}'))", "duckdb",
+             "read_text")
+    assert lake.macros() == []
+    lake.context.commit([CreateMacro("main", "leak", "table", (MacroImpl(
+        f"SELECT * FROM read_parquet('{secret_file}')", ()),))])  # stored by another client: no checks
+    lake.context.commit([CreateMacro("main", "peek", "scalar", (MacroImpl(
+        f"(SELECT max(secret) FROM '{secret_file}')", ()),))])
+    _refused(lake, "SELECT * FROM leak()", "duckdb", "read_parquet")
+    _refused(lake, "SELECT peek() AS p", "duckdb", secret_file)
 
 
 def test_other_table_functions_get_the_same_clear_error(lake):

@@ -16,6 +16,7 @@ from ..catalog.reads.macros import MacroParameter
 from ..errors import AlreadyExistsError, NotFoundError, UnsupportedSqlError
 from ..spec.duckdb_keywords import needs_quotes
 from . import session
+from .sandbox import refuse_outside_reads
 
 if TYPE_CHECKING:
     from .references import QueryContext
@@ -170,6 +171,7 @@ def _body_sql(body: str, kind: str) -> str:
                                   f"{str(exc).splitlines()[0]}") from None
     if kind == "table" and not isinstance(tree, exp.Query):
         raise UnsupportedSqlError(f"CREATE MACRO ... AS TABLE needs a query, got {body[:80]!r}")
+    refuse_outside_reads(tree, lambda _node: True)  # a name like a file may be a lake table: checked when used
     return _as_duckdb_prints(tree).sql(dialect="duckdb")
 
 
