@@ -12,7 +12,7 @@ from typing import TYPE_CHECKING
 from ..catalog.inlined import codec as inlined
 from ..catalog.operations.data import AppendFiles, DeleteRows, InlineInsert
 from ..errors import SchemaMismatchError
-from ..spark.conform import conform_arrow
+from ..spark.conform import cast_by_name, conform_arrow, value_types
 from ..spark.delete_files import restamp
 from ..spec.names import spark_name
 
@@ -92,6 +92,9 @@ def stage_update(ctx: LakeContext, plan, assignments: dict, condition) -> tuple[
         check_expression(spark, plan.table, value, f"value of {name}", select=True)
     frame = plan.to_dataframe(spark, positions=True, row_ids=True)  # first: F.expr needs a session
     values = {columns[k.lower()].name: (F.expr(v) if isinstance(v, str) else v) for k, v in assignments.items()}
+    nested = [name for name in values if columns[name.lower()].is_nested]
+    for name, got in zip(nested, value_types(frame, [values[n] for n in nested]), strict=True):
+        values[name] = cast_by_name(values[name], got, columns[name.lower()])  # struct fields by name
     matches = frame if condition is None else frame.where(condition)
     new_rows = cached(spark, matches.select(
         *[values.get(c.name, F.col(spark_name(c.name))).cast(types.to_spark_type(c)).alias(c.name)

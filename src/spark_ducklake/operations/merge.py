@@ -18,7 +18,7 @@ from typing import TYPE_CHECKING
 import pyarrow as pa
 
 from ..errors import DuckLakeError, SchemaMismatchError
-from ..spark.conform import default_of
+from ..spark.conform import cast_by_name, default_of, value_types
 from ..spec.names import spark_name
 
 if TYPE_CHECKING:
@@ -141,6 +141,7 @@ def stage_merge(m: MergeBuilder, plan) -> tuple[list, list[str], MergeResult]:
     joined = joined.withColumn("_dl_action", action).where(F.col("_dl_action").isNotNull())
 
     in_source = {n.lower() for n in m.source.columns}
+    by_name = {c.name: c for c in cols}
 
     def value_of(clause: _Clause, col) -> object:
         given = {k.lower(): v for k, v in (clause.values or {}).items()}
@@ -152,12 +153,17 @@ def stage_merge(m: MergeBuilder, plan) -> tuple[list, list[str], MergeResult]:
         # a plain write and DuckDB's MERGE do)
         return F.col(f"{t}.{spark_name(col.name)}") if clause.action == "update" else F.lit(default_of(col))
 
+    values = {(index, col.name): value_of(clause, col) for index, clause in enumerate(m.clauses)
+              if clause.action in ("update", "insert") for col in cols}
+    nested = [key for key in values if by_name[key[1]].is_nested]
+    for key, got in zip(nested, value_types(joined, [values[k] for k in nested]), strict=True):
+        values[key] = cast_by_name(values[key], got, by_name[key[1]])  # struct fields by name, as a write
     outputs = []
     for col in cols:
         out = None
         for index, clause in enumerate(m.clauses):
             if clause.action in ("update", "insert"):
-                expr = value_of(clause, col)
+                expr = values[(index, col.name)]
                 out = (F.when(F.col("_dl_action") == index, expr) if out is None
                        else out.when(F.col("_dl_action") == index, expr))
         outputs.append((out if out is not None else F.lit(None)).cast(types.to_spark_type(col)).alias(col.name))

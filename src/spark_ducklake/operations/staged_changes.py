@@ -17,6 +17,7 @@ from typing import TYPE_CHECKING
 
 from ..catalog.operations.data import AppendFiles, DeleteRows, InlineInsert, ReplaceAll
 from ..errors import DuckLakeError, SchemaMismatchError
+from ..spark.conform import cast_by_name, value_types
 from ..spec.names import parse_table_name as split_name
 
 if TYPE_CHECKING:
@@ -140,6 +141,9 @@ def compose_update(tx: Transaction, table: str, assignments: dict, condition) ->
         check_expression(spark, current.info, value, f"value of {name}", select=True)
     values = {columns[k.lower()].name: (F.expr(v) if isinstance(v, str) else v) for k, v in assignments.items()}
     hit = current.frame.withColumn(HIT, _hit(condition))
+    nested = [name for name in values if columns[name.lower()].is_nested]
+    for name, got in zip(nested, value_types(hit, [values[n] for n in nested]), strict=True):
+        values[name] = cast_by_name(values[name], got, columns[name.lower()])  # struct fields by name
 
     def updated(f):
         cols = []

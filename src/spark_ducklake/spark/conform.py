@@ -96,6 +96,20 @@ def conform_spark(df, table: TableInfo):
     return df.select(*exprs)
 
 
+def cast_by_name(expr, got, col: Column):
+    """Spark Column `expr` (of Spark type `got`) as the column's type, struct fields matched by name at any depth
+    (Spark's own struct cast is positional: {'b': 2} would become {a: 2}); a field the column lacks is a
+    SchemaMismatchError naming it, one the value lacks is NULL, as DuckDB casts structs."""
+    return _by_name(expr, got, col, col.name)
+
+
+def value_types(frame, values: list) -> list:
+    """The Spark types of Column expressions over `frame` (one analysis, nothing runs)."""
+    if not values:
+        return []
+    return [f.dataType for f in frame.select(*[v.alias(f"_dl_v{i}") for i, v in enumerate(values)]).schema.fields]
+
+
 def _by_name(expr, got, col: Column, path: str):
     """`expr` (of Spark type `got`) as the column's type, struct fields matched by name at any depth (Spark's
     struct cast is positional); fields the table lacks are an error, fields the data lacks are NULL."""
@@ -133,7 +147,7 @@ def conform_arrow(data: pa.Table, table: TableInfo) -> pa.Table:
         if id(col) not in by_col:
             arrays.append(pa.array([default_of(col)] * data.num_rows, type=target))
             continue
-        arr = data.column(by_col[id(col)])
+        arr = match_fields(data.column(by_col[id(col)]), col, by_col[id(col)])
         if arr.type != target:
             try:
                 if not _arrow_fits(by_col[id(col)], arr.type, col) and not _both_numeric(arr.type, target):
@@ -147,6 +161,48 @@ def conform_arrow(data: pa.Table, table: TableInfo) -> pa.Table:
         raise SchemaMismatchError(f"columns of incompatible type for {table.qualified_name}: {', '.join(bad)}")
     check_not_null(arrays, table)
     return pa.Table.from_arrays(arrays, names=[c.name for c in table.columns])
+
+
+def match_fields(arr: pa.Array | pa.ChunkedArray, col: Column, path: str | None = None):
+    """Arrow values for a nested column with their struct fields named as the column's (matched ignoring case, at
+    any depth), so Arrow's cast, which matches struct fields by exact name, fills only the fields the data lacks
+    (NULL, as DuckDB's cast does); SchemaMismatchError names a field the column lacks (Arrow's cast would drop it)."""
+    if not col.is_nested:
+        return arr
+    named = _named_like(arr.type, col, path or col.name)
+    if named == arr.type:
+        return arr
+    if isinstance(arr, pa.ChunkedArray):
+        return pa.chunked_array([chunk.view(named) for chunk in arr.chunks], type=named)
+    return arr.view(named)
+
+
+def _named_like(got: pa.DataType, col: Column, path: str) -> pa.DataType:
+    """`got` with the struct field names of `col` (same layout: a view, no copy)."""
+    if col.type == "struct" and pa.types.is_struct(got):
+        children = {c.name.lower(): c for c in col.children}
+        names = [got.field(i).name for i in range(got.num_fields)]
+        unknown = [n for n in names if n.lower() not in children]
+        if unknown:
+            raise SchemaMismatchError(f"fields not in column {path}: {', '.join(unknown)} "
+                                      "(write with merge_schema=True to add them)")
+        twice = sorted({n for n in names if [m.lower() for m in names].count(n.lower()) > 1})
+        if twice:
+            raise SchemaMismatchError(f"column {path} is given the field {twice[0]!r} more than once")
+        fields = []
+        for i in range(got.num_fields):
+            field, child = got.field(i), children[got.field(i).name.lower()]
+            fields.append(pa.field(child.name, _named_like(field.type, child, f"{path}.{child.name}"), field.nullable))
+        return pa.struct(fields)
+    if col.type == "list" and (pa.types.is_list(got) or pa.types.is_large_list(got)):
+        item = got.value_field
+        inner = item.with_type(_named_like(item.type, col.children[0], f"{path}.element"))
+        return pa.list_(inner) if pa.types.is_list(got) else pa.large_list(inner)
+    if col.type == "map" and pa.types.is_map(got):
+        key, item = got.key_field, got.item_field
+        return pa.map_(key.with_type(_named_like(key.type, col.children[0], f"{path}.key")),
+                       item.with_type(_named_like(item.type, col.children[1], f"{path}.value")), got.keys_sorted)
+    return got
 
 
 def check_not_null(arrays: list, table: TableInfo) -> None:

@@ -6,6 +6,7 @@ import pyarrow as pa
 from sqlglot import exp
 
 from ..errors import SchemaMismatchError, UnsupportedSqlError
+from ..spark.conform import cast_by_name
 from ..spark.types import to_spark_type
 from .defaults import fill_values, has_defaults, is_default
 from .literal_rows import literal_rows
@@ -63,11 +64,20 @@ def insert(ctx: QueryContext, tx, tree: exp.Insert):
     unknown = [n for n in names if n.lower() not in columns]
     if unknown:
         raise SchemaMismatchError(f"columns not in table {info.qualified_name}: {', '.join(unknown)}")
-    frame = frame.select(*[F.col(f"`{src}`").cast(to_spark_type(columns[n.lower()])).alias(columns[n.lower()].name)
-                           for src, n in zip(frame.columns, names, strict=True)])
+    targets = [columns[n.lower()] for n in names]
+    got = [None] * len(targets)
+    if any(c.is_nested for c in targets):  # the values' types: their struct fields are matched by name
+        got = [f.dataType for f in frame.schema.fields]
+    frame = frame.select(*[_fitted(F.col(f"`{src}`"), kind, col).alias(col.name)
+                           for src, kind, col in zip(frame.columns, got, targets, strict=True)])
     if isinstance(source, exp.Values):  # rows written out in the statement: one file, as the reference writes
         frame = frame.coalesce(1)       # them (Spark would split even three rows over its partitions)
     return _write(ctx, tx, key, frame, mode)
+
+
+def _fitted(value, got, col):
+    """An INSERT's value as the column's type: nested values by field name (conform.cast_by_name), others cast."""
+    return cast_by_name(value, got, col) if col.is_nested else value.cast(to_spark_type(col))
 
 
 def _write(ctx: QueryContext, tx, key: tuple[str, str], rows, mode: str):

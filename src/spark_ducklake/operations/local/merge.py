@@ -19,7 +19,7 @@ import pyarrow as pa
 import pyarrow.compute as pc
 from sqlglot import exp
 
-from ...spark.conform import default_of
+from ...spark.conform import default_of, match_fields
 from ...spark.expressions import check_syntax
 from ...spark.scan import FILE, POS
 from ...spark.scan_plan import ScanPlan
@@ -236,6 +236,7 @@ def _outputs(m: MergeBuilder, plan: ScanPlan, rows: pa.Table, action: np.ndarray
                 value = mine.column(T + col.name).combine_chunks()
             else:
                 value = pa.array([default_of(col)] * mine.num_rows, field.type)
+            value = match_fields(value, col)  # struct fields by name, as a write matches them
             try:
                 arrays.append(value.cast(field.type))
             except (pa.ArrowInvalid, pa.ArrowNotImplementedError, pa.ArrowTypeError) as exc:
