@@ -117,22 +117,32 @@ def test_a_lost_race_with_a_writer_that_does_not_queue_retries_with_fresh_ids(pg
     insert of that id fails, and the whole attempt retries with new ids on top of DuckDB's snapshot."""
     from spark_ducklake.catalog.database.spec_tables import T
     from spark_ducklake.catalog.operations import data as data_ops
+    from spark_ducklake.catalog.reads import reader
 
     lake.create_table("t", "a BIGINT")
     lake.create_table("u", "a BIGINT")
     attach(reference, pg_catalog)
-    original, calls = data_ops.InlineInsert.apply, []
+    original, calls, attempts = data_ops.InlineInsert.apply, [], []
+    original_list = reader.list_snapshots
 
-    def racing_apply(self, ctx):
+    def racing_list(conn, since=None):
+        out = original_list(conn, since=since)
+        if since is not None:
+            attempts.append(out[-1].snapshot_id + 1)
+            if len(attempts) == 1:  # DuckDB commits after our first attempt chose its snapshot id
+                reference.execute("INSERT INTO lake.u VALUES (42)")
+        return out
+
+    def recording_apply(self, ctx):
         calls.append(ctx.snapshot_id)
-        if len(calls) == 1:  # DuckDB commits while our first attempt is under way (other table: no row locks)
-            reference.execute("INSERT INTO lake.u VALUES (42)")
         return original(self, ctx)
 
-    monkeypatch.setattr(data_ops.InlineInsert, "apply", racing_apply)
+    monkeypatch.setattr(reader, "list_snapshots", racing_list)
+    monkeypatch.setattr(data_ops.InlineInsert, "apply", recording_apply)
     before = lake.current_snapshot()
     committed = lake.write(pa.table({"a": pa.array([1, 2], pa.int64())}), "t")
-    assert calls == [before + 1, before + 2] and committed == before + 2
+    # The first attempt failed on the snapshot's key before it wrote anything else; the retry drew fresh ids.
+    assert attempts == [before + 1, before + 2] and calls == [before + 2] and committed == before + 2
     snaps = lake.snapshots()
     assert [s.snapshot_id for s in snaps] == list(range(len(snaps)))
     assert snaps[-2].changes == {"inlined_insert": ["2"]} and snaps[-1].changes == {"inlined_insert": ["1"]}
@@ -147,6 +157,7 @@ def test_a_lost_race_with_a_writer_that_does_not_queue_retries_with_fresh_ids(pg
         ctx.conn.execute(snapshot.insert().values(snapshot_id=ctx.base.snapshot_id, snapshot_time=ctx.now,
                                                   schema_version=0, next_catalog_id=0, next_file_id=0))
 
+    monkeypatch.setattr(reader, "list_snapshots", original_list)
     monkeypatch.setattr(data_ops.InlineInsert, "apply", broken_apply)
     calls.clear()
     with pytest.raises(Exception, match="(?i)duplicate|unique"):

@@ -3,8 +3,12 @@
 A commit is a list of operations (`ddl_ops`, `data_ops`). Each attempt opens a transaction, queues behind our
 other writers (the catalog database's `Dialect` says how), checks the snapshots committed since our read
 snapshot against the spec's conflict rules, lets every operation write its rows with ids drawn from the *current*
-counters, and inserts the snapshot row last. A lost race with a writer that does not queue (primary-key violation,
-serialization failure) rolls the whole attempt back and retries with fresh ids; data files are never rewritten.
+counters, and inserts the snapshot's `changes_made` row last. The snapshot row itself goes in first, before any
+other row is written, as the reference does: a writer that does not queue (DuckDB) and races for the same
+snapshot id then meets us on that row's primary key before either holds another lock (the loser waits for the
+winner, fails on the key and retries) instead of deadlocking on table stats or file ids taken in the other order.
+A lost race (primary-key violation, serialization failure) rolls the whole attempt back and retries with fresh
+ids; data files are never rewritten.
 """
 
 from __future__ import annotations
@@ -209,29 +213,37 @@ def _write_snapshot(conn: sa.Connection, operations, read_snapshot: int, data_pa
         next_catalog_id=base.next_catalog_id, next_file_id=base.next_file_id,
         newer=[change for snap in newer for change in parse_changes(snap.changes)],
     )
+    # The snapshot's primary key is the serialization point with writers that do not queue (the reference), so
+    # it is claimed before any other row: if one took this id meanwhile, the insert fails (after waiting for it to
+    # commit) and the whole attempt retries. The counters are placeholders until the operations have run.
+    snapshot = T["ducklake_snapshot"]
+    conn.execute(snapshot.insert().values(
+        snapshot_id=snapshot_id, snapshot_time=ctx.now, schema_version=base.schema_version,
+        next_catalog_id=base.next_catalog_id, next_file_id=base.next_file_id,
+    ))
     for op in operations:
         op.apply(ctx)
     if not ctx.changes and require_changes:
         raise DuckLakeError("nothing to commit")
-    # The snapshot's primary key is the serialization point with writers that do not queue (the
-    # reference): if one took this id meanwhile, the insert fails and the whole attempt retries.
-    snapshot = T["ducklake_snapshot"].insert().values(
-        snapshot_id=snapshot_id, snapshot_time=ctx.now, schema_version=ctx.schema_version,
-        next_catalog_id=ctx.next_catalog_id, next_file_id=ctx.next_file_id,
-    )
+    counters = (ctx.schema_version, ctx.next_catalog_id, ctx.next_file_id)
+    update = None
+    if counters != (base.schema_version, base.next_catalog_id, base.next_file_id):
+        update = snapshot.update().where(snapshot.c.snapshot_id == snapshot_id).values(
+            schema_version=ctx.schema_version, next_catalog_id=ctx.next_catalog_id, next_file_id=ctx.next_file_id)
     changes = T["ducklake_snapshot_changes"].insert().values(
         snapshot_id=snapshot_id, changes_made=render_changes(ctx.changes), author=info.author,
         commit_message=info.commit_message, commit_extra_info=info.extra_info,
     )
     if conn.dialect.name == "postgresql":  # one round trip while other writers queue: a data-modifying CTE
-        statement = changes.add_cte(snapshot.cte("new_snapshot"))
+        statement = changes if update is None else changes.add_cte(update.cte("snapshot_counters"))
         if check_message and not info.commit_message:
             statement = statement.returning(_message_option().scalar_subquery())
             _refuse_without_message(conn.execute(statement).scalar())
         else:
             conn.execute(statement)
     else:
-        conn.execute(snapshot)
+        if update is not None:
+            conn.execute(update)
         conn.execute(changes)
     return snapshot_id
 
