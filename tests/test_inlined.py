@@ -96,7 +96,7 @@ def _read_ours(engine: sa.Engine, columns: list[Column]) -> pa.Table:
     table = inlined.inlined_data_table(sa.MetaData(), dialect, 1, 1, columns)
     with engine.connect() as conn:
         rows = conn.execute(sa.select(*inlined.select_columns(table, columns, dialect))
-                            .order_by(table.c.row_id)).mappings().all()
+                            .order_by(table.c[inlined.ROW_ID])).mappings().all()
     return inlined.decode_rows(rows, columns, dialect)
 
 
@@ -214,7 +214,7 @@ def test_our_rows_read_by_duckdb(catalog, tmp_path):
     table = inlined.inlined_data_table(sa.MetaData(), engine.dialect.name, 1, 1, columns)
     with engine.begin() as conn:
         for row_id, values in enumerate(encoded):
-            conn.execute(table.update().where(table.c.row_id == row_id).values(**values))
+            conn.execute(table.update().where(table.c[inlined.ROW_ID] == row_id).values(**values))
     ours = _read_ours(engine, columns)
     engine.dispose()
     _assert_same(ours, data)

@@ -115,10 +115,11 @@ class DuckLake:
         names them in `lake.sql`; the `ducklake_*retry*` keywords are the reference's commit-retry settings
         (docs/catalogs.md). `small_data_threshold` (bytes, or a size like "16MB"; 0: always Spark) is where this
         handle stops moving data in-process with pyarrow (default SPARK_DUCKLAKE_SMALL_DATA_BYTES, else 64 MiB;
-        docs/writing.md). `ducklake_version` (the reference's DUCKLAKE_VERSION) may only be "1.0", the version
-        written here. `encrypted=True` (the reference's ENCRYPTED) creates an encrypted lake (every file gets its
-        own key; docs/types.md, "Encrypted lakes"); on an existing lake an explicit value must match it."""
-        check_ducklake_version(ducklake_version)
+        docs/writing.md). `ducklake_version` (the reference's DUCKLAKE_VERSION) is the version of a new catalog: "1.0"
+        (the default), "1.1", or "1.1-dev1" (what DuckDB's development builds of 1.1 write; docs/catalogs.md,
+        "Versions"); an existing catalog keeps its own. `encrypted=True` (the reference's ENCRYPTED) creates an
+        encrypted lake (every file gets its own key; docs/types.md, "Encrypted lakes"); on an existing lake an
+        explicit value must match it."""
         return cls(LakeContext.attach(
             catalog, data_path, spark=spark, create_if_missing=create_if_missing, read_only=read_only,
             data_inlining_row_limit=data_inlining_row_limit, snapshot_version=snapshot_version,
@@ -127,7 +128,7 @@ class DuckLake:
             metadata_catalog=metadata_catalog, retry=retry_policy(
                 ducklake_max_retry_count=ducklake_max_retry_count, ducklake_retry_wait_ms=ducklake_retry_wait_ms,
                 ducklake_retry_backoff=ducklake_retry_backoff), small_data_threshold=small_data_threshold,
-            encrypted=encrypted))
+            encrypted=encrypted, ducklake_version=check_ducklake_version(ducklake_version)))
 
     def close(self) -> None:
         """Release catalog connections (DuckDB catalog files can then be opened elsewhere)."""

@@ -11,6 +11,7 @@ from ..errors import CatalogError
 from ..spec.paths import absolute_data_path
 from .database import bootstrap
 from .database.connection import CatalogLocation, catalog_exists, create_engine
+from .database.versions import CREATABLE, is_v11
 from .encryption import is_encrypted
 from .reads import reader
 
@@ -27,10 +28,11 @@ class AttachedCatalog:
 
 def attach_catalog(location: CatalogLocation, data_path: str | None, *, create_if_missing: bool, read_only: bool,
                    snapshot_version: int | None, snapshot_time: datetime | None, automatic_migration: bool,
-                   override_data_path: bool, encrypted: bool | None = None) -> AttachedCatalog:
+                   override_data_path: bool, encrypted: bool | None = None,
+                   ducklake_version: str | None = None) -> AttachedCatalog:
     """Open (or create) the lake behind an ATTACH string; raw driver errors propagate (error_causes names them).
     `encrypted` (the reference's ENCRYPTED; None: as the lake says) creates an encrypted lake, and must match an
-    existing lake's setting."""
+    existing lake's setting. `ducklake_version` (checked by check_ducklake_version) is a new catalog's version."""
     if not catalog_exists(location) and (read_only or not create_if_missing):
         raise CatalogError(f"no DuckLake catalog at {location.describe()} (create_if_missing is off)")
     engine = create_engine(location)
@@ -43,6 +45,7 @@ def attach_catalog(location: CatalogLocation, data_path: str | None, *, create_i
 
                     metadata = migrate_if_needed(conn, metadata, read_only=read_only)
                 bootstrap.check_version(metadata)
+                check_requested_version(metadata["version"], ducklake_version)
                 check_encryption(metadata, encrypted)
                 stored = metadata.get("data_path")
                 if stored is None:
@@ -56,7 +59,8 @@ def attach_catalog(location: CatalogLocation, data_path: str | None, *, create_i
                     raise CatalogError(f"a new lake on {location.kind} needs data_path=")
                 data_path = absolute_data_path(data_path)
                 bootstrap.create_lake(conn, data_path, encrypted=bool(encrypted),
-                                      metadata_schema=location.metadata_schema)
+                                      metadata_schema=location.metadata_schema,
+                                      version=ducklake_version or bootstrap.SPEC_VERSION)
             pinned = None
             if snapshot_version is not None:
                 pinned = reader.get_snapshot(conn, snapshot_version).snapshot_id
@@ -89,11 +93,11 @@ def check_metadata_catalog(name: str | None) -> str | None:
     return name.strip()
 
 
-def check_ducklake_version(version: str | None) -> None:
-    """The reference's DUCKLAKE_VERSION: the spec version a new catalog is created at. Only 1.0 is written
-    here, and an existing catalog must be 1.0 too (check_version), so any other version is refused by name."""
+def check_ducklake_version(version: str | None) -> str | None:
+    """The reference's DUCKLAKE_VERSION: the spec version a new catalog is created at ('1.0', '1.1', or the
+    reference's development string '1.1-dev1'); returned stripped (None: the default)."""
     if version is None:
-        return
+        return None
     text = str(version).strip()
     try:
         parts = tuple(int(p) for p in text.split("-", 1)[0].split("."))
@@ -102,9 +106,22 @@ def check_ducklake_version(version: str | None) -> None:
     if parts < (1, 0):
         raise CatalogError(f"ducklake_version must be >= '1.0'; got {text!r} (older catalogs are migrated with "
                            "automatic_migration=True)")
-    if text != bootstrap.SPEC_VERSION:
-        raise CatalogError(f"Unsupported ducklake_version {text!r}: spark-ducklake creates and writes DuckLake "
-                           f"{bootstrap.SPEC_VERSION} catalogs only")
+    if text not in CREATABLE:
+        raise CatalogError(f"Unsupported ducklake_version {text!r}: spark-ducklake creates DuckLake "
+                           f"{', '.join(CREATABLE)} catalogs")
+    return text
+
+
+def check_requested_version(version: str, requested: str | None) -> None:
+    """An explicit DUCKLAKE_VERSION on an existing catalog: a newer catalog is never downgraded, an older one is
+    only upgraded by a migration (the reference's rules; '1.1' and '1.1-dev1' are one layout family here)."""
+    if requested is None or is_v11(requested) == is_v11(version):
+        return
+    if is_v11(version):
+        raise CatalogError(f"Cannot downgrade a DuckLake catalog from version {version} to {requested}")
+    raise CatalogError(f"DuckLake catalog version mismatch: the catalog is version {version} but "
+                       f"ducklake_version={requested!r} was requested; attach with automatic_migration=True to "
+                       "migrate it")
 
 
 def _attached_data_path(stored: str, given: str | None, override: bool) -> str:

@@ -73,7 +73,8 @@ class LakeContext:
                author: str | None = None, automatic_migration: bool = False,
                override_data_path: bool = False, metadata_schema: str | None = None,
                metadata_catalog: str | None = None, retry: RetryPolicy | None = None,
-               small_data_threshold: int | str | None = None, encrypted: bool | None = None) -> LakeContext:
+               small_data_threshold: int | str | None = None, encrypted: bool | None = None,
+               ducklake_version: str | None = None) -> LakeContext:
         """Open (or create) a lake from an ATTACH string; a driver error becomes a CatalogError naming its cause."""
         location = with_metadata_schema(parse_catalog(catalog), metadata_schema)
         metadata_catalog = check_metadata_catalog(metadata_catalog)
@@ -89,7 +90,7 @@ class LakeContext:
             opened = attach_catalog(location, data_path, create_if_missing=create_if_missing, read_only=read_only,
                                     snapshot_version=snapshot_version, snapshot_time=snapshot_time,
                                     automatic_migration=automatic_migration, override_data_path=override_data_path,
-                                    encrypted=encrypted)
+                                    encrypted=encrypted, ducklake_version=ducklake_version)
         except Exception as exc:
             if not is_driver_error(exc):
                 raise

@@ -17,7 +17,9 @@ from urllib.parse import quote
 import pyarrow as pa
 from pyspark.sql.datasource import DataSourceArrowWriter, WriterCommitMessage
 
+from ..spark.conform import match_fields
 from ..spec import types
+from ..spec.epoch import EPOCH_TRANSFORMS, epoch_ordinals
 from ..spec.model import Column, NewDataFile, PartitionSpec, TableInfo
 
 
@@ -86,7 +88,7 @@ def attach_writable(settings):
     """The lake to commit to, catalog only."""
     from .context import LakeContext
 
-    return LakeContext.attach(settings.catalog, settings.data_path, create_if_missing=False,
+    return LakeContext.attach(settings.attach_string(), settings.data_path, create_if_missing=False,
                               override_data_path=True, metadata_schema=settings.metadata_schema)
 
 
@@ -100,7 +102,7 @@ def conform(batches: list, table: TableInfo) -> pa.Table:
     by_name = {name.lower(): name for name in data.column_names}
     arrays = []
     for col, field in zip(table.columns, target, strict=True):
-        values = data.column(by_name[col.name.lower()])
+        values = match_fields(data.column(by_name[col.name.lower()]), col)  # struct fields by name, as lake.write
         if not col.nullable and values.null_count:
             raise ValueError(f"NOT NULL column {col.name!r} of {table.schema_name}.{table.name} got "
                              f"{values.null_count} nulls")
@@ -164,6 +166,8 @@ def partition_keys(data: pa.Table, table: TableInfo, spec: PartitionSpec) -> lis
                 values = values.cast(pa.timestamp(values.type.unit, "UTC"))
             part = getattr(pc, key.transform)(values)
             out.append([None if v is None else str(v) for v in part.to_pylist()])
+        elif key.transform in EPOCH_TRANSFORMS:
+            out.append([None if v is None else str(v) for v in epoch_ordinals(values, key.transform).to_pylist()])
         elif key.buckets:
             present = [v for v in values.to_pylist() if v is not None]
             if col.type.startswith(("int", "uint")) or col.type == "timestamptz":

@@ -17,7 +17,7 @@ from typing import TYPE_CHECKING
 
 from ..catalog.operations.data import AppendFiles, DeleteRows, InlineInsert, ReplaceAll
 from ..errors import DuckLakeError, SchemaMismatchError
-from ..spark.conform import cast_by_name, value_types
+from ..spec.internal_columns import INLINED_ROW_ID
 from ..spec.names import parse_table_name as split_name
 
 if TYPE_CHECKING:
@@ -90,7 +90,7 @@ def _current(tx: Transaction, table: str, what: str) -> _Current:
         files, inlined = [], []
     else:
         files = [f.data_file_id for f in original.files]
-        before = [] if original.inlined is None else original.inlined.column("row_id").to_pylist()
+        before = [] if original.inlined is None else original.inlined.column(INLINED_ROW_ID).to_pylist()
         inlined = [i for i in before if i not in ended]
     unchanged = F.col(FILE).isin(files) if files else F.lit(False)
     if inlined:
@@ -141,9 +141,6 @@ def compose_update(tx: Transaction, table: str, assignments: dict, condition) ->
         check_expression(spark, current.info, value, f"value of {name}", select=True)
     values = {columns[k.lower()].name: (F.expr(v) if isinstance(v, str) else v) for k, v in assignments.items()}
     hit = current.frame.withColumn(HIT, _hit(condition))
-    nested = [name for name in values if columns[name.lower()].is_nested]
-    for name, got in zip(nested, value_types(hit, [values[n] for n in nested]), strict=True):
-        values[name] = cast_by_name(values[name], got, columns[name.lower()])  # struct fields by name
 
     def updated(f):
         cols = []

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
+from ..catalog.database.versions import catalog_is_v11
 from ..catalog.operations.partitioning import SetPartitioning, current_spec, parse_keys
 from ..catalog.operations.sorting import SetSorting, current_sort, parse_sort_keys
 from ..spec.model import PartitionSpec, TableInfo
@@ -20,7 +21,11 @@ if TYPE_CHECKING:
 
 def stage_partitioning(tx: Transaction, info: TableInfo, ref, keys: list[str]) -> None:
     """Stage SET PARTITIONED BY (`keys` empty: RESET) of `info`; `ref` is its TableRef when created in `tx`."""
-    new_keys = parse_keys(info, list(keys)) if keys else []
+    if keys:
+        with tx.ctx.connect() as conn:
+            new_keys = parse_keys(info, list(keys), v11=catalog_is_v11(conn))
+    else:
+        new_keys = []
     if ref is not None:
         info.partition = PartitionSpec(None, new_keys)
         tx.ops.append(SetPartitioning(ref, new_keys, info.partition))

@@ -13,7 +13,7 @@ from functools import reduce
 
 from ..catalog.inlined import tables as inlined_tables
 from ..catalog.planners.change_feed import ChangePlan
-from ..spec.internal_columns import ROW_ID_COLUMN, SNAPSHOT_ID_COLUMN
+from ..spec.internal_columns import INLINED_ROW_ID, ROW_ID_COLUMN, SNAPSHOT_ID_COLUMN
 from ..spec.names import spark_name
 from . import types as spark_types
 from .deletion_vectors import deletion_vector_positions
@@ -65,9 +65,9 @@ def row_versions(spark, plan: ChangePlan):
         small = spark.createDataFrame(spark_safe(plan.inlined))
         parts.append(small.select(
             *[F.col(spark_name(c.name)).cast(spark_types.to_spark_type(c)).alias(c.name) for c in table.columns],
-            F.col("row_id").alias(ROWID), F.col(inlined_tables.BEGIN_COL).alias(INSERTED),
+            F.col(INLINED_ROW_ID).alias(ROWID), F.col(inlined_tables.BEGIN_COL).alias(INSERTED),
             F.col(inlined_tables.END_COL).alias(DELETED), F.lit(None).cast("long").alias(FILE),
-            F.col("row_id").alias(POS),
+            F.col(INLINED_ROW_ID).alias(POS),
         ))
     if not parts:
         return spark.createDataFrame([], _versions_schema(plan))

@@ -59,6 +59,7 @@ class WrittenDeleteFile:
     first_snapshot: int | None = None  # partial files: the oldest and newest snapshot they hold
     last_snapshot: int | None = None
     encryption_key: str | None = field(default=None, repr=False)  # ENCRYPTED lakes: the file's base64 key
+    row_group_count: int | None = None  # Parquet files' row groups (None: a Puffin file, or not known)
 
 
 def write_delete_files(spark, positions, targets: dict[str, DeleteTarget], table_path: str, *,
@@ -87,7 +88,7 @@ def write_delete_files(spark, positions, targets: dict[str, DeleteTarget], table
             raise
     stamped = SNAP in positions.columns
     result_schema = (f"{KEY} string, path string, delete_count long, file_size_bytes long, footer_size long, "
-                     "first_snapshot long, last_snapshot long")
+                     "first_snapshot long, last_snapshot long, row_group_count long")
 
     def write_one(group: pa.Table) -> pa.Table:
         key = group.column(KEY)[0].as_py()
@@ -100,7 +101,8 @@ def write_delete_files(spark, positions, targets: dict[str, DeleteTarget], table
         return pa.table({KEY: [key], "path": [w.path], "delete_count": [w.delete_count],
                          "file_size_bytes": [w.file_size_bytes], "footer_size": [w.footer_size],
                          "first_snapshot": pa.array([w.first_snapshot], pa.int64()),
-                         "last_snapshot": pa.array([w.last_snapshot], pa.int64())})
+                         "last_snapshot": pa.array([w.last_snapshot], pa.int64()),
+                         "row_group_count": pa.array([w.row_group_count], pa.int64())})
 
     columns = [KEY, POS, SNAP] if stamped else [KEY, POS]
     try:
@@ -117,7 +119,8 @@ def write_delete_files(spark, positions, targets: dict[str, DeleteTarget], table
     from .encrypted.write import new_key
 
     return {r[KEY]: WrittenDeleteFile(r["path"], r["delete_count"], r["file_size_bytes"], r["footer_size"],
-                                      r["first_snapshot"], r["last_snapshot"], new_key() if encrypted else None)
+                                      r["first_snapshot"], r["last_snapshot"], new_key() if encrypted else None,
+                                      r["row_group_count"])
             for r in rows}
 
 
@@ -231,4 +234,5 @@ def _write(path: str, table: pa.Table, sink=None) -> WrittenDeleteFile:
     with fs.open_output_stream(inner) as out:
         pq.write_table(table, out)
     meta = pq.read_metadata(inner, filesystem=fs)
-    return WrittenDeleteFile(path, meta.num_rows, fs.get_file_info(inner).size, meta.serialized_size)
+    return WrittenDeleteFile(path, meta.num_rows, fs.get_file_info(inner).size, meta.serialized_size,
+                             row_group_count=meta.num_row_groups)

@@ -92,6 +92,6 @@ def stage_deletes(spark, plan: ScanPlan, matches, inline_limit: int) -> DeletePl
             NewDeleteFile(int(key), w.path, w.delete_count, w.file_size_bytes, w.footer_size,
                           replaces=None if plan.deletion_vectors else targets[key].old, first_snapshot=w.first_snapshot,
                           predicted_snapshot=targets[key].snapshot,
-                          encryption_key=w.encryption_key)
+                          encryption_key=w.encryption_key, row_group_count=w.row_group_count)
             for key, w in written.items()]
     return result

@@ -127,7 +127,7 @@ def describe(path: str, plan: AddPlan) -> dict:
                                            max_value=text, column_size_bytes=0)
     return {
         "path": path, "record_count": meta.num_rows, "file_size_bytes": size, "footer_size": meta.serialized_size,
-        "mapping": entries,
+        "row_group_count": meta.num_row_groups, "mapping": entries,
         "stats": {str(cid): [s.value_count, s.null_count, s.min_value, s.max_value, s.contains_nan,
                              s.column_size_bytes, s.extra_stats] for cid, s in stats.items()},
         "partition_values": _partition_values(plan, path, hive, hive_columns),

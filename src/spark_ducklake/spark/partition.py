@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from urllib.parse import quote, unquote
 
+from ..spec.epoch import EPOCH_TRANSFORMS
 from ..spec.model import PartitionSpec, TableInfo
 from ..spec.names import spark_name
 from .workers import require_python_workers
@@ -25,6 +26,8 @@ def with_partition_keys(df, table: TableInfo, spec: PartitionSpec):
             value = source
         elif key.transform in ("year", "month", "day", "hour"):
             value = calendar_part(source, key.transform, col.type == "timestamptz")
+        elif key.transform in EPOCH_TRANSFORMS:
+            value = epoch_part(source, key.transform, col.type == "timestamptz")
         else:
             require_python_workers(df.sparkSession)  # bucket() is a pandas UDF
             # timestamptz hashes as UTC micros: pass those, not pandas' local wall clock of the session time zone
@@ -51,6 +54,25 @@ def calendar_part(source, transform: str, instant: bool):
         return (within_day / F.lit(_HOUR)).cast("long")  # within_day >= 0: the cast floors
     date = F.date_from_unix_date(((micros - within_day) / F.lit(_DAY)).cast("int"))  # an exact multiple
     return {"year": F.year, "month": F.month, "day": F.dayofmonth}[transform](date).cast("long")
+
+
+def epoch_part(source, transform: str, instant: bool):
+    """DuckLake 1.1's epoch_year/month/day/hour of a date or timestamp column as a long (spec/epoch.py): a
+    timestamptz (`instant`) on its UTC instant, a date or timestamp_ntz on its wall clock."""
+    from pyspark.sql import functions as F
+
+    if instant:
+        micros = F.unix_micros(source)
+        day = ((micros - F.pmod(micros, F.lit(_DAY))) / F.lit(_DAY)).cast("long")  # exact multiples: floored
+        hour = ((micros - F.pmod(micros, F.lit(_HOUR))) / F.lit(_HOUR)).cast("long")
+        date = F.date_from_unix_date(day.cast("int"))
+    else:
+        date = F.to_date(source)
+        day = F.unix_date(date).cast("long")
+        hour = day * F.lit(24) + F.hour(source).cast("long")
+    years = (F.year(date) - F.lit(1970)).cast("long")
+    return {"epoch_year": years, "epoch_month": years * F.lit(12) + (F.month(date) - F.lit(1)).cast("long"),
+            "epoch_day": day, "epoch_hour": hour}[transform]
 
 
 def _bucket_udf(type_str: str, buckets: int):

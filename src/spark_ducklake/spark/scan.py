@@ -21,7 +21,7 @@ import pyarrow.compute as pc
 
 from ..catalog.reads.file_list import FileList, field_values, full_paths, nulls_in, plain, subset
 from ..spec import types
-from ..spec.internal_columns import ROW_ID_COLUMN, SNAPSHOT_ID_COLUMN
+from ..spec.internal_columns import INLINED_ROW_ID, ROW_ID_COLUMN, SNAPSHOT_ID_COLUMN
 from ..spec.model import Column, DataFile, TableInfo
 from ..spec.names import spark_name
 from . import position_filter
@@ -431,9 +431,9 @@ def _inlined_frame(spark, inlined: pa.Table, table: TableInfo, row_ids: bool, po
     frame = spark.createDataFrame(spark_safe(inlined))
     cols = [F.col(spark_name(c.name)).cast(spark_types.to_spark_type(c)).alias(c.name) for c in table.columns]
     if row_ids:
-        cols.append(F.col("row_id").alias("rowid"))
+        cols.append(F.col(INLINED_ROW_ID).alias("rowid"))
     if positions:
-        cols += [F.lit(None).cast("long").alias(FILE), F.col("row_id").alias(POS)]
+        cols += [F.lit(None).cast("long").alias(FILE), F.col(INLINED_ROW_ID).alias(POS)]
     if virtual:
         names = list(dict.fromkeys(inlined.column(INLINED_TABLE).to_pylist()))
         cols += inlined_values(virtual, sorted(names, key=_inlined_version), file_count)

@@ -11,7 +11,7 @@ row number, their own begin snapshot, and the file count plus the inlined table'
 from __future__ import annotations
 
 from ..errors import DuckLakeError
-from ..spec.internal_columns import SNAPSHOT_ID_COLUMN, VIRTUAL_COLUMNS
+from ..spec.internal_columns import INLINED_ROW_ID, SNAPSHOT_ID_COLUMN, VIRTUAL_COLUMNS
 from .columns import BEGIN, POS
 
 FILENAME, FILE_INDEX = "_dl_filename", "_dl_file_index"  # columns of a scan's per-file lookup
@@ -55,10 +55,10 @@ def inlined_values(virtual: tuple[str, ...], inlined_names: list[str], first_ind
     for position, name in enumerate(inlined_names):  # few inlined tables: one per schema version
         index = F.when(F.col(INLINED_TABLE) == name, F.lit(first_index + position)).otherwise(index)
     exprs = {
-        "rowid": F.col("row_id"),
+        "rowid": F.col(INLINED_ROW_ID),
         "snapshot_id": F.col(INLINED_BEGIN),
         "filename": F.col(INLINED_TABLE),
-        "file_row_number": F.col("row_id"),
+        "file_row_number": F.col(INLINED_ROW_ID),
         "file_index": index,
     }
     return [exprs[name].cast("long" if name != "filename" else "string").alias(name) for name in virtual]

@@ -200,7 +200,8 @@ def describe_file(path: str, columns: list[Column]) -> NewDataFile:
         meta = pq.ParquetFile(fh).metadata
     return NewDataFile(path=path, record_count=meta.num_rows, file_size_bytes=size,
                        footer_size=meta.serialized_size, column_stats=stats.file_column_stats(meta, columns),
-                       needs_name_mapping=lacks_field_ids(meta.schema.to_arrow_schema(), columns))
+                       needs_name_mapping=lacks_field_ids(meta.schema.to_arrow_schema(), columns),
+                       row_group_count=meta.num_row_groups)
 
 
 def delete_paths(paths: list[str], *, directories: bool = False) -> None:

@@ -306,11 +306,12 @@ class _TaskWriter:
         stream.close()
         footer = getattr(stream, "footer_size", None)  # AnnotatingSink: pyarrow buffered the last pages past `body`
         meta = writer.writer.metadata  # the writer's own: its serialized_size is not set, the stream tells
+        # every field id written: no name mapping
         self.files.append((self._key, NewDataFile(path=path, record_count=meta.num_rows, file_size_bytes=size,
                                       footer_size=size - body - 8 if footer is None else footer,
                                       column_stats=stats.file_column_stats(meta, self.columns,
                                                                            non_null=geometries),
-                                      partition_values=values)))  # every field id written: no name mapping
+                                      partition_values=values, row_group_count=meta.num_row_groups)))
 
     def close(self) -> None:
         if self._open is not None:

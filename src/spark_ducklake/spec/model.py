@@ -183,6 +183,7 @@ class NewDataFile:
     # Spark writes no field ids for list elements and map keys/values: such files get a name mapping.
     needs_name_mapping: bool = False
     encryption_key: str | None = field(default=None, repr=False)  # ENCRYPTED lakes: the file's base64 key
+    row_group_count: int | None = None  # Parquet row groups (recorded on DuckLake 1.1 catalogs)
 
 
 @dataclass
@@ -198,3 +199,4 @@ class NewDeleteFile:
     first_snapshot: int | None = None  # partial files: the oldest deletion they hold
     predicted_snapshot: int | None = None  # partial files: the snapshot id their new positions carry
     encryption_key: str | None = field(default=None, repr=False)  # ENCRYPTED lakes: the file's base64 key
+    row_group_count: int | None = None  # Parquet delete files' row groups (1.1 catalogs); None for Puffin files

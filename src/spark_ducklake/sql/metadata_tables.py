@@ -11,6 +11,7 @@ import sqlalchemy as sa
 from sqlglot import exp
 
 from ..catalog.database.spec_tables import CatalogBool, CatalogTimestamp, T
+from ..catalog.database.versions import catalog_table
 from ..errors import NotFoundError, UnsupportedSqlError
 
 if TYPE_CHECKING:
@@ -36,7 +37,7 @@ def metadata_frame(ctx: QueryContext, node: exp.Table):
     from ..spark.session import arrow_frame
 
     with ctx.lake.context.connect() as conn:
-        table = T.get(node.name.lower())
+        table = catalog_table(conn, node.name.lower()) if node.name.lower() in T else None
         if table is None:
             table = _catalog_table(ctx, conn, node)
         rows = conn.execute(sa.select(table)).all()

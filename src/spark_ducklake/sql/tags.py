@@ -2,14 +2,16 @@
 
 from __future__ import annotations
 
+import re
 from typing import TYPE_CHECKING
 
 from sqlglot import exp
 
-from ..catalog.operations.tags import COMMENT, SetTag, column_tags, object_tags
-from ..catalog.operations.views import find_view
+from ..catalog.database.versions import catalog_is_v11
+from ..catalog.operations.tags import COMMENT, VIEW_COLUMN_V10, SetTag, column_tags, object_tags, view_column_tags
+from ..catalog.operations.views import ViewInfo, find_view
 from ..catalog.reads import reader
-from ..errors import InvalidArgumentError, NotFoundError, UnsupportedSqlError
+from ..errors import InvalidArgumentError, NotFoundError, UnsupportedSqlError, UnsupportedVersionError
 
 if TYPE_CHECKING:
     from ..lake import DuckLake
@@ -18,8 +20,9 @@ if TYPE_CHECKING:
 
 
 def _target(lake: DuckLake, conn, snap: int, name: tuple[str, str], column: str | None,
-            kind: str | None = None) -> tuple[int, int | None, bool]:
-    """(object id, column id or None, is a view) of a table, view or table column; kind limits it to one."""
+            kind: str | None = None) -> tuple[int, int | None, bool, str | None]:
+    """(object id, table column id or None, is a view, view column name or None) of a table, view or column; kind
+    limits it to one."""
     schema, table = name
     info = None
     if kind != "view":
@@ -30,17 +33,42 @@ def _target(lake: DuckLake, conn, snap: int, name: tuple[str, str], column: str 
                 raise
     if info is not None:
         if column is None:
-            return info.table_id, None, False
+            return info.table_id, None, False, None
         for col in info.columns:
             if col.name.lower() == column.lower():
-                return info.table_id, col.column_id, False
+                return info.table_id, col.column_id, False, None
         raise NotFoundError(f"column {column!r} of table {schema}.{table} does not exist")
     view = find_view(conn, snap, schema, table)
     if view is None:
         raise NotFoundError(f"{kind or 'table or view'} {schema}.{table} does not exist")
-    if column is not None:
-        raise UnsupportedSqlError(f"{schema}.{table} is a view: its columns have no comments or tags")
-    return view.view_id, None, True
+    if column is None:
+        return view.view_id, None, True, None
+    if not catalog_is_v11(conn):
+        raise UnsupportedVersionError(f"{VIEW_COLUMN_V10} ({schema}.{table} is in a DuckLake 1.0 catalog: attach "
+                                      "with automatic_migration=True to migrate it to 1.1)")
+    return view.view_id, None, True, view_column_name(view, column)
+
+
+def view_column_name(view: ViewInfo, column: str) -> str:
+    """The name DuckLake 1.1 keys a view column's tags by: the view query's output name, before the view's column
+    aliases (`CREATE VIEW v (x) AS SELECT id ...`: `x` is stored as `id`)."""
+    import sqlglot
+
+    try:
+        text = re.sub(r"\{[A-Z_]+\}", "c", view.sql)  # the reference's {DUCKLAKE_CATALOG} placeholder
+        tree = sqlglot.parse_one(text, read="duckdb" if view.dialect == "duckdb" else "spark")
+        outputs = list(tree.named_selects) if isinstance(tree, exp.Query) else []
+    except sqlglot.errors.SqlglotError:
+        outputs = []
+    if not outputs or "*" in outputs:
+        return column  # the names are only known when the query runs: taken as given
+    lowered = [o.lower() for o in outputs]
+    for i, alias in enumerate(view.column_aliases):
+        if alias.lower() == column.lower() and i < len(outputs):
+            return outputs[i]
+    if column.lower() in lowered[len(view.column_aliases):]:
+        return outputs[lowered.index(column.lower(), len(view.column_aliases))]
+    raise NotFoundError(f"column {column!r} of view {view.schema_name}.{view.name} does not exist")
 
 
 def set_tag(lake: DuckLake, name: tuple[str, str], key: str, value: str | None, *, column: str | None = None,
@@ -54,8 +82,9 @@ def set_tag(lake: DuckLake, name: tuple[str, str], key: str, value: str | None, 
     if value is not None and not isinstance(value, str):
         raise InvalidArgumentError(f"a tag value must be a string or None, got {type(value).__name__}")
     with lake.context.connect() as conn:
-        object_id, column_id, is_view = _target(lake, conn, lake.context.snapshot_id(conn), name, column, kind)
-    op = SetTag(object_id, key, value, column_id, is_view)
+        object_id, column_id, is_view, view_column = _target(lake, conn, lake.context.snapshot_id(conn), name,
+                                                             column, kind)
+    op = SetTag(object_id, key, value, column_id, is_view, view_column)
     if stage is not None:
         stage(op)
         return None
@@ -67,7 +96,9 @@ def tags(lake: DuckLake, name: tuple[str, str], *, column: str | None = None,
     """key -> value of a table's, view's or column's tags now or at `version` (the comment is key 'comment')."""
     with lake.context.connect() as conn:
         snap = lake.context.snapshot_id(conn, version)
-        object_id, column_id, _ = _target(lake, conn, snap, name, column)
+        object_id, column_id, _, view_column = _target(lake, conn, snap, name, column)
+        if view_column is not None:
+            return view_column_tags(conn, snap, object_id, view_column)
         if column_id is None:
             return object_tags(conn, snap, object_id)
         return column_tags(conn, snap, object_id, column_id)
@@ -88,7 +119,7 @@ def comment_statement(ctx: QueryContext, tx, tree: exp.Comment) -> None:
     elif kind == "column" and isinstance(node, exp.Column) and node.table:
         table = exp.Table(this=exp.to_identifier(node.table), db=node.args.get("db"),
                           catalog=node.args.get("catalog"))
-        key, column, kind = resolve_table(ctx, table), node.name, "table"
+        key, column, kind = resolve_table(ctx, table), node.name, None  # a table or a view column
     else:
         raise UnsupportedSqlError(f"COMMENT ON {kind.upper()} is not supported by lake.sql (tables, views and "
                                   "columns as table.column)")

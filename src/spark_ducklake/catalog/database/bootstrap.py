@@ -10,7 +10,8 @@ from ...errors import CatalogError, UnsupportedVersionError
 from ...spec.uuid7 import new_uuid
 from ...version import __version__
 from .dialects import dialect_for
-from .spec_tables import METADATA, SPEC_VERSION, T
+from .spec_tables import LAYOUTS, SPEC_VERSION, T
+from .versions import SUPPORTED, layout_of, remember_version
 
 CREATED_BY = f"spark-ducklake {__version__}"
 
@@ -36,7 +37,7 @@ def check_version(metadata: dict[str, str]) -> None:
     version = metadata.get("version")
     if version is None:
         raise CatalogError("catalog has a ducklake_metadata table but no 'version' entry")
-    if version != SPEC_VERSION:
+    if version not in SUPPORTED:
         from .migration import is_migratable
 
         hint = (
@@ -44,7 +45,8 @@ def check_version(metadata: dict[str, str]) -> None:
             "versions that wrote it can then no longer open it)" if is_migratable(version) else ""
         )
         raise UnsupportedVersionError(
-            f"catalog is DuckLake spec {version}; spark-ducklake reads and writes spec {SPEC_VERSION} only{hint}"
+            f"catalog is DuckLake spec {version}; spark-ducklake reads and writes spec {', '.join(SUPPORTED)} "
+            f"only{hint}"
         )
 
 
@@ -54,20 +56,20 @@ def normalize_data_path(path: str) -> str:
 
 
 def create_lake(conn: sa.Connection, data_path: str, *, encrypted: bool = False,
-                metadata_schema: str | None = None) -> None:
-    """Create every spec table and snapshot 0 (schema `main`) inside the caller's transaction, in the metadata
-    schema when one is given (created if missing, as the reference does). `encrypted`: the reference's ENCRYPTED
-    (every file written to the lake gets its own key: docs/types.md, "Encrypted lakes")."""
+                metadata_schema: str | None = None, version: str = SPEC_VERSION) -> None:
+    """Create every spec table of the version's layout and snapshot 0 (schema `main`) inside the caller's
+    transaction, in the metadata schema when one is given (created if missing, as the reference does). `encrypted`:
+    the reference's ENCRYPTED (every file written to the lake gets its own key: docs/types.md, "Encrypted lakes")."""
     if metadata_schema is not None and dialect_for(conn).has_schemas:
         dialect_for(conn).create_schema(conn, metadata_schema)
     # No checkfirst: lake_exists said there is none here, and DuckDB's has_table would see the tables of a lake
     # in another schema of the same file.
-    METADATA.create_all(conn, checkfirst=False)
+    LAYOUTS[layout_of(version)].create_all(conn, checkfirst=False)
     now = datetime.now(timezone.utc)
     conn.execute(
         T["ducklake_metadata"].insert(),
         [
-            {"key": "version", "value": SPEC_VERSION, "scope": None, "scope_id": None},
+            {"key": "version", "value": version, "scope": None, "scope_id": None},
             {"key": "created_by", "value": CREATED_BY, "scope": None, "scope_id": None},
             {"key": "data_path", "value": normalize_data_path(data_path), "scope": None, "scope_id": None},
             {"key": "encrypted", "value": "true" if encrypted else "false", "scope": None, "scope_id": None},
@@ -87,3 +89,4 @@ def create_lake(conn: sa.Connection, data_path: str, *, encrypted: bool = False,
             path="main/", path_is_relative=True,
         )
     )
+    remember_version(conn, version)

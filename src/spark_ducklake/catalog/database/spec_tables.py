@@ -1,4 +1,5 @@
-"""The DuckLake 1.0 catalog tables as SQLAlchemy Core objects, typed per catalog database like the reference."""
+"""The DuckLake catalog tables (1.0, and 1.1's additions) as SQLAlchemy Core objects, typed per catalog database
+like the reference."""
 
 from __future__ import annotations
 
@@ -96,12 +97,30 @@ BIG = sa.BigInteger
 TEXT = CatalogText
 
 
-def build_metadata() -> sa.MetaData:
-    """All spec-1.0 catalog tables (inlined data tables are created per table elsewhere)."""
+# What each 1.1 layout adds to 1.0 (appended at the end of the table). The reference's development build
+# ('1.1-dev1') has row_group_count and ducklake_view_column_tag; the released 1.1 adds the stats exactness flags and
+# nested schemas' parent_schema_id (docs/catalogs.md, "Versions").
+LAYOUT_V10, LAYOUT_V11_DEV, LAYOUT_V11 = "1.0", "1.1-dev1", "1.1"
+_ADDED_V11_DEV = {"ducklake_data_file": ("row_group_count",), "ducklake_delete_file": ("row_group_count",)}
+_ADDED_V11 = {**_ADDED_V11_DEV, "ducklake_file_column_stats": ("min_is_exact", "max_is_exact"),
+              "ducklake_table_column_stats": ("min_is_exact", "max_is_exact"), "ducklake_schema": ("parent_schema_id",)}
+TABLES_V11 = ("ducklake_view_column_tag",)
+
+
+def added_columns(layout: str) -> dict[str, tuple[str, ...]]:
+    """table -> the columns the layout adds to 1.0's."""
+    return {LAYOUT_V10: {}, LAYOUT_V11_DEV: _ADDED_V11_DEV, LAYOUT_V11: _ADDED_V11}[layout]
+
+
+def build_metadata(layout: str = LAYOUT_V11) -> sa.MetaData:
+    """The catalog tables of one layout (inlined data tables are created per table elsewhere)."""
     md = sa.MetaData()
+    added = added_columns(layout)
+    extra = {"row_group_count": BIG, "min_is_exact": CatalogBool, "max_is_exact": CatalogBool,
+             "parent_schema_id": BIG}
 
     def table(name: str, *cols: sa.Column) -> sa.Table:
-        return sa.Table(name, md, *cols)
+        return sa.Table(name, md, *cols, *(_col(c, extra[c]) for c in added.get(name, ())))
 
     table("ducklake_metadata", _col("key", TEXT, nullable=False), _col("value", TEXT, nullable=False),
           _col("scope", TEXT), _col("scope_id", BIG))
@@ -180,21 +199,28 @@ def build_metadata() -> sa.MetaData:
     table("ducklake_sort_expression", _col("sort_id", BIG), _col("table_id", BIG),
           _col("sort_key_index", BIG), _col("expression", TEXT), _col("dialect", TEXT),
           _col("sort_direction", TEXT), _col("null_order", TEXT))
+    if layout != LAYOUT_V10:
+        table("ducklake_view_column_tag", _col("view_id", BIG), _col("column_name", TEXT), _col("begin_snapshot", BIG),
+              _col("end_snapshot", BIG), _col("key", TEXT), _col("value", TEXT))
     return md
 
 
-METADATA = build_metadata()
-T = METADATA.tables  # short alias used by the catalog modules: T["ducklake_snapshot"]
+LAYOUTS = {layout: build_metadata(layout) for layout in (LAYOUT_V10, LAYOUT_V11_DEV, LAYOUT_V11)}
+METADATA = LAYOUTS[LAYOUT_V10]
+# Every table and column of any layout: queries name their columns, so a 1.0 catalog is never asked for a 1.1 one.
+T = LAYOUTS[LAYOUT_V11].tables  # short alias used by the catalog modules: T["ducklake_snapshot"]
 
 
-def end_live_rows(conn: sa.Connection, table, snapshot_id: int, *where) -> int:
-    """Set end_snapshot on the live rows matching `where`; returns how many were ended.
+def end_live_rows(conn: sa.Connection, table, snapshot_id: int, *where, end: sa.Column | None = None) -> int:
+    """Set end_snapshot (or the column `end`: inlined data tables name it per version) on the live rows matching
+    `where`; returns how many were ended.
 
     Where the driver reports no rowcount for UPDATE (DuckDB) the rows are counted first (inside the same
     commit transaction, which already holds the snapshot claim that serializes writers)."""
-    live = [table.c.end_snapshot.is_(None), *where]
+    end = table.c.end_snapshot if end is None else end
+    live = [end.is_(None), *where]
     counted = None
     if not dialect_for(conn).reports_update_rowcount:
         counted = conn.execute(sa.select(sa.func.count()).select_from(table).where(*live)).scalar_one()
-    result = conn.execute(table.update().where(*live).values(end_snapshot=snapshot_id))
+    result = conn.execute(table.update().where(*live).values({end: snapshot_id}))
     return counted if counted is not None else result.rowcount

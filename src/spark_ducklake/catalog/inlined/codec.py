@@ -21,6 +21,7 @@ import pyarrow as pa
 import sqlalchemy as sa
 
 from ...spec import variant
+from ...spec.internal_columns import INLINED_ROW_ID
 from ...spec.model import Column
 from ...spec.types import to_arrow_type
 from ..database.dialects import Dialect, DuckDBDialect, MySQLDialect, PostgresDialect, SQLiteDialect, dialect_for
@@ -63,12 +64,33 @@ def inlined_delete_table_name(table_id: int) -> str:
     return f"ducklake_inlined_delete_{table_id}"
 
 
+# Keys (`table.c.<key>`) of an inlined data table's three system columns, whatever the catalog version names them:
+# they cannot clash with a user column (1.1 inlines tables with user columns named row_id or begin_snapshot).
+ROW_ID, BEGIN, END = INLINED_ROW_ID, "_dl_begin_snapshot", "_dl_end_snapshot"
+_NAMES_V10 = ("row_id", "begin_snapshot", "end_snapshot")
+_NAMES_V11 = ("_ducklake_row_id", "_ducklake_begin_snapshot", "_ducklake_end_snapshot")
+
+
+def system_names(v11: bool) -> tuple[str, str, str]:
+    """The row id, begin and end snapshot columns' names: unprefixed in 1.0, `_ducklake_`-prefixed in 1.1."""
+    return _NAMES_V11 if v11 else _NAMES_V10
+
+
+def system_table(name: str, v11: bool) -> sa.Table:
+    """A handle on an inlined data table's system columns only (keys ROW_ID, BEGIN, END)."""
+    return sa.Table(name, sa.MetaData(), *_system_columns(v11))
+
+
+def _system_columns(v11: bool) -> list[sa.Column]:
+    return [sa.Column(n, sa.BigInteger, key=k) for n, k in zip(system_names(v11), (ROW_ID, BEGIN, END), strict=True)]
+
+
 def inlined_data_table(metadata: sa.MetaData, dialect: Dialect | str, table_id: int, schema_version: int,
-                       columns: list[Column]) -> sa.Table:
-    """The inlined data table with the column types the reference creates in this catalog database."""
+                       columns: list[Column], *, v11: bool = False) -> sa.Table:
+    """The inlined data table with the column types the reference creates in this catalog database; its system
+    columns have the keys ROW_ID, BEGIN and END and the names of the catalog's version."""
     storage = storage_for(dialect)
-    cols = [sa.Column("row_id", sa.BigInteger), sa.Column("begin_snapshot", sa.BigInteger),
-            sa.Column("end_snapshot", sa.BigInteger)]
+    cols = _system_columns(v11)
     cols += [sa.Column(col.name, storage.column_type(col), quote=True) for col in columns]
     return sa.Table(inlined_table_name(table_id, schema_version), metadata, *cols)
 
@@ -80,9 +102,9 @@ def inlined_delete_table(metadata: sa.MetaData, dialect: Dialect | str, table_id
 
 
 def select_columns(table: sa.Table, columns: list[Column], dialect: Dialect | str) -> list:
-    """SELECT list (row_id, then the columns) whose results `decode_rows` expects."""
+    """SELECT list (row id labelled ROW_ID, then the columns) whose results `decode_rows` expects."""
     storage = storage_for(dialect)
-    out = [table.c.row_id]
+    out = [table.c[ROW_ID].label(ROW_ID)]
     for col in columns:
         ref = table.c[col.name]
         if col.type == "variant":  # DuckDB catalogs only: its JSON text, encoded as a variant by _decode

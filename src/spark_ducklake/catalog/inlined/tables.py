@@ -8,6 +8,7 @@ import sqlalchemy as sa
 from ...spec.model import Column
 from ..database.dialects import dialect_for
 from ..database.spec_tables import T, end_live_rows
+from ..database.versions import catalog_is_v11
 from ..reads import reader
 from . import codec as inlined
 
@@ -20,7 +21,7 @@ def create_inlined_data_table(conn: sa.Connection, table_id: int, schema_version
     PostgreSQL for a column name over 63 bytes (it would truncate it): the reference writes Parquet then."""
     md = sa.MetaData()
     dialect = dialect_for(conn)
-    table = inlined.inlined_data_table(md, dialect, table_id, schema_version, columns)
+    table = inlined.inlined_data_table(md, dialect, table_id, schema_version, columns, v11=catalog_is_v11(conn))
     if not inlined.creates_table(columns, dialect):
         return table.name
     registry = T["ducklake_inlined_data_tables"]
@@ -55,11 +56,12 @@ def current_inlined_table(conn: sa.Connection, table_id: int, columns: list[Colu
         latest = newest_inlined  # only nullability or defaults changed since: the reference keeps its table
     elif newest_inlined is None or newest_inlined < latest:
         create_inlined_data_table(conn, table_id, latest, columns)
-    key = (dialect_for(conn), table_id, latest, tuple((c.name, c.type) for top in columns for c in top.walk()))
+    v11 = catalog_is_v11(conn)
+    key = (dialect_for(conn), v11, table_id, latest, tuple((c.name, c.type) for top in columns for c in top.walk()))
     if key not in _TABLES:  # one Table object per layout, so SQLAlchemy's statement cache hits
         if len(_TABLES) > 1000:
             _TABLES.clear()
-        _TABLES[key] = inlined.inlined_data_table(sa.MetaData(), key[0], table_id, latest, columns)
+        _TABLES[key] = inlined.inlined_data_table(sa.MetaData(), key[0], table_id, latest, columns, v11=v11)
     return _TABLES[key]
 
 
@@ -93,18 +95,19 @@ def insert_rows(conn: sa.Connection, table: sa.Table, data: pa.Table, columns: l
     """Insert Arrow rows with the given row ids, visible from `snapshot_id`."""
     rows = inlined.encode_rows(data, columns, dialect_for(conn))
     for row, row_id in zip(rows, row_ids, strict=True):
-        row.update(row_id=row_id, begin_snapshot=snapshot_id, end_snapshot=None)
+        row.update({inlined.ROW_ID: row_id, inlined.BEGIN: snapshot_id, inlined.END: None})
     if rows:
         conn.execute(table.insert(), rows)
 
 
 def end_rows(conn: sa.Connection, table_id: int, row_ids: list[int], snapshot_id: int) -> int:
     """Mark the given live inlined rows deleted at `snapshot_id`; returns how many."""
-    ended = 0
+    ended, v11 = 0, catalog_is_v11(conn)
     for name, _version in inlined_versions(conn, table_id):
-        tbl = sa.table(name, sa.column("row_id"), sa.column("end_snapshot"))
+        tbl = inlined.system_table(name, v11)
         for start in range(0, len(row_ids), 1000):
-            ended += end_live_rows(conn, tbl, snapshot_id, tbl.c.row_id.in_(row_ids[start:start + 1000]))
+            ended += end_live_rows(conn, tbl, snapshot_id, tbl.c[inlined.ROW_ID].in_(row_ids[start:start + 1000]),
+                                   end=tbl.c[inlined.END])
     return ended
 
 
@@ -118,9 +121,10 @@ def inlined_delete_table(conn: sa.Connection, table_id: int) -> sa.Table:
 
 def end_all_rows(conn: sa.Connection, table_id: int, snapshot_id: int) -> int:
     """Mark every live inlined row of the table deleted at `snapshot_id`; returns how many."""
-    ended = 0
+    ended, v11 = 0, catalog_is_v11(conn)
     for name, _version in inlined_versions(conn, table_id):
-        ended += end_live_rows(conn, sa.table(name, sa.column("end_snapshot")), snapshot_id)
+        tbl = inlined.system_table(name, v11)
+        ended += end_live_rows(conn, tbl, snapshot_id, end=tbl.c[inlined.END])
     return ended
 
 
@@ -130,13 +134,14 @@ SOURCE_COL = "_dl_inlined_table"  # the inlined table a row is stored in (DuckDB
 
 def read_rows(conn: sa.Connection, table_id: int, columns: list[Column], snapshot_id: int, *,
               with_snapshots: bool = False, with_source: bool = False) -> pa.Table | None:
-    """Inlined rows visible at the snapshot, in the table's current columns plus `row_id`; None if none.
+    """Inlined rows visible at the snapshot, in the table's current columns plus their row id (`INLINED_ROW_ID`);
+    None if none.
 
     `with_snapshots` adds each row's begin and end snapshot (`BEGIN_COL`, `END_COL`), `with_source` the name of
     the inlined table holding it (`SOURCE_COL`)."""
     return _read_matching(conn, table_id, columns, with_snapshots, lambda tbl: sa.and_(
-        tbl.c.begin_snapshot <= snapshot_id,
-        sa.or_(tbl.c.end_snapshot.is_(None), tbl.c.end_snapshot > snapshot_id),
+        tbl.c[inlined.BEGIN] <= snapshot_id,
+        sa.or_(tbl.c[inlined.END].is_(None), tbl.c[inlined.END] > snapshot_id),
     ), with_source=with_source, columns_at=snapshot_id)
 
 
@@ -144,7 +149,7 @@ def rows_changed_between(conn: sa.Connection, table_id: int, columns: list[Colum
                          end: int) -> pa.Table | None:
     """Inlined rows inserted or deleted in snapshots start..end (inclusive), with row_id and both snapshots."""
     return _read_matching(conn, table_id, columns, True, lambda tbl: sa.or_(
-        tbl.c.begin_snapshot.between(start, end), tbl.c.end_snapshot.between(start, end)))
+        tbl.c[inlined.BEGIN].between(start, end), tbl.c[inlined.END].between(start, end)))
 
 
 def _read_matching(conn: sa.Connection, table_id: int, columns: list[Column], with_snapshots: bool,
@@ -155,7 +160,7 @@ def _read_matching(conn: sa.Connection, table_id: int, columns: list[Column], wi
         (version, begin) for begin, version in
         conn.execute(sa.select(sv.c.begin_snapshot, sv.c.schema_version).where(sv.c.table_id == table_id))
     )
-    parts = []
+    parts, v11 = [], catalog_is_v11(conn)
     for name, version in inlined_versions(conn, table_id):
         # The inlined table holds the columns of its own schema version.
         at = begins.get(version)
@@ -164,18 +169,18 @@ def _read_matching(conn: sa.Connection, table_id: int, columns: list[Column], wi
         else:
             old_columns = reader.load_columns(conn, [table_id], at).get(table_id, columns)
         md = sa.MetaData()
-        tbl = inlined.inlined_data_table(md, dialect_for(conn), table_id, version, old_columns)
+        tbl = inlined.inlined_data_table(md, dialect_for(conn), table_id, version, old_columns, v11=v11)
         if not sa.inspect(conn).has_table(name):
             continue
         selected = inlined.select_columns(tbl, old_columns, dialect_for(conn))
         if with_snapshots:
-            selected += [tbl.c.begin_snapshot.label(BEGIN_COL), tbl.c.end_snapshot.label(END_COL)]
-        query = sa.select(*selected).where(condition(tbl)).order_by(tbl.c.row_id)
+            selected += [tbl.c[inlined.BEGIN].label(BEGIN_COL), tbl.c[inlined.END].label(END_COL)]
+        query = sa.select(*selected).where(condition(tbl)).order_by(tbl.c[inlined.ROW_ID])
         rows = conn.execute(query).mappings().all()
         if not rows:
             continue
         decoded = inlined.decode_rows(rows, old_columns, dialect_for(conn))
-        part = _to_current(decoded, [r["row_id"] for r in rows], old_columns, columns)
+        part = _to_current(decoded, [r[inlined.ROW_ID] for r in rows], old_columns, columns)
         if with_snapshots:
             for key in (BEGIN_COL, END_COL):
                 part = part.append_column(key, pa.array([r[key] for r in rows], pa.int64()))
@@ -218,7 +223,7 @@ def _to_current(data: pa.Table, row_ids: list[int], old: list[Column], current: 
             arrays.append(_defaults(col, data.num_rows))
         names.append(col.name)
     arrays.append(pa.array(row_ids, type=pa.int64()))
-    names.append("row_id")
+    names.append(inlined.ROW_ID)
     return pa.Table.from_arrays(arrays, names=names)
 
 
@@ -279,9 +284,10 @@ def files_deleted_at(conn: sa.Connection, table_id: int, snapshot_id: int) -> se
         tbl = sa.table(name, sa.column("file_id"), sa.column("begin_snapshot"))
         out |= set(conn.execute(sa.select(tbl.c.file_id).where(tbl.c.begin_snapshot == snapshot_id)
                                 .distinct()).scalars())
+    v11 = catalog_is_v11(conn)
     for name, _version in inlined_versions(conn, table_id):
-        tbl = sa.table(name, sa.column("end_snapshot"))
-        if conn.execute(sa.select(sa.literal(1)).where(tbl.c.end_snapshot == snapshot_id).limit(1)).first():
+        tbl = inlined.system_table(name, v11)
+        if conn.execute(sa.select(sa.literal(1)).where(tbl.c[inlined.END] == snapshot_id).limit(1)).first():
             out.add(inlined_rows_key(table_id))
             break
     return out

@@ -18,6 +18,7 @@ from ...spec.snapshot_changes import Change
 from .. import extra_stats, stats
 from ..commit import CommitContext
 from ..database.spec_tables import T, end_live_rows
+from ..database.versions import v11_values
 from ..inlined import tables as inlined_tables
 from .ddl import TableRef
 from .file_rows import PlacedDelete, create_name_mapping, insert_delete_file
@@ -53,7 +54,8 @@ def read_column_stats(conn: sa.Connection, table_id: int) -> dict[int, stats.Tab
         r.column_id: stats.TableColumnStats(contains_null=r.contains_null, contains_nan=r.contains_nan,
                                             min_value=r.min_value, max_value=r.max_value,
                                             extra_stats=r.extra_stats)
-        for r in conn.execute(sa.select(tcs).where(tcs.c.table_id == table_id))
+        for r in conn.execute(sa.select(tcs.c.column_id, tcs.c.contains_null, tcs.c.contains_nan, tcs.c.min_value,
+                                        tcs.c.max_value, tcs.c.extra_stats).where(tcs.c.table_id == table_id))
     }
 
 
@@ -129,6 +131,7 @@ class AppendFiles:
                 "partition_id": self.table.partition.partition_id if f.partition_values else None,
                 "encryption_key": f.encryption_key,
                 "mapping_id": mapping_id if f.needs_name_mapping else None, "partial_max": None,
+                **v11_values(ctx.conn, row_group_count=f.row_group_count),
             })
             next_row_id += f.record_count
             for cid, s in sorted(f.column_stats.items()):

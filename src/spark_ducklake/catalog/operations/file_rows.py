@@ -12,6 +12,7 @@ from ...spec import paths
 from ...spec.model import DeleteFile, NewDeleteFile, TableInfo
 from ..commit import CommitContext
 from ..database.spec_tables import T
+from ..database.versions import v11_values
 
 
 def create_name_mapping(ctx: CommitContext, table_id: int, columns) -> int:
@@ -62,7 +63,8 @@ def insert_delete_file(ctx: CommitContext, table: TableInfo, data_file_id: int, 
         end_snapshot=None, data_file_id=data_file_id, path=rel, path_is_relative=is_rel,
         format=paths.delete_file_format(delete.file.path),
         delete_count=delete.file.delete_count, file_size_bytes=delete.file.file_size_bytes,
-        footer_size=delete.file.footer_size, encryption_key=delete.file.encryption_key, partial_max=delete.partial_max))
+        footer_size=delete.file.footer_size, encryption_key=delete.file.encryption_key, partial_max=delete.partial_max,
+        **v11_values(ctx.conn, row_group_count=delete.file.row_group_count)))
 
 
 def schedule_for_deletion(ctx: CommitContext, files: list[tuple[int, str]]) -> None:

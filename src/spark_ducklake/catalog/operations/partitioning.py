@@ -22,8 +22,9 @@ EPOCH = {"epoch_year", "epoch_month", "epoch_day", "epoch_hour"}  # DuckLake 1.1
 _DATES = {"date", "timestamp", "timestamptz", "timestamp_s", "timestamp_ms", "timestamp_ns"}
 
 
-def parse_keys(table: TableInfo, expressions: list[str]) -> list[PartitionKey]:
-    """`['year(ts)', 'bucket(4, id)', 'region']` -> keys; errors name the unknown column or bad transform."""
+def parse_keys(table: TableInfo, expressions: list[str], *, v11: bool = False) -> list[PartitionKey]:
+    """`['year(ts)', 'bucket(4, id)', 'region']` -> keys; errors name the unknown column or bad transform. `v11`:
+    the catalog is DuckLake 1.1 (epoch transforms are 1.1's; on 1.0 they are refused in the reference's words)."""
     import sqlglot
     from sqlglot import exp
 
@@ -43,9 +44,11 @@ def parse_keys(table: TableInfo, expressions: list[str]) -> list[PartitionKey]:
             transform = "identity"
         elif name in TEMPORAL:
             transform = name
-        elif name in EPOCH:  # the reference's words: they need its DuckLake 1.1 catalog (AUTOMATIC_MIGRATION)
-            raise SchemaMismatchError(f"DuckLake 1.0 does not support the {name} partition transform: this library "
-                                      "writes DuckLake 1.0 catalogs, whose readers cannot read it")
+        elif name in EPOCH and not v11:  # the reference's words: 1.0 readers cannot load the catalog then
+            raise SchemaMismatchError(f"DuckLake 1.0 does not support the {name} partition transform - attach with "
+                                      "AUTOMATIC_MIGRATION set to TRUE to migrate the catalog to a newer version")
+        elif name in EPOCH:
+            transform = name
         else:
             raise SchemaMismatchError(f"Unsupported partition function {name} in {text!r} - only year, month, day, "
                                       "hour, epoch_year, epoch_month, epoch_day, epoch_hour, and bucket are supported "
@@ -88,10 +91,10 @@ def _bucket_transform(args: list, text: str) -> str:
 def _check_type(col: Column, transform: str, text: str) -> None:
     if col.is_nested:
         raise SchemaMismatchError(f"cannot partition by {text!r}: {col.name} is a {col.type}")
-    if transform in TEMPORAL and col.type not in _DATES:
+    if (transform in TEMPORAL or transform in EPOCH) and col.type not in _DATES:
         raise SchemaMismatchError(f"cannot partition by {text!r}: {transform}() needs a date or timestamp, "
                                   f"{col.name} is {col.type}")
-    if transform == "hour" and col.type == "date":
+    if transform in ("hour", "epoch_hour") and col.type == "date":
         raise SchemaMismatchError(f"cannot partition by {text!r}: hour() needs a timestamp, {col.name} is a date")
     if transform.startswith("bucket") and col.type in ("float32", "float64", "boolean"):
         raise SchemaMismatchError(f"cannot partition by {text!r}: bucket() does not hash {col.type}")

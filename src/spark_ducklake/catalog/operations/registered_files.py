@@ -15,6 +15,7 @@ from ...spec.model import ColumnStats, TableInfo
 from ...spec.snapshot_changes import Change
 from ..commit import CommitContext
 from ..database.spec_tables import T
+from ..database.versions import v11_values
 from ..reads.name_maps import load_name_maps
 from .data import claim_rows, merge_column_stats
 
@@ -50,6 +51,7 @@ class AddDataFiles:
                 "record_count": f["record_count"], "file_size_bytes": f["file_size_bytes"],
                 "footer_size": f["footer_size"], "row_id_start": next_row_id, "partition_id": partition_id,
                 "encryption_key": None, "mapping_id": mappings[layout], "partial_max": None,
+                **v11_values(ctx.conn, row_group_count=f.get("row_group_count")),
             })
             next_row_id += f["record_count"]
             all_stats.append(file_stats)

@@ -19,6 +19,7 @@ from ...spec.uuid7 import new_uuid
 from ..commit import CommitContext
 from ..database.spec_tables import T, end_live_rows
 from ..reads import reader
+from .tags import end_view_column_tags
 
 # The reference writes the attached catalog's name as this placeholder in the SQL it stores.
 CATALOG_PLACEHOLDER = "{DUCKLAKE_CATALOG}"
@@ -182,5 +183,6 @@ class DropView:
         if not end_live_rows(ctx.conn, v, ctx.snapshot_id, v.c.view_id == self.view_id):
             raise NotFoundError(f"view id {self.view_id} does not exist")
         end_live_rows(ctx.conn, tag, ctx.snapshot_id, tag.c.object_id == self.view_id)
+        end_view_column_tags(ctx.conn, self.view_id, ctx.snapshot_id)
         ctx.schema_changed = True
         ctx.record("dropped_view", self.view_id)

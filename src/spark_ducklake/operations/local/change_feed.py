@@ -21,7 +21,7 @@ from ...catalog.planners.change_feed import ChangePlan
 from ...spark.deletion_vectors import positions_table
 from ...spark.paths import filesystem
 from ...spark.scan import DELETED, FILE, POS
-from ...spec.internal_columns import SNAPSHOT_ID_COLUMN
+from ...spec.internal_columns import INLINED_ROW_ID, SNAPSHOT_ID_COLUMN
 from .scan import ROWID, visible_schema
 from .threshold import is_small, scan_bytes, threshold_of
 from .versions import INSERTED, read_versions
@@ -72,7 +72,7 @@ def row_versions(plan: ChangePlan) -> pa.Table:
     if plan.inlined is not None and plan.inlined.num_rows:
         rows = plan.inlined
         by_name = {n.lower(): n for n in rows.column_names}
-        ids = rows.column("row_id").cast(pa.int64())
+        ids = rows.column(INLINED_ROW_ID).cast(pa.int64())
         arrays = [rows.column(by_name[c.name.lower()]).cast(f.type) for c, f in zip(columns, schema, strict=False)]
         arrays += [ids, rows.column(inlined_tables.BEGIN_COL).cast(pa.int64()),
                    rows.column(inlined_tables.END_COL).cast(pa.int64()), pa.nulls(rows.num_rows, pa.int64()), ids]

@@ -105,7 +105,8 @@ def stage_positions(plan: ScanPlan, matches: pa.Table, inline_limit: int) -> Del
             result.delete_files.append(NewDeleteFile(fid, w.path, w.delete_count, w.file_size_bytes, w.footer_size,
                                                      replaces=None if plan.deletion_vectors else old,
                                                      first_snapshot=w.first_snapshot,
-                                                     predicted_snapshot=snapshot))
+                                                     predicted_snapshot=snapshot,
+                                                     row_group_count=w.row_group_count))
     except BaseException:
         delete_paths(written)
         raise

@@ -22,7 +22,7 @@ from ...spark.paths import filesystem
 from ...spark.scan import FILE, POS
 from ...spark.scan_plan import ScanPlan
 from ...spec import types
-from ...spec.internal_columns import ROW_ID_COLUMN, SNAPSHOT_ID_COLUMN
+from ...spec.internal_columns import INLINED_ROW_ID, ROW_ID_COLUMN, SNAPSHOT_ID_COLUMN
 from ...spec.model import Column, DataFile, NewDataFile
 from ..streaming.arrow_rows import _default, _field_indexes, _positions, conform
 
@@ -172,7 +172,7 @@ def _inlined(rows: pa.Table, columns: list[Column], schema: pa.Schema, row_ids: 
     by_name = {name.lower(): name for name in rows.column_names}
     arrays = [rows.column(by_name[c.name.lower()]).combine_chunks().cast(field.type)
               for c, field in zip(columns, schema, strict=False)]
-    ids = rows.column("row_id").combine_chunks().cast(pa.int64())
+    ids = rows.column(INLINED_ROW_ID).combine_chunks().cast(pa.int64())
     if row_ids:
         arrays.append(ids)
     if positions:

@@ -22,6 +22,7 @@ from ...spark.write import delete_paths, rows_per_file
 from ...spark.write_in_place import _directories, _runs, _TaskWriter, row_group_rows, writer_options
 from ...spec import types
 from ...spec.bucket_hash import bucket_int64, bucket_many
+from ...spec.epoch import EPOCH_TRANSFORMS, epoch_ordinals
 from ...spec.internal_columns import ROW_ID_COLUMN, ROW_ID_FIELD_ID
 from ...spec.model import NewDataFile, PartitionSpec, TableInfo
 from .expressions import NotLocal
@@ -135,6 +136,8 @@ def _key_values(data: pa.Table, table: TableInfo, keys: list) -> list[pa.Array]:
         elif key.transform in ("year", "month", "day", "hour"):
             part = {"year": pc.year, "month": pc.month, "day": pc.day, "hour": pc.hour}[key.transform](values)
             text = pc.cast(part, pa.string())
+        elif key.transform in EPOCH_TRANSFORMS:
+            text = pc.cast(epoch_ordinals(values, key.transform), pa.string())
         else:
             text = _bucket_text(values, col.type, key.buckets)
         out.append(text)

@@ -19,6 +19,7 @@ import pyarrow as pa
 import pyarrow.parquet as pq
 import sqlalchemy as sa
 
+from ...catalog.database.versions import catalog_is_v11
 from ...catalog.inlined import codec as inlined
 from ...catalog.inlined import tables as inlined_tables
 from ...catalog.operations.compaction import FlushInlined, PlacedDelete, PlacedFile
@@ -143,15 +144,15 @@ def _collect(conn: sa.Connection, table: TableInfo, read_snapshot: int,
 def _version_rows(conn: sa.Connection, table_id: int, name: str, version: int, columns, read_snapshot: int):
     """The inlined rows of one schema version inserted up to the snapshot (deleted ones too), in its columns."""
     dialect = conn.engine.dialect.name
-    tbl = inlined.inlined_data_table(sa.MetaData(), dialect, table_id, version, columns)
-    query = (sa.select(*inlined.select_columns(tbl, columns, dialect), tbl.c.begin_snapshot.label(SNAPSHOT_ID_COLUMN),
-                       tbl.c.end_snapshot.label(ENDED))
-             .where(tbl.c.begin_snapshot <= read_snapshot).order_by(tbl.c.row_id))
+    tbl = inlined.inlined_data_table(sa.MetaData(), dialect, table_id, version, columns, v11=catalog_is_v11(conn))
+    query = (sa.select(*inlined.select_columns(tbl, columns, dialect), tbl.c[inlined.BEGIN].label(SNAPSHOT_ID_COLUMN),
+                       tbl.c[inlined.END].label(ENDED))
+             .where(tbl.c[inlined.BEGIN] <= read_snapshot).order_by(tbl.c[inlined.ROW_ID]))
     rows = conn.execute(query).mappings().all()
     if not rows:
         return None
     data = inlined.decode_rows(rows, columns, dialect)
-    for key, source in (("rowid", "row_id"), (SNAPSHOT_ID_COLUMN, SNAPSHOT_ID_COLUMN), (ENDED, ENDED)):
+    for key, source in (("rowid", inlined.ROW_ID), (SNAPSHOT_ID_COLUMN, SNAPSHOT_ID_COLUMN), (ENDED, ENDED)):
         data = data.append_column(key, pa.array([r[source] for r in rows], pa.int64()))
     return data
 
@@ -276,7 +277,7 @@ def _write_deletes(ctx: LakeContext, work: list[_TableFlush], placed_by_table: l
             fid = int(key[5:]) if existing else -1
             out[key] = PlacedDelete(
                 NewDeleteFile(fid, w.path, w.delete_count, w.file_size_bytes, w.footer_size,
-                              encryption_key=w.encryption_key), w.first_snapshot,
+                              encryption_key=w.encryption_key, row_group_count=w.row_group_count), w.first_snapshot,
                 partial_max=w.last_snapshot if existing else None,
                 replaces=flush.live_files[fid].delete_file if existing else None)
     return out

@@ -19,7 +19,7 @@ from ...spark import types as spark_types
 from ...spark.arrow_files import _spark_value
 from ...spark.paths import filesystem
 from ...spec import types
-from ...spec.internal_columns import ROW_ID_COLUMN, SNAPSHOT_ID_COLUMN
+from ...spec.internal_columns import INLINED_ROW_ID, ROW_ID_COLUMN, SNAPSHOT_ID_COLUMN
 from ...spec.model import Column
 
 SNAPSHOT_ID, ROWID, CHANGE_TYPE = "snapshot_id", "rowid", "change_type"
@@ -72,7 +72,7 @@ def inlined_versions(rows: pa.Table, columns: list[Column], schema: pa.Schema) -
     """Inlined rows (from the catalog, already in the stream's columns) as row versions."""
     arrays = [rows.column(col.name).combine_chunks().cast(field.type) for col, field in zip(columns, schema,
                                                                                            strict=True)]
-    arrays += [rows.column("row_id").cast(pa.int64()), rows.column(BEGIN_COL).cast(pa.int64()),
+    arrays += [rows.column(INLINED_ROW_ID).cast(pa.int64()), rows.column(BEGIN_COL).cast(pa.int64()),
                rows.column(END_COL).cast(pa.int64())]
     return pa.Table.from_arrays(arrays, schema=_versions_schema(schema))
 

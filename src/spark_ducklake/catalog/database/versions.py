@@ -1,0 +1,67 @@
+"""Catalog format versions: which we read and write, and the version of the catalog a connection is on.
+
+DuckLake 1.1 (released with DuckDB 2.0) writes `ducklake_metadata.version` = '1.1'; the reference's development
+builds wrote '1.1-dev1' for the same layout (minus columns added late: docs/catalogs.md, "Versions"). Both are read
+and written in the 1.1 layout; an existing catalog keeps the version string it has.
+"""
+
+from __future__ import annotations
+
+import sqlalchemy as sa
+
+from ...errors import CatalogError
+from .spec_tables import LAYOUT_V10, LAYOUT_V11, LAYOUT_V11_DEV, LAYOUTS, SPEC_VERSION, T
+
+V10 = SPEC_VERSION
+V11 = "1.1"
+V11_DEV = "1.1-dev1"
+SUPPORTED = (V10, V11, V11_DEV)
+# What `ducklake_version=` accepts for a new catalog.
+CREATABLE = SUPPORTED
+
+_INFO_KEY = "spark_ducklake.catalog_version"
+
+
+def layout_of(version: str) -> str:
+    """The table layout (spec_tables.LAYOUTS key) of a catalog of this version."""
+    return {V10: LAYOUT_V10, V11_DEV: LAYOUT_V11_DEV, V11: LAYOUT_V11}[version]
+
+
+def catalog_table(conn: sa.Connection, name: str) -> sa.Table | None:
+    """A catalog table with exactly the columns the connection's catalog has (None: its layout has no such table),
+    for queries that take every column."""
+    return LAYOUTS[layout_of(catalog_version(conn))].tables.get(name)
+
+
+def is_v11(version: str | None) -> bool:
+    """Whether a catalog of this version has the 1.1 layout."""
+    return version in (V11, V11_DEV)
+
+
+def catalog_version(conn: sa.Connection) -> str:
+    """The `version` of the catalog this connection reaches, read once per database connection."""
+    info = conn.info
+    version = info.get(_INFO_KEY)
+    if version is None:
+        md = T["ducklake_metadata"]
+        version = conn.execute(sa.select(md.c.value).where(md.c.key == "version", md.c.scope.is_(None))).scalar()
+        if version is None:
+            raise CatalogError("catalog has a ducklake_metadata table but no 'version' entry")
+        info[_INFO_KEY] = version
+    return version
+
+
+def remember_version(conn: sa.Connection, version: str) -> None:
+    """Record the version just written (creation, migration) so `catalog_version` need not read it."""
+    conn.info[_INFO_KEY] = version
+
+
+def catalog_is_v11(conn: sa.Connection) -> bool:
+    """Whether the connection's catalog has the 1.1 layout."""
+    return is_v11(catalog_version(conn))
+
+
+def v11_values(conn: sa.Connection, **values) -> dict:
+    """The values of columns only 1.1 catalogs have (`row_group_count`), or nothing on a 1.0 catalog: spread into
+    a row's values."""
+    return values if catalog_is_v11(conn) else {}

@@ -1,0 +1,68 @@
+"""Driving the DuckLake 1.1 reference (a DuckDB shell built from the reference's sources) as a subprocess.
+
+The binary is ../shared/reference/ducklake-1.1/duckdb (override: SPARK_DUCKLAKE_REF11); it writes catalog
+version '1.1-dev1'. Tests ask for it through `require_ref11()`, which skips outside CI when it is missing.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+from pathlib import Path
+
+import pytest
+
+_DEFAULT = Path(__file__).resolve().parents[2].parent / "shared" / "reference" / "ducklake-1.1" / "duckdb"
+BINARY = Path(os.environ.get("SPARK_DUCKLAKE_REF11", str(_DEFAULT)))
+IN_CI = os.environ.get("CI", "").lower() in ("1", "true", "yes")
+
+
+def require_ref11() -> Path:
+    """The binary's path; skips (fails in CI) when it is not here."""
+    if not os.access(BINARY, os.X_OK):
+        message = f"DuckLake 1.1 reference binary not found at {BINARY}"
+        if IN_CI:
+            pytest.fail(message)
+        pytest.skip(message)
+    return BINARY
+
+
+def attach_sql(catalog: str, data_path: str | None = None, alias: str = "lake", **options) -> str:
+    """`ATTACH 'ducklake:<catalog>' AS <alias> (...)` for the binary; options as in the reference (keys upper-cased)."""
+    opts = [f"DATA_PATH '{data_path}'"] if data_path is not None else []
+    for key, value in options.items():
+        opts.append(f"{key.upper()} '{value}'" if isinstance(value, str) else f"{key.upper()} {value}")
+    suffix = f" ({', '.join(opts)})" if opts else ""
+    return f"ATTACH 'ducklake:{catalog}' AS {alias}{suffix};"
+
+
+def run(sql: str, *, timeout: float = 120) -> list[list[dict]]:
+    """Run a script with the binary; returns the rows of every statement that printed a result (JSON objects)."""
+    binary = require_ref11()
+    done = subprocess.run([str(binary), "-json", "-bail"], input=sql, capture_output=True, text=True,
+                          timeout=timeout, check=False)
+    if done.returncode != 0 or "Error" in done.stderr:
+        raise RuntimeError(f"DuckLake 1.1 reference failed ({done.returncode}): {done.stderr.strip()}\n"
+                           f"-- script:\n{sql}")
+    return _parse(done.stdout)
+
+
+def _parse(text: str) -> list[list[dict]]:
+    # -json prints each result as one JSON array; empty results print nothing.
+    decoder = json.JSONDecoder()
+    out, pos = [], 0
+    text = text.strip()
+    while pos < len(text):
+        value, end = decoder.raw_decode(text, pos)
+        out.append(value)
+        pos = end
+        while pos < len(text) and text[pos].isspace():
+            pos += 1
+    return out
+
+
+def query(attach: str, sql: str) -> list[dict]:
+    """Rows of one query after an ATTACH statement."""
+    results = run(f"{attach}\n{sql}")
+    return results[-1] if results else []

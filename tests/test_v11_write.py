@@ -1,0 +1,367 @@
+"""Writing DuckLake 1.1 catalogs: lakes we create at 1.1 (and 1.1 lakes the reference created) stay in the 1.1
+layout under our writes, and the 1.1 reference (a DuckDB binary, version '1.1-dev1') reads them as we do at every
+snapshot, with its rowid and table_changes."""
+
+from __future__ import annotations
+
+import datetime as dt
+import sqlite3
+
+import pyarrow as pa
+import pyarrow.parquet as pq
+import pytest
+import sqlalchemy as sa
+
+from spark_ducklake import DuckLake
+from spark_ducklake.errors import CatalogError, DuckLakeError
+from spark_ducklake.operations.local.scan import read_plan
+from tests.support.ref11 import attach_sql, query, require_ref11, run
+
+
+def _norm(value):
+    if isinstance(value, dt.datetime):
+        return value.isoformat(sep=" ")
+    if isinstance(value, dt.date):
+        return value.isoformat()
+    return value
+
+
+def _ours(table: pa.Table) -> list[tuple]:
+    return sorted((tuple(_norm(v) for v in row.values()) for row in table.to_pylist()), key=repr)
+
+
+def _theirs(rows: list[dict], names: list[str]) -> list[tuple]:
+    return sorted((tuple(r[n] for n in names) for r in rows), key=repr)
+
+
+_TYPES = {"id": pa.int64(), "s": pa.string(), "label": pa.string(), "ts": pa.timestamp("us"),
+          "row_id": pa.int64(), "z": pa.int32()}
+
+
+def _rows(columns: dict) -> pa.Table:
+    return pa.table({name: pa.array(values, _TYPES[name]) for name, values in columns.items()})
+
+
+def _history(lake: DuckLake) -> None:
+    """Inlined and file inserts, deletes, updates, schema evolution and compaction, all in-process."""
+    lake.create_table("t", "id BIGINT, s VARCHAR, ts TIMESTAMP_NTZ, row_id BIGINT")
+    lake.write(_rows({"id": [1, 2, 3], "s": ["a", "b", "c"],
+                         "ts": [dt.datetime(2020, 1, 1), dt.datetime(1969, 12, 31, 23), None],
+                         "row_id": [10, 20, 30]}), "t")
+    lake.delete("t", "id = 1")
+    lake.update("t", {"s": "'bb'"}, "id = 2")
+    many = 40
+    lake.write(_rows({"id": list(range(100, 100 + many)), "s": [f"x{i}" for i in range(many)],
+                         "ts": [dt.datetime(2000, 1, 1, i % 24) for i in range(many)],
+                         "row_id": list(range(many))}), "t")
+    lake.delete("t", "id % 7 = 0")
+    lake.update("t", {"s": "'u'"}, "id BETWEEN 110 AND 113")
+    lake.add_column("t", "z", "INT")
+    lake.write(_rows({"id": [4], "s": ["d"], "ts": [None], "row_id": [4], "z": [44]}), "t")
+    lake.rename_column("t", "s", "label")
+    lake.write(_rows({"id": list(range(200, 230)), "label": ["y"] * 30, "ts": [None] * 30,
+                         "row_id": list(range(30)), "z": list(range(30))}), "t")
+    lake.merge_adjacent_files()
+    lake.delete("t", "id = 4")
+    lake.create_view("v", "SELECT id, label FROM t", dialect="duckdb")
+    lake.set_comment("v", "the id", column="id")
+    lake.set_comment("v", "first", column="label")
+    lake.set_comment("v", "second", column="label")
+
+
+def _binary_history(catalog: str, table: str, versions: list[int]) -> dict[int, list[dict]]:
+    parts = [f"SELECT {v} AS v, list(x) AS rows FROM (SELECT *, rowid FROM lake.{table} AT (VERSION => {v})) x;"
+             for v in versions]
+    return {r[0]["v"]: r[0]["rows"] or [] for r in run(attach_sql(catalog) + "\n".join(parts))}
+
+
+def _compare_with_binary(lake: DuckLake, catalog: str, table: str) -> None:
+    last = lake.current_snapshot()
+    versions = [v for v in range(last + 1) if table in {t.name for t in lake.tables("main", version=v)}]
+    theirs = _binary_history(catalog, table, versions)
+    for v in versions:
+        plan = lake.plan_scan(table, version=v)
+        names = [c.name for c in plan.table.columns]
+        assert _ours(read_plan(plan, row_ids=True)) == _theirs(theirs[v], [*names, "rowid"]), f"{table} at {v}"
+    first = versions[0]
+    ranges = [(first, last)] + [(v, v) for v in versions]
+    parts = [f"SELECT list(x) AS rows FROM (SELECT * FROM lake.table_changes('{table}', {a}, {b})) x;"
+             for a, b in ranges]
+    results = [r[0]["rows"] or [] for r in run(attach_sql(catalog) + "\n".join(parts))]
+    for (a, b), rows in zip(ranges, results, strict=True):
+        ours = lake.table_changes_arrow(table, a, b)
+        assert _ours(ours) == _theirs(rows, ours.column_names), f"table_changes({table}, {a}, {b})"
+
+
+def _layout_checks(lake: DuckLake) -> None:
+    """Our catalog rows are 1.1's: prefixed inlined columns, row_group_count from each file's footer."""
+    with lake.engine.connect() as conn:
+        names = list(conn.execute(sa.text("SELECT table_name FROM ducklake_inlined_data_tables")).scalars())
+        assert names
+        for name in names:
+            cols = list(conn.execute(sa.text(f'SELECT * FROM "{name}" WHERE 1 = 0')).keys())
+            assert cols[:3] == ["_ducklake_row_id", "_ducklake_begin_snapshot", "_ducklake_end_snapshot"], name
+        rows = conn.execute(sa.text("SELECT path, row_group_count FROM ducklake_data_file")).all()
+        assert rows
+        for path, count in rows:
+            assert count == pq.ParquetFile(lake.data_path + "main/t/" + path).metadata.num_row_groups
+        deletes = conn.execute(sa.text("SELECT format, row_group_count FROM ducklake_delete_file")).all()
+        assert all(count == 1 for fmt, count in deletes if fmt == "parquet")
+        tags = conn.execute(sa.text("SELECT column_name, value, end_snapshot IS NULL FROM ducklake_view_column_tag "
+                                    "ORDER BY begin_snapshot")).all()
+        assert [tuple(r) for r in tags] == [("id", "the id", True), ("label", "first", False),
+                                            ("label", "second", True)]
+
+
+@pytest.fixture(params=["sqlite", "duckdb", "postgres"])
+def new_catalog(request, tmp_path):
+    require_ref11()
+    if request.param == "sqlite":
+        return f"sqlite:{tmp_path / 'meta.sqlite'}"
+    if request.param == "duckdb":
+        return f"duckdb:{tmp_path / 'meta.ducklake'}"
+    return request.getfixturevalue("pg_catalog")
+
+
+def test_we_write_a_11_lake_the_binary_reads(new_catalog, tmp_path):
+    lake = DuckLake.attach(new_catalog, str(tmp_path / "data"), ducklake_version="1.1-dev1",
+                           data_inlining_row_limit=10)
+    try:
+        _history(lake)
+        assert lake.option("version") == "1.1-dev1"
+        _layout_checks(lake)
+        if new_catalog.endswith(".ducklake"):
+            lake.close()  # one writer of a DuckDB file at a time; the binary only reads it
+        _compare_with_binary(lake, new_catalog, "t")
+        comments = query(attach_sql(new_catalog), "SELECT column_name, comment FROM duckdb_columns() "
+                         "WHERE database_name = 'lake' AND table_name = 'v' ORDER BY column_name")
+        assert comments == [{"column_name": "id", "comment": "the id"}, {"column_name": "label", "comment": "second"}]
+    finally:
+        lake.close()
+
+
+def test_we_write_to_a_lake_the_binary_created(tmp_path):
+    """A 1.1 lake the reference made keeps its version and layout under our writes, and both read the same."""
+    require_ref11()
+    catalog = f"sqlite:{tmp_path / 'meta.sqlite'}"
+    run(attach_sql(catalog, str(tmp_path / "data") + "/", data_inlining_row_limit=10)
+        + "CREATE TABLE lake.t(id BIGINT, s VARCHAR, ts TIMESTAMP, row_id BIGINT);"
+          "INSERT INTO lake.t VALUES (7, 'seven', NULL, 70);")
+    lake = DuckLake.attach(catalog, data_inlining_row_limit=10)
+    try:
+        _history_on_existing(lake)
+        assert lake.option("version") == "1.1-dev1"
+        _compare_with_binary(lake, catalog, "t")
+        # and the binary writes on after us, reading our inlined rows and files
+        run(attach_sql(catalog) + "INSERT INTO lake.t VALUES (8, 'eight', NULL, 80, 8);"
+                                  "DELETE FROM lake.t WHERE id = 2;")
+        _compare_with_binary(lake, catalog, "t")
+    finally:
+        lake.close()
+    con = sqlite3.connect(tmp_path / "meta.sqlite")
+    try:
+        assert con.execute("SELECT value FROM ducklake_metadata WHERE key = 'version'").fetchone() == ("1.1-dev1",)
+    finally:
+        con.close()
+
+
+def _history_on_existing(lake: DuckLake) -> None:
+    lake.write(_rows({"id": [1, 2, 3], "s": ["a", "b", "c"], "ts": [None] * 3, "row_id": [1, 2, 3]}), "t")
+    lake.delete("t", "id = 7")
+    lake.update("t", {"s": "'B'"}, "id = 2")
+    lake.write(_rows({"id": list(range(100, 140)), "s": ["x"] * 40, "ts": [dt.datetime(2001, 1, 1)] * 40,
+                         "row_id": list(range(40))}), "t")
+    lake.delete("t", "id % 5 = 0")
+    lake.add_column("t", "z", "INT")
+    lake.write(_rows({"id": [9], "s": ["nine"], "ts": [None], "row_id": [9], "z": [99]}), "t")
+
+
+def test_new_catalog_versions(tmp_path):
+    """ducklake_version picks a new catalog's version and layout; an existing catalog keeps its own."""
+    made = {}
+    for version in ("1.0", "1.1", "1.1-dev1"):
+        path = tmp_path / f"{version}.sqlite"
+        DuckLake.attach(f"sqlite:{path}", str(tmp_path / version), ducklake_version=version).close()
+        con = sqlite3.connect(path)
+        made[version] = (
+            con.execute("SELECT value FROM ducklake_metadata WHERE key = 'version'").fetchone()[0],
+            {r[1] for r in con.execute("PRAGMA table_info(ducklake_data_file)")} >= {"row_group_count"},
+            {r[1] for r in con.execute("PRAGMA table_info(ducklake_file_column_stats)")} >= {"min_is_exact"},
+            {r[1] for r in con.execute("PRAGMA table_info(ducklake_schema)")} >= {"parent_schema_id"},
+            bool(con.execute("SELECT count(*) FROM sqlite_master WHERE name = 'ducklake_view_column_tag'")
+                 .fetchone()[0]))
+        con.close()
+    assert made == {"1.0": ("1.0", False, False, False, False),
+                    "1.1": ("1.1", True, True, True, True),
+                    "1.1-dev1": ("1.1-dev1", True, False, False, True)}
+    default = tmp_path / "default.sqlite"
+    DuckLake.attach(f"sqlite:{default}", str(tmp_path / "d")).close()
+    con = sqlite3.connect(default)
+    assert con.execute("SELECT value FROM ducklake_metadata WHERE key = 'version'").fetchone() == ("1.0",)
+    con.close()
+    with pytest.raises(CatalogError, match="Cannot downgrade a DuckLake catalog from version 1.1 to 1.0"):
+        DuckLake.attach(f"sqlite:{tmp_path / '1.1.sqlite'}", ducklake_version="1.0")
+    with pytest.raises(CatalogError, match="version mismatch"):
+        DuckLake.attach(f"sqlite:{tmp_path / '1.0.sqlite'}", ducklake_version="1.1")
+    DuckLake.attach(f"sqlite:{tmp_path / '1.1.sqlite'}", ducklake_version="1.1-dev1").close()
+
+
+def test_binary_refuses_the_released_version_string(tmp_path):
+    """The development build knows '1.1-dev1' only: a catalog we write as '1.1' (the released string) is refused
+    by it by name, which is why tests drive it with ducklake_version='1.1-dev1' (docs/catalogs.md, Versions)."""
+    require_ref11()
+    catalog = f"sqlite:{tmp_path / 'meta.sqlite'}"
+    DuckLake.attach(catalog, str(tmp_path / "data"), ducklake_version="1.1").close()
+    with pytest.raises(RuntimeError, match="Unsupported ducklake_version '1.1'"):
+        run(attach_sql(catalog) + "SELECT 1;")
+
+
+def test_view_column_comments_need_11(tmp_path):
+    lake = DuckLake.attach(f"sqlite:{tmp_path / 'meta.sqlite'}", str(tmp_path / "data"))
+    try:
+        lake.create_table("t", "id BIGINT")
+        lake.create_view("v", "SELECT id FROM t", dialect="duckdb")
+        before = lake.current_snapshot()
+        with pytest.raises(DuckLakeError, match="DuckLake 1.0 does not support COMMENT ON COLUMN for views"):
+            lake.set_comment("v", "x", column="id")
+        assert lake.current_snapshot() == before
+    finally:
+        lake.close()
+
+
+def test_view_column_comment_keys_by_query_name(tmp_path):
+    """A comment on an aliased view column is stored under the query's output name, as DuckLake 1.1 says."""
+    lake = DuckLake.attach(f"sqlite:{tmp_path / 'meta.sqlite'}", str(tmp_path / "data"), ducklake_version="1.1")
+    try:
+        lake.create_table("t", "id BIGINT")
+        lake.create_view("v", "SELECT id FROM t", dialect="duckdb", column_aliases=["x"])
+        lake.set_comment("v", "aliased", column="x")
+        assert lake.tags("v", column="x") == {"comment": "aliased"}
+        with lake.engine.connect() as conn:
+            stored = conn.execute(sa.text("SELECT column_name FROM ducklake_view_column_tag")).scalars().all()
+        assert stored == ["id"]
+        lake.drop_view("v")
+        with lake.engine.connect() as conn:
+            ended = conn.execute(sa.text("SELECT end_snapshot FROM ducklake_view_column_tag")).scalar()
+        assert ended == lake.current_snapshot()
+    finally:
+        lake.close()
+
+
+_EPOCH_ROWS = {
+    "id": list(range(8)),
+    "ts": [dt.datetime(1969, 12, 31, 23, 30), dt.datetime(1970, 1, 1, 0, 30), dt.datetime(2017, 11, 16, 22, 31, 8),
+           dt.datetime(1968, 2, 29, 1), dt.datetime(2020, 1, 1), None, dt.datetime(1999, 12, 31, 23, 59, 59),
+           dt.datetime(1970, 1, 1)],
+    "d": [dt.date(1969, 12, 31), dt.date(1970, 1, 1), dt.date(2020, 1, 1), dt.date(1900, 3, 1), None,
+          dt.date(2000, 2, 29), dt.date(1969, 1, 1), dt.date(1970, 12, 31)],
+    "tz": [dt.datetime(1969, 12, 31, 23, 30, tzinfo=dt.timezone.utc), None,
+           dt.datetime(2017, 11, 16, 22, 31, 8, tzinfo=dt.timezone.utc),
+           dt.datetime(1970, 1, 1, 0, 59, tzinfo=dt.timezone.utc), dt.datetime(2021, 6, 1, tzinfo=dt.timezone.utc),
+           dt.datetime(1960, 5, 5, 5, tzinfo=dt.timezone.utc), dt.datetime(2000, 1, 1, tzinfo=dt.timezone.utc),
+           dt.datetime(1969, 12, 31, 23, 59, 59, tzinfo=dt.timezone.utc)],
+}
+_EPOCH_KEYS = [["epoch_day(ts)", "epoch_year(d)"], ["epoch_hour(tz)", "epoch_month(ts)"],
+               ["epoch_month(d)", "epoch_year(tz)", "epoch_hour(ts)"]]
+
+
+def _epoch_values(con, table_id: int) -> list[tuple]:
+    """(key index, value) of every file of a table, by partition spec order."""
+    return sorted(con.execute(
+        "SELECT partition_key_index, partition_value FROM ducklake_file_partition_value v JOIN ducklake_data_file f "
+        "USING (data_file_id) WHERE f.table_id = ? AND f.end_snapshot IS NULL", (table_id,)).fetchall(),
+        key=repr)
+
+
+@pytest.mark.parametrize("keys", _EPOCH_KEYS, ids=["day-year", "hour-month", "three"])
+def test_epoch_partitioned_writes_match_the_binary(tmp_path, keys):
+    """Our epoch partition values are the binary's for the same rows (floor before 1970, UTC for timestamptz),
+    and it reads our files; a 1.0 catalog refuses the transforms in the reference's words."""
+    require_ref11()
+    catalog = f"sqlite:{tmp_path / 'meta.sqlite'}"
+    lake = DuckLake.attach(catalog, str(tmp_path / "data"), ducklake_version="1.1-dev1", data_inlining_row_limit=0)
+    try:
+        lake.create_table("ours", "id BIGINT, ts TIMESTAMP_NTZ, d DATE, tz TIMESTAMP")
+        lake.set_partitioning("ours", keys)
+        data = pa.table({"id": pa.array(_EPOCH_ROWS["id"], pa.int64()),
+                         "ts": pa.array(_EPOCH_ROWS["ts"], pa.timestamp("us")),
+                         "d": pa.array(_EPOCH_ROWS["d"], pa.date32()),
+                         "tz": pa.array(_EPOCH_ROWS["tz"], pa.timestamp("us", "UTC"))})
+        lake.write(data, "ours")
+        ours_id = lake.table_info("ours").table_id
+    finally:
+        lake.close()
+    values = ", ".join(
+        f"({i}, {_sql_ts(ts)}, {_sql_d(d)}, {_sql_tz(tz)})"
+        for i, ts, d, tz in zip(*(_EPOCH_ROWS[k] for k in ("id", "ts", "d", "tz")), strict=True))
+    theirs = run(attach_sql(catalog, data_inlining_row_limit=0)
+                 + "SET TimeZone = 'UTC'; CREATE TABLE lake.theirs(id BIGINT, ts TIMESTAMP, d DATE, tz TIMESTAMPTZ);"
+                 f"ALTER TABLE lake.theirs SET PARTITIONED BY ({', '.join(keys)});"
+                 f"INSERT INTO lake.theirs VALUES {values};"
+                 "SELECT list(x) AS rows FROM (SELECT id, ts::VARCHAR AS ts, d::VARCHAR AS d, epoch_us(tz) AS tz "
+                 "FROM lake.ours) x;")
+    rows = theirs[0][0]["rows"]
+    expected = [(i, None if ts is None else str(ts), None if d is None else d.isoformat(),
+                 None if tz is None else int(tz.timestamp() * 1_000_000))
+                for i, ts, d, tz in zip(*(_EPOCH_ROWS[k] for k in ("id", "ts", "d", "tz")), strict=True)]
+    assert sorted((r["id"], r["ts"], r["d"], r["tz"]) for r in rows) == expected
+    con = sqlite3.connect(tmp_path / "meta.sqlite")
+    try:
+        theirs_id = con.execute("SELECT table_id FROM ducklake_table WHERE table_name = 'theirs'").fetchone()[0]
+        ours_values = _epoch_values(con, ours_id)
+        assert len(ours_values) >= 8 and any(str(value).startswith("-") for _, value in ours_values)
+        assert ours_values == _epoch_values(con, theirs_id)
+    finally:
+        con.close()
+    old = DuckLake.attach(f"sqlite:{tmp_path / 'old.sqlite'}", str(tmp_path / "old"))
+    try:
+        old.create_table("t", "ts TIMESTAMP")
+        with pytest.raises(DuckLakeError, match=f"DuckLake 1.0 does not support the {keys[0].split('(')[0]} "
+                                                "partition transform - attach with AUTOMATIC_MIGRATION"):
+            old.set_partitioning("t", keys[:1])
+    finally:
+        old.close()
+
+
+def test_epoch_partitioned_spark_write(tmp_path, spark):
+    """Spark's writer computes the same epoch partition values as the in-process one (and the binary's)."""
+    lake = DuckLake.attach(f"sqlite:{tmp_path / 'meta.sqlite'}", str(tmp_path / "data"), ducklake_version="1.1-dev1",
+                           data_inlining_row_limit=0, spark=spark, small_data_threshold=0)
+    try:
+        data = pa.table({"id": pa.array(_EPOCH_ROWS["id"], pa.int64()),
+                         "ts": pa.array(_EPOCH_ROWS["ts"], pa.timestamp("us")),
+                         "d": pa.array(_EPOCH_ROWS["d"], pa.date32()),
+                         "tz": pa.array(_EPOCH_ROWS["tz"], pa.timestamp("us", "UTC"))})
+        for name, keys in (("a", _EPOCH_KEYS[1]), ("b", _EPOCH_KEYS[2])):
+            for how in ("spark", "local"):
+                lake.create_table(f"{name}_{how}", "id BIGINT, ts TIMESTAMP_NTZ, d DATE, tz TIMESTAMP")
+                lake.set_partitioning(f"{name}_{how}", keys)
+            frame = spark.createDataFrame([tuple(r.values()) for r in data.to_pylist()],
+                                          "id long, ts timestamp_ntz, d date, tz timestamp")
+            lake.write(frame, f"{name}_spark")
+            lake.small_data_threshold = "64MB"
+            lake.write(data, f"{name}_local")
+            lake.small_data_threshold = 0
+            ids = {how: lake.table_info(f"{name}_{how}").table_id for how in ("spark", "local")}
+            con = sqlite3.connect(tmp_path / "meta.sqlite")
+            try:
+                assert _epoch_values(con, ids["spark"]) == _epoch_values(con, ids["local"])
+                assert len(_epoch_values(con, ids["spark"])) >= 8
+            finally:
+                con.close()
+            assert _ours(lake.read(f"{name}_spark").toArrow()) == _ours(data)
+    finally:
+        lake.close()
+
+
+def _sql_ts(value) -> str:
+    return "NULL" if value is None else f"TIMESTAMP '{value}'"
+
+
+def _sql_d(value) -> str:
+    return "NULL" if value is None else f"DATE '{value}'"
+
+
+def _sql_tz(value) -> str:
+    return "NULL" if value is None else f"TIMESTAMPTZ '{value.isoformat(sep=' ')}'"
+
