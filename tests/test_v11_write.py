@@ -5,6 +5,7 @@ snapshot, with its rowid and table_changes."""
 from __future__ import annotations
 
 import datetime as dt
+import shutil
 import sqlite3
 
 import pyarrow as pa
@@ -16,6 +17,8 @@ from spark_ducklake import DuckLake
 from spark_ducklake.errors import CatalogError, DuckLakeError
 from spark_ducklake.operations.local.scan import read_plan
 from tests.support.ref11 import attach_sql, query, require_ref11, run
+from tests.support.reference import attach as attach_15
+from tests.support.reference import connect as connect_15
 
 
 def _norm(value):
@@ -365,3 +368,58 @@ def _sql_d(value) -> str:
 def _sql_tz(value) -> str:
     return "NULL" if value is None else f"TIMESTAMPTZ '{value.isoformat(sep=' ')}'"
 
+
+def _dump(path) -> dict:
+    """Every table of a SQLite catalog: its columns with types, and its rows sorted."""
+    con = sqlite3.connect(path)
+    try:
+        out = {}
+        for (name,) in con.execute("SELECT name FROM sqlite_master WHERE type = 'table'"):
+            columns = [(r[1], r[2]) for r in con.execute(f'PRAGMA table_info("{name}")')]
+            rows = sorted(con.execute(f'SELECT * FROM "{name}"').fetchall(), key=repr)
+            out[name] = (columns, rows)
+        return out
+    finally:
+        con.close()
+
+
+def test_migration_10_to_11_matches_the_binary(tmp_path):
+    """A 1.0 lake DuckDB 1.5.5 wrote, migrated by us (automatic_migration=True, ducklake_version='1.1-dev1') and by
+    the 1.1 reference (AUTOMATIC_MIGRATION TRUE): the same catalog, table for table and row for row."""
+    require_ref11()
+    con = connect_15()
+    attach_15(con, f"sqlite:{tmp_path / 'meta.sqlite'}", str(tmp_path / "data") + "/", data_inlining_row_limit=10)
+    for sql in ("CREATE TABLE lake.t(id BIGINT, s VARCHAR)", "INSERT INTO lake.t VALUES (1, 'a'), (2, 'b')",
+                "DELETE FROM lake.t WHERE id = 1", "ALTER TABLE lake.t ADD COLUMN z INT",
+                "INSERT INTO lake.t VALUES (3, 'c', 3)", "INSERT INTO lake.t SELECT i, 'x', i FROM range(100) r(i)",
+                "DELETE FROM lake.t WHERE id = 50", "CREATE VIEW lake.v AS SELECT id FROM lake.t"):
+        con.execute(sql)
+    con.close()
+    for name in ("ours", "theirs"):
+        shutil.copy(tmp_path / "meta.sqlite", tmp_path / f"{name}.sqlite")
+    with pytest.raises(CatalogError, match="version mismatch"):
+        DuckLake.attach(f"sqlite:{tmp_path / 'ours.sqlite'}", ducklake_version="1.1-dev1")
+    assert _dump(tmp_path / "ours.sqlite") == _dump(tmp_path / "meta.sqlite")  # refused: nothing changed
+    run(attach_sql(f"sqlite:{tmp_path / 'theirs.sqlite'}", automatic_migration=True) + "SELECT 1;")
+    lake = DuckLake.attach(f"sqlite:{tmp_path / 'ours.sqlite'}", automatic_migration=True,
+                           ducklake_version="1.1-dev1")
+    try:
+        assert lake.option("version") == "1.1-dev1"
+        assert _ours(lake.read_arrow("t")) == _ours(pa.table({"id": pa.array([2, 3] + [i for i in range(100)
+                                                                                           if i != 50], pa.int64()),
+                                                              "s": ["b", "c"] + ["x"] * 99,
+                                                              "z": pa.array([None, 3] + [i for i in range(100)
+                                                                                         if i != 50], pa.int32())}))
+        lake.write(_rows({"id": [7], "s": ["seven"], "z": [7]}), "t")  # into the renamed inlined table
+    finally:
+        lake.close()
+    ours, theirs = _dump(tmp_path / "ours.sqlite"), _dump(tmp_path / "theirs.sqlite")
+    assert {n: c for n, (c, _) in ours.items()} == {n: c for n, (c, _) in theirs.items()}
+    inlined = [n for n in ours if n.startswith("ducklake_inlined_data_") and n != "ducklake_inlined_data_tables"]
+    assert inlined and all(ours[n][0][0][0] == "_ducklake_row_id" for n in inlined)
+    assert "ducklake_view_column_tag" in ours and ("row_group_count", "BIGINT") in ours["ducklake_data_file"][0]
+    changed = [n for n in ours if ours[n][1] != theirs[n][1]]
+    # our later write adds a snapshot, its rows and the inserted row; nothing else may differ
+    assert set(changed) <= {"ducklake_snapshot", "ducklake_snapshot_changes", "ducklake_table_stats",
+                            "ducklake_table_column_stats", "ducklake_inlined_data_1_2"}, changed
+    assert query(attach_sql(f"sqlite:{tmp_path / 'ours.sqlite'}"), "SELECT count(*) AS n FROM lake.t") == [{"n": 102}]

@@ -43,7 +43,7 @@ def attach_catalog(location: CatalogLocation, data_path: str | None, *, create_i
                 if automatic_migration:
                     from .database.migration import migrate_if_needed
 
-                    metadata = migrate_if_needed(conn, metadata, read_only=read_only)
+                    metadata = migrate_if_needed(conn, metadata, read_only=read_only, target=ducklake_version)
                 bootstrap.check_version(metadata)
                 check_requested_version(metadata["version"], ducklake_version)
                 check_encryption(metadata, encrypted)

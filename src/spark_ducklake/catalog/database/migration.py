@@ -1,10 +1,14 @@
-"""Upgrading catalogs of DuckLake spec 0.3 and 0.4 to 1.0 in place, with the reference extension's result.
+"""Upgrading catalogs of DuckLake spec 0.3 and 0.4 to 1.0, and 1.0 to 1.1, in place, with the reference's result.
 
 The reference (ducklake 1.5.x, `ATTACH ... (AUTOMATIC_MIGRATION)`) runs two steps:
 0.3 -> 0.4 adds the macro, sort and variant-stats tables and a few columns, turns the old `partial_file_info`
 text into `partial_max`, and makes `ducklake_schema_versions` per table; 0.4 -> 1.0 only bumps the version.
 Every step here checks what is already there, so a half-done migration (MySQL commits DDL implicitly) can be
 run again; the version row changes last.
+
+1.0 -> 1.1 (the 1.1 reference's MigrateV10, asked for with a 1.1 `ducklake_version`): the inlined data tables'
+system columns get their `_ducklake_` names first (so a conflict aborts while the catalog is still 1.0), then the
+layout's new columns and `ducklake_view_column_tag` are added and the version row is set.
 """
 
 from __future__ import annotations
@@ -15,7 +19,8 @@ import sqlalchemy as sa
 
 from ...errors import CatalogError
 from .dialects import dialect_for
-from .spec_tables import SPEC_VERSION, T
+from .spec_tables import LAYOUTS, SPEC_VERSION, T, added_columns
+from .versions import V10, is_v11, layout_of, remember_version
 
 # Versions the reference migrates that we migrate too; 0.4-dev1 is a 0.3 catalog with part of the 0.4 tables.
 MIGRATABLE_VERSIONS = ("0.3", "0.4-dev1", "0.4")
@@ -118,13 +123,57 @@ def _per_table_schema_versions(conn: sa.Connection) -> None:
     conn.execute(sv.delete().where(sv.c.table_id.is_(None)))
 
 
-def migrate_if_needed(conn: sa.Connection, metadata: dict[str, str], *, read_only: bool = False) -> dict[str, str]:
-    """Migrate an older catalog at attach time; returns the global metadata as it is afterwards."""
+def migrate_if_needed(conn: sa.Connection, metadata: dict[str, str], *, read_only: bool = False,
+                      target: str | None = None) -> dict[str, str]:
+    """Migrate an older catalog at attach time to `target` (the requested ducklake_version; None: 1.0, the
+    version new catalogs get here); returns the global metadata as it is afterwards."""
     version = metadata.get("version")
-    if version == SPEC_VERSION or not is_migratable(version):
-        return metadata  # the version check that follows explains anything it cannot read
+    target = target or SPEC_VERSION
+    to_v11 = is_v11(target) and (version == V10 or is_migratable(version))
+    if not is_migratable(version) and not to_v11:
+        return metadata  # the version checks that follow explain anything it cannot read
     if read_only:
-        raise CatalogError(f"catalog is DuckLake spec {version}: migrating it to {SPEC_VERSION} needs a writable "
+        raise CatalogError(f"catalog is DuckLake spec {version}: migrating it to {target} needs a writable "
                            "attach (read_only=False)")
-    migrate(conn, version)
-    return {**metadata, "version": SPEC_VERSION}
+    if is_migratable(version):
+        migrate(conn, version)
+    if to_v11:
+        migrate_to_v11(conn, target)
+    return {**metadata, "version": target if to_v11 else SPEC_VERSION}
+
+
+def migrate_to_v11(conn: sa.Connection, target: str) -> None:
+    """Upgrade a 1.0 catalog to `target` ('1.1' or '1.1-dev1') inside the caller's transaction."""
+    _rename_inlined_system_columns(conn)
+    for table, columns in added_columns(layout_of(target)).items():
+        for column in columns:
+            _add_column(conn, table, column)
+    LAYOUTS[layout_of(target)].tables["ducklake_view_column_tag"].create(conn, checkfirst=True)
+    md = T["ducklake_metadata"]
+    conn.execute(md.update().where(md.c.key == "version").values(value=target))
+    remember_version(conn, target)
+
+
+_OLD_SYSTEM = ["row_id", "begin_snapshot", "end_snapshot"]
+_NEW_SYSTEM = ["_ducklake_row_id", "_ducklake_begin_snapshot", "_ducklake_end_snapshot"]
+
+
+def _rename_inlined_system_columns(conn: sa.Connection) -> None:
+    registry = T["ducklake_inlined_data_tables"]
+    quote = conn.dialect.identifier_preparer.quote
+    for name in conn.execute(sa.select(registry.c.table_name).distinct()).scalars():
+        if not sa.inspect(conn).has_table(name):
+            continue
+        query = sa.select(sa.literal_column("*")).select_from(sa.table(name)).where(sa.false())
+        columns = list(conn.execute(query).keys())
+        if columns[:3] == _NEW_SYSTEM:
+            continue
+        if columns[:3] != _OLD_SYSTEM:
+            raise CatalogError(f"cannot migrate inlined data table {name} to DuckLake 1.1: unexpected column "
+                               f"layout {columns[:3]}")
+        taken = sorted(set(_NEW_SYSTEM) & set(columns[3:]))
+        if taken:
+            raise CatalogError(f"cannot migrate inlined data table {name} to DuckLake 1.1: a column is named "
+                               f"{', '.join(taken)}; rename it and flush the inlined data (flush_inlined_data) first")
+        for old, new in zip(_OLD_SYSTEM, _NEW_SYSTEM, strict=True):
+            conn.exec_driver_sql(f"ALTER TABLE {quote(name)} RENAME COLUMN {quote(old)} TO {quote(new)}")
