@@ -12,8 +12,10 @@ import multiprocessing as mp
 import os
 
 import pyarrow as pa
+import pytest
 
 from spark_ducklake import DuckLake
+from spark_ducklake.errors import ConflictError
 from tests.support.compare import duckdb_rows
 from tests.support.reference import attach, connect
 
@@ -91,6 +93,68 @@ def test_our_writers_and_duckdbs_on_postgres_never_deadlock_and_lose_nothing(pg_
     assert sorted(duckdb_rows(reference, "SELECT writer, seq, k FROM lake.events")) == acknowledged
     assert duckdb_rows(reference, "SELECT count(*) FROM lake.events") == [(len(acknowledged),)]
     reference.close()
+
+
+def _four_files(catalog: str, data_path: str) -> DuckLake:
+    """A lake whose table t holds ids 0..39 ('x') in four small Parquet files, deletes inlined from now on."""
+    lake = DuckLake.attach(catalog, data_path, data_inlining_row_limit=0)
+    lake.create_table("t", "id BIGINT, v VARCHAR")
+    for i in range(4):
+        lake.write(pa.table({"id": pa.array(range(i * 10, i * 10 + 10), pa.int64()), "v": ["x"] * 10}), "t")
+    lake.set_option("data_inlining_row_limit", 10)  # DuckDB now inlines a few deletes of those files
+    assert len(lake.plan_scan("t").files) == 4
+    return lake
+
+
+@pytest.mark.parametrize("backend", ["sqlite", "postgres"])
+def test_a_duckdb_delete_racing_our_compaction_fails_instead_of_losing_rows(backend, tmp_path, request):
+    """DuckDB begins a DELETE and an UPDATE (both inline their deletes), we merge the table's files, DuckDB commits.
+    Its conflict check ignores compactions for inlined deletes: with `merge_adjacent` alone in our changes_made
+    it committed positions of the retired files (id 3 kept, id 25 twice); our `inline_flush` beside it makes
+    DuckDB refuse the commit instead."""
+    catalog = f"sqlite:{tmp_path / 'meta.sqlite'}" if backend == "sqlite" else request.getfixturevalue("pg_catalog")
+    lake = _four_files(catalog, str(tmp_path / "data"))
+    duck = connect()
+    attach(duck, catalog)
+    duck.execute("BEGIN")
+    duck.execute("DELETE FROM lake.t WHERE id = 3")
+    duck.execute("UPDATE lake.t SET v = 'u' WHERE id = 25")
+    assert [tuple(r)[2:] for r in lake.merge_adjacent_files("t")] == [(4, 1)]
+    assert lake.snapshots()[-1].changes == {"merge_adjacent": ["1"], "flushed_inlined": ["1"]}
+    with pytest.raises(Exception, match="flushed the inlined data"):
+        duck.execute("COMMIT")
+    duck.close()
+    expected = [(i, "x") for i in range(40)]
+    assert sorted(tuple(r.values()) for r in lake.read_arrow("t").to_pylist()) == expected
+    reference = connect()
+    attach(reference, catalog)
+    assert sorted(duckdb_rows(reference, "SELECT id, v FROM lake.t")) == expected
+    # Retried on top of the compaction, DuckDB's delete and update land once.
+    reference.execute("DELETE FROM lake.t WHERE id = 3")
+    reference.execute("UPDATE lake.t SET v = 'u' WHERE id = 25")
+    reference.close()
+    after = sorted(tuple(r.values()) for r in lake.read_arrow("t").to_pylist())
+    assert after == [(i, "u" if i == 25 else "x") for i in range(40) if i != 3]
+    lake.close()
+
+
+def test_our_delete_racing_a_compaction_gets_a_conflict_error(pg_catalog, tmp_path):
+    """Our own deletes (positions inlined, or a delete file) see the compaction's `merge_adjacent` and fail
+    cleanly, leaving every row."""
+    lake = _four_files(pg_catalog, str(tmp_path / "data"))
+    other = DuckLake.attach(pg_catalog)
+    ids = list(range(40))
+    for condition in ("id = 3", "id < 20"):
+        with pytest.raises(ConflictError, match="cannot delete from table 1"):
+            with lake.transaction() as tx:
+                tx.delete("t", condition)
+                assert other.merge_adjacent_files("t")
+        assert sorted(r["id"] for r in lake.read_arrow("t").to_pylist()) == ids
+        more = list(range(100, 120))  # above the inlining limit: a second file to merge
+        other.write(pa.table({"id": pa.array(more, pa.int64()), "v": ["y"] * len(more)}), "t")
+        ids += more
+    lake.close()
+    other.close()
 
 
 if __name__ == "__main__":  # a measurement, not a test: python -m tests.test_concurrency_duckdb <catalog> <dir>
