@@ -142,3 +142,17 @@ def test_spark_paths_refuse_fields_the_column_lacks(tmp_path, spark):
         .when_not_matched_insert_all().execute()
     assert sorted((r["id"], r["s"]) for r in lake.read_arrow("t").to_pylist()) == [
         (1, {"a": 0, "c": "u"}), (2, {"a": 6, "c": "z"}), (3, {"a": 7, "c": None}), (4, {"a": 8, "c": "w"})]
+
+
+def test_format_ducklake_writes_match_fields_by_name(lake, spark):
+    """`df.write.format("ducklake")`'s tasks conform their batches with the same rule."""
+    _create(lake)
+    lake.register(spark)
+    rest = "l ARRAY<STRUCT<a: BIGINT>>, n STRUCT<i: STRUCT<a: BIGINT>>"  # the writer takes every column
+    wider = spark.createDataFrame([(1, (1, "x"), None, None)], f"id BIGINT, s STRUCT<a: BIGINT, b: STRING>, {rest}")
+    with pytest.raises(Exception, match=r"fields not in column s: b\b"):
+        wider.write.format("ducklake").mode("append").option("table", "t").save()
+    assert lake.read_arrow("t").num_rows == 0
+    cased = spark.createDataFrame([(2, ("z", 6), None, None)], f"id BIGINT, s STRUCT<C: STRING, A: BIGINT>, {rest}")
+    cased.write.format("ducklake").mode("append").option("table", "t").save()
+    assert [(r["id"], r["s"]) for r in lake.read_arrow("t").to_pylist()] == [(2, {"a": 6, "c": "z"})]
