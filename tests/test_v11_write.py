@@ -423,3 +423,24 @@ def test_migration_10_to_11_matches_the_binary(tmp_path):
     assert set(changed) <= {"ducklake_snapshot", "ducklake_snapshot_changes", "ducklake_table_stats",
                             "ducklake_table_column_stats", "ducklake_inlined_data_1_2"}, changed
     assert query(attach_sql(f"sqlite:{tmp_path / 'ours.sqlite'}"), "SELECT count(*) AS n FROM lake.t") == [{"n": 102}]
+
+
+def test_expire_removes_view_column_tags_no_snapshot_sees(tmp_path):
+    """Snapshot expiry drops the ended view-column tag versions no surviving snapshot sees, as the 1.1 reference
+    does; the binary still reads the surviving comment."""
+    require_ref11()
+    catalog = f"sqlite:{tmp_path / 'meta.sqlite'}"
+    lake = DuckLake.attach(catalog, str(tmp_path / "data"), ducklake_version="1.1-dev1")
+    try:
+        lake.create_table("t", "id BIGINT")
+        lake.create_view("v", "SELECT id FROM t", dialect="duckdb")
+        lake.set_comment("v", "old", column="id")
+        lake.set_comment("v", "new", column="id")
+        lake.expire_snapshots(versions=list(range(lake.current_snapshot())))
+        with lake.engine.connect() as conn:
+            rows = conn.execute(sa.text("SELECT value FROM ducklake_view_column_tag")).scalars().all()
+        assert rows == ["new"]
+    finally:
+        lake.close()
+    assert query(attach_sql(catalog), "SELECT comment FROM duckdb_columns() WHERE database_name = 'lake' AND "
+                 "table_name = 'v'") == [{"comment": "new"}]

@@ -17,6 +17,7 @@ import sqlalchemy as sa
 
 from ...catalog.database.spec_tables import T
 from ...catalog.database.transactions import write_transaction
+from ...catalog.database.versions import catalog_is_v11
 from ...catalog.inlined import codec as inlined
 from ...catalog.reads import reader
 from ...catalog.reads.metadata_functions import snapshot_rows
@@ -129,7 +130,8 @@ def _forget(conn: sa.Connection, data_path: str, snapshot_ids: list[int]) -> Non
 
     if dropped:
         _forget_tables(conn, dropped)
-    for name in _ENDED_ROWS:
+    view_column_tags = ("ducklake_view_column_tag",) if catalog_is_v11(conn) else ()  # a 1.1 table
+    for name in _ENDED_ROWS + view_column_tags:
         tbl = T[name]
         conn.execute(tbl.delete().where(_unneeded(tbl)))
     macro = T["ducklake_macro"]
