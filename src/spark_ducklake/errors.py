@@ -61,6 +61,11 @@ class SparkJobError(DuckLakeError):
     """A Spark job moving the lake's data failed; the message carries its root cause."""
 
 
+class ConversionError(DuckLakeError):
+    """A value cannot take the type it must have or cannot be computed (the string 'abc' into a BIGINT column, a
+    division by zero), as DuckDB's Conversion and Out of Range errors; nothing was changed."""
+
+
 class InvalidArgumentError(DuckLakeError, ValueError):
     """An argument has the wrong type or an impossible value."""
 

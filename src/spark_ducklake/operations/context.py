@@ -25,6 +25,7 @@ from ..catalog.reads.options import checked_option, set_option
 from ..errors import CatalogError, InvalidArgumentError, NotFoundError, ReadOnlyError
 from ..spark.scan_plan import ScanPlan
 from ..spark.session import get_or_create_spark, prepare
+from ..spec.arguments import one_snapshot
 from ..spec.arguments import snapshot_time as check_time
 from ..spec.arguments import snapshot_version as check_version
 from ..spec.commit_properties import CommitProperties
@@ -80,6 +81,7 @@ class LakeContext:
         metadata_catalog = check_metadata_catalog(metadata_catalog)
         snapshot_version = check_version(snapshot_version, "snapshot_version")
         snapshot_time = check_time(snapshot_time, "snapshot_time")
+        one_snapshot(snapshot_version, snapshot_time, ("snapshot_version", "snapshot_time"))
         if small_data_threshold is not None:
             check_threshold(small_data_threshold)  # before the catalog is opened: a bad value changes nothing
         if data_inlining_row_limit is not None:
@@ -141,6 +143,7 @@ class LakeContext:
                     timestamp: datetime | str | None = None) -> int:
         """The snapshot a read addresses: `version`, the one at `timestamp`, the pinned one, or the latest."""
         version, timestamp = check_version(version), check_time(timestamp)
+        one_snapshot(version, timestamp)
         if version is not None:
             snap = reader.get_snapshot(conn, version).snapshot_id
         elif timestamp is not None:

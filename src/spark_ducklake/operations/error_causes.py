@@ -15,8 +15,10 @@ import sqlalchemy as sa
 
 from ..errors import (
     CatalogDatabaseError,
+    ConversionError,
     DuckLakeError,
     InvalidArgumentError,
+    InvalidExpressionError,
     SparkJobError,
     SparkUnavailableError,
     StorageError,
@@ -40,6 +42,15 @@ _STORAGE_CAUSES = (
     (re.compile(r"Mkdirs failed to create", re.I), "a directory under the data path cannot be created"),
 )
 _LONG_NAME = re.compile(rf"/([^/\s:\\]{{{_MAX_NAME_BYTES + 1},}})")  # a path segment
+# A file that is gone: pyarrow's "Failed to open local file '<path>'", Spark's PATH_NOT_FOUND ("Path does not
+# exist: <uri>."), FAILED_READ_FILE.FILE_NOT_EXIST ("reading file <uri>. File does not exist") and Java's
+# FileNotFoundException ("File <uri> does not exist").
+_MISSING_FILE = re.compile(r"PATH_NOT_FOUND|FILE_NOT_EXIST|FileNotFoundException|No such file or directory")
+_MISSING_PATH = re.compile(r"(?:Path does not exist: |reading file |File |local file ')(\S+?)"
+                           r"(?:'|\.? SQLSTATE|\.?$|\. | does not exist)", re.M)
+# Spark's conditions for a value that does not convert or compute (DuckDB's Conversion / Out of Range errors)
+_CONVERSION = re.compile(r"^(CAST_|DIVIDE_BY_ZERO|ARITHMETIC_OVERFLOW|NUMERIC_|INVALID_INLINE_TABLE"
+                         r"|DATETIME_|INVALID_FRACTION|CANNOT_PARSE)")
 # pyarrow's S3 errors: "When uploading object with key 'k' in bucket 'b': AWS Error NETWORK_CONNECTION during
 # PutObject operation: curlCode: 7, Couldn't connect to server" (also inside a Python worker's trace).
 _S3_ERROR = re.compile(r"(?:key '(?P<key>[^']*)' in bucket|bucket) '(?P<bucket>[^']+)'[^\n]*?: AWS Error "
@@ -108,6 +119,48 @@ def s3_failure(text: str) -> StorageError | None:
                         f"{kind} ({detail})")
 
 
+def missing_file(text: str) -> StorageError | None:
+    """A StorageError naming the file, when `text` says a file is not there (one of the lake's data files
+    deleted or moved behind its back, most likely), with the way out."""
+    if not _MISSING_FILE.search(text):
+        return None
+    found = _MISSING_PATH.search(text)
+    path = found.group(1) if found else root_cause(text)[:300]
+    return StorageError(f"a file the lake needs is missing: {path} (deleted or moved outside the lake?); put it "
+                        "back (e.g. from a backup), or restore the table to a snapshot from before the file was "
+                        "written (lake.restore)")
+
+
+def _condition(exc: BaseException) -> str:
+    """Spark's error condition (e.g. CAST_INVALID_INPUT), or ''."""
+    getter = getattr(exc, "getCondition", None) or getattr(exc, "getErrorClass", None)
+    try:
+        return (getter() if getter is not None else None) or ""
+    except Exception:  # noqa: BLE001 - an error without a condition (py4j's own)
+        return ""
+
+
+def spark_failure(exc: BaseException, text: str) -> DuckLakeError | None:
+    """What a pyspark error (classic or Connect) means for the caller: a missing file, a value that does not
+    convert, SQL Spark cannot parse or resolve; None for other failures."""
+    missing = missing_file(text)
+    if missing is not None:
+        return missing
+    condition = _condition(exc)
+    message = first_line(text)[:500]
+    if _CONVERSION.match(condition):
+        return ConversionError(f"a value does not convert or compute: {message}")
+    if type(exc).__name__ in ("ParseException", "AnalysisException"):  # Spark's parser and binder
+        return InvalidExpressionError(f"Spark refused the SQL: {message}")
+    return None
+
+
+def _unencodable(exc: UnicodeError) -> str:
+    """The characters a UnicodeEncodeError could not encode, escaped."""
+    bad = exc.object[exc.start:exc.end] if isinstance(exc, UnicodeEncodeError) else ""
+    return ascii(bad)
+
+
 def translate(exc: BaseException, location: CatalogLocation) -> DuckLakeError | None:
     """The DuckLakeError to raise instead of `exc`, or None to let `exc` through."""
     if isinstance(exc, DuckLakeError):
@@ -117,6 +170,12 @@ def translate(exc: BaseException, location: CatalogLocation) -> DuckLakeError | 
                                     f"{catalog_failure(exc, location)}")
     if isinstance(exc, OverflowError):
         return InvalidArgumentError(f"a number is too large for the catalog: {first_line(str(exc))}")
+    if isinstance(exc, RecursionError):  # sqlglot's parser recurses once per level of nesting
+        return InvalidArgumentError("an expression or value is nested too deeply (thousands of levels of "
+                                    "parentheses or nested types): simplify it")
+    if isinstance(exc, UnicodeEncodeError) and "surrogate" in str(exc):
+        return InvalidArgumentError(f"a string holds a lone surrogate {_unencodable(exc)} (half of a UTF-16 pair), "
+                                    "which has no UTF-8 form: fix how the text was decoded")
     if isinstance(exc, OSError) or _spark_error(exc):
         s3 = s3_failure(str(exc))
         if s3 is not None:
@@ -129,24 +188,49 @@ def translate(exc: BaseException, location: CatalogLocation) -> DuckLakeError | 
         cause = storage_cause(text)
         if cause is not None:
             return StorageError(f"cannot write the lake's files: {cause} ({root_cause(text)[:300]})")
-        if type(exc).__module__.startswith("py4j"):
-            return SparkJobError(f"Spark job failed: {root_cause(text)[:500]}")
+        known = spark_failure(exc, text)
+        if known is not None:
+            return known
+        return SparkJobError(f"Spark job failed: {root_cause(text)[:500]}")
+    if isinstance(exc, OSError):  # pyarrow's file system (in-process reads and writes, cleanup)
+        return file_failure(exc)
     return None
 
 
+def file_failure(exc: OSError) -> StorageError:
+    """A StorageError for a file system error of pyarrow or Python: a missing file, else what is wrong with the
+    data path."""
+    text = str(exc)
+    missing = missing_file(text) if isinstance(exc, FileNotFoundError) else None
+    if missing is not None:
+        return missing
+    cause = storage_cause(text)
+    if cause is not None:
+        return StorageError(f"cannot write the lake's files: {cause} ({first_line(text)[:300]})")
+    return StorageError(f"file system error: {first_line(text)[:500]}")
+
+
+def call_translated(location: CatalogLocation, function, *args, **kwargs):
+    """`function(*args, **kwargs)`, raw driver/Spark/file errors raised as DuckLakeErrors naming the cause."""
+    try:
+        return function(*args, **kwargs)
+    except Exception as exc:  # noqa: BLE001 - translated below or re-raised unchanged
+        error = translate(exc, location)
+        if error is None:
+            raise
+        if not is_driver_error(exc):
+            raise error from exc
+    raise error from None  # outside the handler: no __context__ whose text could echo the connection string
+
+
 def translated(method):
-    """Wrap a DuckLake method so raw driver/Spark errors surface as DuckLakeErrors naming the cause."""
+    """Wrap a method of the public API so raw driver/Spark errors surface as DuckLakeErrors naming the cause; the
+    object has a `location` (DuckLake) or a `ctx` (Transaction, MergeBuilder, SchemaUpdate: what the facade hands
+    out, whose methods users call too)."""
     @functools.wraps(method)
     def wrapper(self, *args, **kwargs):
-        try:
-            return method(self, *args, **kwargs)
-        except Exception as exc:  # noqa: BLE001 - translated below or re-raised unchanged
-            error = translate(exc, self.location)
-            if error is None:
-                raise
-            if not is_driver_error(exc):
-                raise error from exc
-        raise error from None  # outside the handler: no __context__ whose text could echo the connection string
+        location = self.ctx.location if hasattr(self, "ctx") else self.location
+        return call_translated(location, method, self, *args, **kwargs)
 
     return wrapper
 

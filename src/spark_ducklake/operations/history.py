@@ -17,7 +17,7 @@ import sqlalchemy as sa
 from ..catalog.database.spec_tables import T
 from ..catalog.planners.change_feed import ChangePlan, lower_bound, plan_changes, upper_bound
 from ..catalog.reads import reader
-from ..errors import NotFoundError
+from ..errors import InvalidArgumentError, NotFoundError
 from ..spec.commit_properties import CommitProperties
 from ..spec.names import spark_name
 
@@ -52,7 +52,7 @@ def restore_table(ctx: LakeContext, table: str, version: int | None, timestamp: 
 
     ctx.check_writable()
     if (version is None) == (timestamp is None):
-        raise ValueError("restore needs exactly one of version= or timestamp=")
+        raise InvalidArgumentError("restore needs exactly one of version= or timestamp=")
     current = ctx.plan_scan(table)
     now = current.snapshot_id
     with ctx.engine.connect() as conn:

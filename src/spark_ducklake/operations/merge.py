@@ -19,7 +19,9 @@ import pyarrow as pa
 
 from ..errors import DuckLakeError, SchemaMismatchError
 from ..spark.conform import cast_by_name, default_of, value_types
+from ..spec.arguments import check_assignments, check_condition, check_data
 from ..spec.names import spark_name
+from .error_causes import translate_methods
 
 if TYPE_CHECKING:
     from .context import LakeContext
@@ -42,6 +44,7 @@ class MergeResult:
     deleted: int = 0
 
 
+@translate_methods  # execute() runs the merge: its errors reach the user from here
 @dataclass
 class MergeBuilder:
     """Collects clauses; `execute()` runs the merge."""
@@ -55,13 +58,21 @@ class MergeBuilder:
     clauses: list[_Clause] = field(default_factory=list)
     run: Callable[[MergeBuilder], MergeResult] | None = None  # stages it in a transaction (Transaction.stage_merge)
 
+    def __post_init__(self):
+        check_data(self.source, "the MERGE source")
+        check_condition(self.condition, "the merge condition", optional=False)
+
     def _add(self, kind: str, action: str, condition=None, values=None) -> MergeBuilder:
+        check_condition(condition, f"the when_{kind}_{action} condition")
+        if values is not None:
+            check_assignments(values, f"the when_{kind}_{action} values")
+            values = dict(values)  # the clause keeps its own copy
         self.clauses.append(_Clause(kind, action, condition, values))
         return self
 
     def when_matched_update(self, set: dict, condition=None) -> MergeBuilder:  # noqa: A002 - delta's name
         """Update matched target rows: {column: SQL string or Column}."""
-        return self._add("matched", "update", condition, dict(set))
+        return self._add("matched", "update", condition, set)
 
     def when_matched_update_all(self, condition=None) -> MergeBuilder:
         """Update every column of matched target rows from the source's same-named columns."""
@@ -73,7 +84,7 @@ class MergeBuilder:
 
     def when_not_matched_insert(self, values: dict, condition=None) -> MergeBuilder:
         """Insert source rows without a match: {column: SQL string or Column}."""
-        return self._add("not_matched", "insert", condition, dict(values))
+        return self._add("not_matched", "insert", condition, values)
 
     def when_not_matched_insert_all(self, condition=None) -> MergeBuilder:
         """Insert source rows without a match, every column from the source's same-named columns."""
@@ -81,7 +92,7 @@ class MergeBuilder:
 
     def when_not_matched_by_source_update(self, set: dict, condition=None) -> MergeBuilder:  # noqa: A002
         """Update target rows no source row matches."""
-        return self._add("not_matched_by_source", "update", condition, dict(set))
+        return self._add("not_matched_by_source", "update", condition, set)
 
     def when_not_matched_by_source_delete(self, condition=None) -> MergeBuilder:
         """Delete target rows no source row matches."""

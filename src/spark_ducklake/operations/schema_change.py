@@ -22,6 +22,7 @@ from ..spark import types as spark_types
 from ..spec import types
 from ..spec.model import NESTED_TYPES, Column, TableInfo
 from ..spec.names import parse_table_name
+from .error_causes import translate_methods
 
 if TYPE_CHECKING:
     from ..spec.commit_properties import CommitProperties
@@ -65,6 +66,7 @@ def default_text(type_str: str, value: Any) -> str | None:
         raise SchemaMismatchError(f"default {value!r} is not a literal of type {type_str}: {exc}") from exc
 
 
+@translate_methods  # lake.update_schema hands it out; commit() runs as its `with` block ends
 class SchemaUpdate:
     """Pending schema changes of one table; `commit()` writes them as one snapshot."""
 

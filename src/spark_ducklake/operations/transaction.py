@@ -27,11 +27,13 @@ from ..errors import AlreadyExistsError, DuckLakeError, InvalidArgumentError, No
 from ..spark.conform import plan_columns
 from ..spark.write import delete_paths
 from ..spec import paths as paths_for
+from ..spec.arguments import check_assignments, check_condition, check_data
 from ..spec.commit_properties import CommitProperties
 from ..spec.model import TableInfo
 from ..spec.names import parse_table_name as split_name
 from .context import LakeContext
 from .delete_update import pruning_filter, stage_delete_op, stage_update
+from .error_causes import call_translated, translate_methods
 from .merge import MergeBuilder, stage_merge
 from .schema_change import SchemaUpdate
 from .staged_alters import alter_new, fold_alter, next_column_id
@@ -46,7 +48,7 @@ WRITE_MODES = ("append", "overwrite", "error", "errorifexists")
 @contextmanager
 def transaction(ctx: LakeContext, properties: CommitProperties | None = None) -> Iterator[Transaction]:
     """Stage operations in the block; commit them as one snapshot when it ends, or delete their files on error."""
-    tx = Transaction(ctx, properties or CommitProperties())
+    tx = call_translated(ctx.location, Transaction, ctx, properties or CommitProperties())
     try:
         yield tx
     except BaseException:
@@ -55,6 +57,7 @@ def transaction(ctx: LakeContext, properties: CommitProperties | None = None) ->
     tx.commit()
 
 
+@translate_methods  # users call them inside `with lake.transaction()`, and commit() runs as the block ends
 class Transaction:
     """Staged operations of one future snapshot."""
 
@@ -185,6 +188,7 @@ class Transaction:
               one_file_if_small: bool = False) -> None:
         """Stage a write (see DuckLake.write); a table created in this transaction can be written to.
         `one_file_if_small`: a small Spark DataFrame becomes one file, as DuckDB writes INSERT ... SELECT."""
+        check_data(df)
         if mode not in WRITE_MODES:
             raise InvalidArgumentError(f"mode must be one of {', '.join(WRITE_MODES)}; got {mode!r}")
         if where is not None and mode != "overwrite":
@@ -250,6 +254,7 @@ class Transaction:
 
     def delete(self, table: str, condition=None) -> int:
         """Stage a DELETE on the table as this transaction sees it; returns the rows it deletes."""
+        check_condition(condition)
         if needs_compose(self, table):
             self._changed(table)
             return compose_delete(self, table, condition)
@@ -264,6 +269,8 @@ class Transaction:
 
     def update(self, table: str, set: dict, condition=None) -> int:  # noqa: A002 - delta's name
         """Stage an UPDATE on the table as this transaction sees it; returns the rows it updates."""
+        check_assignments(set)
+        check_condition(condition)
         if needs_compose(self, table):
             self._changed(table)
             return compose_update(self, table, set, condition)

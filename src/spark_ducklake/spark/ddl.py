@@ -26,7 +26,7 @@ def parse_columns_ddl(ddl: str):
     if not isinstance(ddl, str) or not ddl.strip():
         raise SchemaMismatchError(f"a column list needs at least one column, got {ddl!r}")
     try:
-        statements = [s for s in sqlglot.parse(f"CREATE TABLE _t ({ddl})", read="spark")
+        statements = [s for s in sqlglot.parse(f"CREATE TABLE _t ({backquoted(ddl)})", read="spark")
                       if s is not None and not isinstance(s, exp.Semicolon)]
     except sqlglot.errors.SqlglotError as exc:
         raise SchemaMismatchError(f"cannot parse column list {ddl!r}: {_first_line(exc)}") from exc
@@ -44,6 +44,28 @@ def parse_columns_ddl(ddl: str):
     if not fields:
         raise SchemaMismatchError(f"a column list needs at least one column, got {ddl!r}")
     return StructType(fields)
+
+
+def backquoted(ddl: str) -> str:
+    """`ddl` with DuckDB's double-quoted identifiers ("a""b": the name a"b) as Spark's backquoted ones (`a"b`):
+    to Spark a double-quoted token is a string, and two adjacent ones are a concatenation with no name."""
+    out, i = [], 0
+    while i < len(ddl):
+        ch = ddl[i]
+        if ch not in "'`\"":
+            out.append(ch)
+            i += 1
+            continue
+        end = i + 1
+        while end < len(ddl) and (ddl[end] != ch or ddl[end + 1:end + 2] == ch):  # a doubled quote is escaped
+            end += 2 if ddl[end] == ch else 1
+        if end >= len(ddl):  # unterminated: the parser names it
+            out.append(ddl[i:])
+            break
+        body = ddl[i + 1:end]
+        out.append(f"`{body.replace(ch * 2, ch).replace('`', '``')}`" if ch == '"' else ddl[i:end + 1])
+        i = end + 1
+    return "".join(out)
 
 
 def parse_type(text: str):

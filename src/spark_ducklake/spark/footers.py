@@ -109,7 +109,11 @@ def describe(path: str, plan: AddPlan) -> dict:
     except FileNotFoundError as exc:
         raise NotFoundError(f"add_data_files: no file {path}") from exc
     except (OSError, pa.ArrowInvalid) as exc:
-        if "not found" in str(exc).lower() or "no such file" in str(exc).lower():
+        text = str(exc).lower()
+        if isinstance(exc, pa.ArrowInvalid) or "magic bytes" in text:  # "...magic bytes not found": it exists
+            raise SchemaMismatchError(f"add_data_files: {path} is not a Parquet file (no valid Parquet footer: "
+                                      "another format, or a truncated or corrupt file)") from exc
+        if "not found" in text or "no such file" in text:
             raise NotFoundError(f"add_data_files: no file {path}") from exc
         raise SchemaMismatchError(f"add_data_files: {path} is not a readable Parquet file: {exc}") from exc
     schema = meta.schema.to_arrow_schema()

@@ -1,11 +1,16 @@
-"""Checking the snapshot arguments users pass (`version=`, `timestamp=`, `snapshot_version=`, `snapshot_time=`)."""
+"""Checking the arguments users pass: snapshots (`version=`, `timestamp=`, `snapshot_version=`, `snapshot_time=`),
+and the kinds of data, conditions and SET mappings, before any work, so a wrong kind is an InvalidArgumentError
+naming it rather than an AttributeError from deep inside."""
 
 from __future__ import annotations
 
 import numbers
+from collections import Counter
 from datetime import datetime
 
-from ..errors import InvalidArgumentError, NotFoundError
+import pyarrow as pa
+
+from ..errors import InvalidArgumentError, NotFoundError, SchemaMismatchError
 
 MAX_SNAPSHOT_ID = 2**63 - 1  # snapshot ids are BIGINT in every catalog database
 
@@ -32,3 +37,51 @@ def snapshot_time(value, name: str = "timestamp") -> datetime | None:
             raise InvalidArgumentError(f"{name} {value!r} is not an ISO 8601 date-time such as "
                                        "'2026-11-23 10:00:00+00:00'") from None
     raise InvalidArgumentError(f"{name} must be a datetime or an ISO 8601 string, got {type(value).__name__}")
+
+
+def one_snapshot(version, timestamp, names: tuple[str, str] = ("version", "timestamp")) -> None:
+    """A read addresses a snapshot by id or by time, not both (the reference: "Either ... not both")."""
+    if version is not None and timestamp is not None:
+        raise InvalidArgumentError(f"give {names[0]} or {names[1]}, not both (got {names[0]}={version!r}, "
+                                   f"{names[1]}={timestamp!r})")
+
+
+DATA_KINDS = "a pyarrow Table, a pandas DataFrame or a Spark DataFrame"
+
+
+def _is_class(value, module: str, class_name: str) -> bool:
+    """Whether `value` is a `class_name` of package `module` (pyspark classic or Connect, pandas), unimported."""
+    return any(c.__name__ == class_name and c.__module__.startswith(module) for c in type(value).__mro__)
+
+
+def check_data(data, what: str = "the data") -> None:
+    """`data` is a pyarrow Table, a pandas or a Spark DataFrame, and (Arrow, pandas) names no column twice."""
+    if isinstance(data, pa.Table) or _is_class(data, "pandas.", "DataFrame"):
+        names = data.column_names if isinstance(data, pa.Table) else [str(c) for c in data.columns]
+        twice = [name for name, count in Counter(names).items() if count > 1]
+        if twice:
+            raise SchemaMismatchError(f"{what} has the column {twice[0]!r} more than once")
+        return
+    if _is_class(data, "pyspark.", "DataFrame"):
+        return
+    hint = " (rows as a list of dicts: pa.Table.from_pylist(rows))" if isinstance(data, (list, tuple)) else ""
+    raise InvalidArgumentError(f"{what} must be {DATA_KINDS}, got {type(data).__name__}{hint}")
+
+
+def check_condition(condition, what: str = "condition", *, optional: bool = True) -> None:
+    """A condition is a SQL string or a Spark Column (or None when `optional`)."""
+    if (condition is None and optional) or isinstance(condition, str) or _is_class(condition, "pyspark.", "Column"):
+        return
+    raise InvalidArgumentError(f"{what} must be a SQL string or a Spark Column, got {type(condition).__name__} "
+                               f"{condition!r}"[:300])
+
+
+def check_assignments(values, what: str = "set") -> None:
+    """SET / insert values: a dict of column name -> SQL string or Spark Column."""
+    if not isinstance(values, dict):
+        raise InvalidArgumentError(f"{what} must be a dict of column name -> SQL string or Spark Column, got "
+                                   f"{type(values).__name__} {values!r}"[:300])
+    for name, value in values.items():
+        if not isinstance(name, str):
+            raise InvalidArgumentError(f"{what}: column names are strings, got {name!r}")
+        check_condition(value, f"{what}[{name!r}]", optional=False)

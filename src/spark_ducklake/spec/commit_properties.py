@@ -18,6 +18,12 @@ class CommitProperties:
     commit_message: str | None = None
     extra_info: str | None = None
 
+    def __post_init__(self):
+        for name in COMMIT_KEYWORDS:  # stored as text: another type would come back as its str()
+            value = getattr(self, name)
+            if value is not None and not isinstance(value, str):
+                raise InvalidArgumentError(f"{name} must be a string, got {type(value).__name__} {value!r}"[:300])
+
     def with_default_author(self, author: str | None) -> CommitProperties:
         """These properties, the attach-time author filling in a missing one."""
         return self if self.author or not author else replace(self, author=author)

@@ -11,11 +11,14 @@ POSTGRES_MAX_IDENTIFIER_BYTES = 63
 
 
 def check_name(name: object, kind: str) -> str:
-    """`name` if DuckDB can use it as a `kind` (schema, table, column) name: non-empty, without NUL."""
+    """`name` if DuckDB can use it as a `kind` (schema, table, column) name: non-empty, without NUL,
+    UTF-8 encodable."""
     if not isinstance(name, str) or not name:
         raise InvalidNameError(f"{kind} name must be a non-empty string, got {name!r}")
     if "\0" in name:
         raise InvalidNameError(f"{kind} name {name!r} contains a NUL character")
+    if any("\ud800" <= ch <= "\udfff" for ch in name):  # half of a UTF-16 pair: no UTF-8 form to store
+        raise InvalidNameError(f"{kind} name {ascii(name)} contains a lone surrogate, which has no UTF-8 form")
     return name
 
 

@@ -32,6 +32,9 @@ def run(lake: DuckLake, text: str, dialect: str = "spark", catalog_name: str = "
         raise InvalidArgumentError(f"dialect must be one of {', '.join(DIALECTS)}; got {dialect!r}")
     if not isinstance(text, str) or not text.strip():
         raise InvalidArgumentError("lake.sql needs at least one SQL statement")
+    if "\0" in text:  # Spark's parser stops at it, DuckDB's refuses it: never part of a statement
+        raise InvalidArgumentError(f"the SQL text holds a NUL character (at offset {text.index(chr(0))}); pass "
+                                   "such values as data, not in the SQL text")
 
     pieces = split_statements(text, dialect)
     if params is not None:

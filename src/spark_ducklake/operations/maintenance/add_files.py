@@ -19,7 +19,8 @@ from typing import TYPE_CHECKING
 from ...catalog.operations.partitioning import current_spec
 from ...catalog.operations.registered_files import AddDataFiles
 from ...catalog.reads import reader
-from ...errors import NotFoundError, SchemaMismatchError
+from ...errors import ConstraintError, NotFoundError, SchemaMismatchError
+from ...spark.conform import not_null_message
 from ...spark.footers import AddPlan, describe, describe_batches, stats_of
 from ...spark.paths import filesystem
 from ...spark.workers import require_python_workers
@@ -53,9 +54,22 @@ def add_data_files(ctx: LakeContext, table: str, paths_or_globs: str | list[str]
             for i, k in enumerate(target.partition.keys)]
     plan = AddPlan(target.name, target.columns, allow_missing, ignore_extra_columns, hive_partitioning, keys)
     described = describe_files(ctx, files, plan)
-    op = AddDataFiles(target, described, [stats_of(f) for f in described])
+    stats = [stats_of(f) for f in described]
+    check_not_null(target, described, stats)
+    op = AddDataFiles(target, described, stats)
     ctx.commit([op], read_snapshot=read_snapshot, properties=info)
     return [d["path"] for d in described]
+
+
+def check_not_null(target, described: list[dict], stats: list[dict]) -> None:
+    """ConstraintError (the reference's message) when a file's statistics count NULLs in a NOT NULL column: NOT
+    NULL holds on every write path, added files too."""
+    for description, by_id in zip(described, stats, strict=True):
+        for col in target.columns:
+            found = by_id.get(col.column_id)
+            if not col.nullable and found is not None and (found.null_count or 0) > 0:
+                raise ConstraintError(f"{not_null_message(target, col)} ({description['path']} holds "
+                                      f"{found.null_count} NULL value(s))")
 
 
 def expand(paths_or_globs: str | list[str]) -> list[str]:
