@@ -126,7 +126,6 @@ def _stage_update_in_process(ctx: LakeContext, plan, assignments: dict, conditio
     from .local.dml import check_condition, matching_rows, stage_positions, updated_rows
     from .local.expressions import NotLocal
     from .local.scan import ROWID
-    from .write import write_arrow_files
 
     try:
         check_condition(plan, condition)
@@ -136,22 +135,30 @@ def _stage_update_in_process(ctx: LakeContext, plan, assignments: dict, conditio
         return None
     if not matches.num_rows:
         return [], [], 0
-    ids = matches.column(ROWID).combine_chunks()
-    limit = ctx.inlining_limit(plan.table)
-    data = conform_arrow(new_rows, plan.table)
-    if matches.num_rows <= limit and inlined.inlinable(plan.table.columns, ctx.engine, data):
-        insert, files = InlineInsert(plan.table, data, row_ids=ids.to_pylist()), []
-    else:
-        written = write_arrow_files(ctx, data, plan.table, plan.snapshot_id, options_table=plan.table, row_ids=ids)
-        if written is None:
-            return None
-        insert, files = AppendFiles(plan.table, written), [f.path for f in written]
+    inserted = insert_versions(ctx, plan, conform_arrow(new_rows, plan.table), matches.column(ROWID))
+    if inserted is None:
+        return None
+    insert, files = inserted
     try:
-        staged = stage_positions(plan, matches, limit)
+        staged = stage_positions(plan, matches, ctx.inlining_limit(plan.table))
     except BaseException:
         delete_paths(files)
         raise
     return [_delete_op(plan, staged), insert], [d.path for d in staged.delete_files] + files, staged.deleted_rows
+
+
+def insert_versions(ctx: LakeContext, plan, data, ids) -> tuple[object, list[str]] | None:
+    """Insert operation for new row versions (Arrow, the table's columns) keeping the row ids `ids`: inlined when
+    few, else files written in-process; None when they are to be written on Spark. `ids`: a ChunkedArray."""
+    from .write import write_arrow_files
+
+    ids = ids.combine_chunks()
+    if data.num_rows <= ctx.inlining_limit(plan.table) and inlined.inlinable(plan.table.columns, ctx.engine, data):
+        return InlineInsert(plan.table, data, row_ids=ids.to_pylist()), []
+    written = write_arrow_files(ctx, data, plan.table, plan.snapshot_id, options_table=plan.table, row_ids=ids)
+    if written is None:
+        return None
+    return AppendFiles(plan.table, written), [f.path for f in written]
 
 
 def stage_rows(ctx: LakeContext, plan, rows, count: int, *, keep_ids: bool) -> tuple[object, list[str]]:

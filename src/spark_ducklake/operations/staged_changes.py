@@ -17,6 +17,7 @@ from typing import TYPE_CHECKING
 
 from ..catalog.operations.data import AppendFiles, DeleteRows, InlineInsert, ReplaceAll
 from ..errors import DuckLakeError, SchemaMismatchError
+from ..spark.conform import cast_by_name, value_types
 from ..spec.internal_columns import INLINED_ROW_ID
 from ..spec.names import parse_table_name as split_name
 
@@ -48,24 +49,21 @@ def needs_compose(tx: Transaction, table: str) -> bool:
 
 @dataclass
 class _Current:
-    """The table as the transaction sees it, rows marked as unchanged since it began or not."""
+    """The table as the transaction sees it, and which of its rows are unchanged since it began."""
 
     key: tuple[str, str]
     info: object  # TableInfo the new rows are written with
     ref: object  # TableRef of a table created in the transaction, else None
     original: object  # ScanPlan at the transaction's snapshot (None for a table created in it)
-    frame: object  # table columns, rowid, _dl_file, _dl_pos, _dl_original
-    last_original_id: int  # row ids up to this one existed when the transaction began
+    now: object  # ScanPlan of the table with the transaction's staged changes
+    files: list[int]  # data files whose visible rows are unchanged since the transaction began
+    inlined: list[int]  # inlined row ids unchanged since it began
 
 
 def _current(tx: Transaction, table: str, what: str) -> _Current:
-    from pyspark.sql import functions as F
-
-    from ..spark.scan import FILE, POS
-
+    """Plan the table as it began and as the transaction sees it (catalog reads only, no Spark)."""
     key = split_name(table)
     schema, name = key
-    spark = tx.ctx.spark
     if key in tx.new_tables:
         info, ref = tx.new_tables[key]
         original, uuid = None, info.table_uuid
@@ -78,26 +76,48 @@ def _current(tx: Transaction, table: str, what: str) -> _Current:
     if other:
         raise DuckLakeError(f"{schema}.{name}: {type(other[0]).__name__} is staged for it in this transaction; "
                             f"{what} it in another transaction")
-    with tx.staged() as ctx:
+    with tx.staged(catalog_only=True) as ctx:  # Spark, if it runs, starts after the preview
         now = ctx.plan_scan(key)
-    frame = now.to_dataframe(spark, positions=True, row_ids=True)
     if original is None:
-        return _Current(key, info, ref, None, frame.withColumn(ORIGINAL, F.lit(False)), -1)
+        return _Current(key, info, ref, None, now, [], [])
     # Rows of the files that existed then are unchanged (staged files have ids of their own); inlined rows are
     # unchanged when their id is one of the rows inlined then that no staged delete or update has ended.
     ended = set().union(*[op.inlined_row_ids for op in staged if isinstance(op, DeleteRows)])
     if any(isinstance(op, ReplaceAll) for op in staged):
-        files, inlined = [], []
-    else:
-        files = [f.data_file_id for f in original.files]
-        before = [] if original.inlined is None else original.inlined.column(INLINED_ROW_ID).to_pylist()
-        inlined = [i for i in before if i not in ended]
-    unchanged = F.col(FILE).isin(files) if files else F.lit(False)
-    if inlined:
-        unchanged = unchanged | (F.col(FILE).isNull() & F.col(POS).isin(inlined))
+        return _Current(key, info, ref, original, now, [], [])
+    before = [] if original.inlined is None else original.inlined.column(INLINED_ROW_ID).to_pylist()
+    return _Current(key, info, ref, original, now, [f.data_file_id for f in original.files],
+                    [i for i in before if i not in ended])
+
+
+def _marked(tx: Transaction, current: _Current):
+    """(the table as the transaction sees it on Spark, with rowid, _dl_file, _dl_pos and _dl_original; the last
+    row id that existed when it began)."""
+    from pyspark.sql import functions as F
+
+    from ..spark.scan import FILE, POS
+
+    spark = tx.ctx.spark
+    frame = current.now.to_dataframe(spark, positions=True, row_ids=True)
+    if current.original is None:
+        return frame.withColumn(ORIGINAL, F.lit(False)), -1
+    unchanged = F.col(FILE).isin(current.files) if current.files else F.lit(False)
+    if current.inlined:
+        unchanged = unchanged | (F.col(FILE).isNull() & F.col(POS).isin(current.inlined))
     frame = frame.withColumn(ORIGINAL, F.coalesce(unchanged, F.lit(False)))
-    last = original.to_dataframe(spark, row_ids=True).agg(F.max("rowid")).first()[0]
-    return _Current(key, info, ref, original, frame, -1 if last is None else last)
+    last = current.original.to_dataframe(spark, row_ids=True).agg(F.max("rowid")).first()[0]
+    return frame, -1 if last is None else last
+
+
+def _in_process(tx: Transaction, current: _Current) -> bool:
+    """Whether the files the statement reads (the table as it began and as the transaction sees it) are small
+    enough to change without Spark (operations/local/threshold.py)."""
+    from .local.threshold import files_in_process
+
+    files = {f.path: f for f in current.now.files}
+    if current.original is not None:
+        files.update({f.path: f for f in current.original.files})
+    return files_in_process(tx.ctx, list(files.values()))
 
 
 def _hit(condition):
@@ -114,9 +134,16 @@ def compose_delete(tx: Transaction, table: str, condition) -> int:
     from ..spark.expressions import check_expression
 
     current = _current(tx, table, "delete from")
+    if _in_process(tx, current):
+        from .local.compose import delete_rows
+
+        local = _restage_in_process(tx, current, lambda rows: delete_rows(current.now, current.info, rows, condition))
+        if local is not None:
+            return local
+    frame, last = _marked(tx, current)
     check_expression(tx.ctx.spark, current.info, condition, "condition")
-    frame = current.frame.withColumn(HIT, _hit(condition))
-    return _restage(tx, current, frame, lambda f: f.where(~f[HIT]))
+    frame = frame.withColumn(HIT, _hit(condition))
+    return _restage(tx, current, last, frame, lambda f: f.where(~f[HIT]))
 
 
 def compose_update(tx: Transaction, table: str, assignments: dict, condition) -> int:
@@ -135,12 +162,23 @@ def compose_update(tx: Transaction, table: str, assignments: dict, condition) ->
     unknown = [n for n in assignments if n.lower() not in columns]
     if unknown:
         raise SchemaMismatchError(f"columns not in table {current.info.qualified_name}: {', '.join(unknown)}")
+    if _in_process(tx, current):
+        from .local.compose import update_rows
+
+        local = _restage_in_process(
+            tx, current, lambda rows: update_rows(current.now, current.info, rows, assignments, condition))
+        if local is not None:
+            return local
+    frame, last = _marked(tx, current)
     spark = tx.ctx.spark
     check_expression(spark, current.info, condition, "condition")
     for name, value in assignments.items():
         check_expression(spark, current.info, value, f"value of {name}", select=True)
     values = {columns[k.lower()].name: (F.expr(v) if isinstance(v, str) else v) for k, v in assignments.items()}
-    hit = current.frame.withColumn(HIT, _hit(condition))
+    hit = frame.withColumn(HIT, _hit(condition))
+    nested = [name for name in values if columns[name.lower()].is_nested]
+    for name, got in zip(nested, value_types(hit, [values[n] for n in nested]), strict=True):
+        values[name] = cast_by_name(values[name], got, columns[name.lower()])  # struct fields by name
 
     def updated(f):
         cols = []
@@ -151,10 +189,10 @@ def compose_update(tx: Transaction, table: str, assignments: dict, condition) ->
             cols.append(value.cast(types.to_spark_type(c)).alias(c.name))
         return f.select(*cols, "rowid", FILE, POS, (f[ORIGINAL] & ~f[HIT]).alias(ORIGINAL))
 
-    return _restage(tx, current, hit, updated)
+    return _restage(tx, current, last, hit, updated)
 
 
-def _restage(tx: Transaction, current: _Current, frame, change) -> int:
+def _restage(tx: Transaction, current: _Current, last: int, frame, change) -> int:
     """Apply `change` to the marked frame, stage the table's net change in place of its staged data operations;
     returns the rows the statement matched."""
     from pyspark.sql import functions as F
@@ -169,7 +207,7 @@ def _restage(tx: Transaction, current: _Current, frame, change) -> int:
             return 0
         after = cached(spark, change(marked))
         try:
-            ops, files = _net_ops(tx, current, after)
+            ops, files = _net_ops(tx, current, last, after)
         finally:
             after.unpersist()
     finally:
@@ -178,7 +216,7 @@ def _restage(tx: Transaction, current: _Current, frame, change) -> int:
     return matched
 
 
-def _net_ops(tx: Transaction, current: _Current, after) -> tuple[list, list[str]]:
+def _net_ops(tx: Transaction, current: _Current, last: int, after) -> tuple[list, list[str]]:
     """The operations (and their files) taking the table from how it began to `after`."""
     from pyspark.sql import functions as F
 
@@ -206,7 +244,7 @@ def _net_ops(tx: Transaction, current: _Current, after) -> tuple[list, list[str]
                 files += [d.path for d in staged.delete_files]
         new = after.where(~F.col(ORIGINAL))
         names = [F.col(f"`{c.name.replace('`', '``')}`") for c in current.info.columns]
-        kept_id = F.col("rowid") <= F.lit(current.last_original_id)
+        kept_id = F.col("rowid") <= F.lit(last)
         counts = new.agg(F.count(F.lit(1)).alias("n"), F.sum(kept_id.cast("long")).alias("k")).first()
         updated, fresh = counts["k"] or 0, counts["n"] - (counts["k"] or 0)
         if updated:
@@ -219,6 +257,62 @@ def _net_ops(tx: Transaction, current: _Current, after) -> tuple[list, list[str]
             rows = new.where(~kept_id).select(*names)
             limit = ctx.inlining_limit(current.info if current.original is not None else None)
             write = stage_write(ctx, rows, current.info, current.ref, replace_all=False,
+                                read_snapshot=tx.read_snapshot, replace_existing=current.original is not None,
+                                limit=limit)
+            ops += write.ops
+            files += write.files
+    except BaseException:
+        delete_paths(files)
+        raise
+    return ops, files
+
+
+def _restage_in_process(tx: Transaction, current: _Current, statement) -> int | None:
+    """`statement` (marked rows -> local.compose.Statement) applied with pyarrow and the table's net change
+    staged in place of its staged data operations; the rows it matched, or None when something is outside what
+    the in-process path does exactly as Spark (nothing is then left staged)."""
+    from .local.compose import marked_rows, net_change
+    from .local.expressions import NotLocal
+
+    try:
+        after = statement(marked_rows(current.now, current.files, current.inlined))
+        if not after.matched:
+            return 0
+        ops, files = _net_ops_in_process(tx, current, net_change(current.original, current.info, after))
+    except NotLocal:
+        return None
+    _swap(tx, current, ops, files)
+    return after.matched
+
+
+def _net_ops_in_process(tx: Transaction, current: _Current, net) -> tuple[list, list[str]]:
+    """The operations (and their files) of a NetChange, staged as `_net_ops` stages them on Spark; NotLocal
+    (the files written deleted) when updated versions are to be written on Spark."""
+    from ..spark.write import delete_paths
+    from .delete_update import _delete_op, insert_versions
+    from .local.dml import stage_positions
+    from .local.expressions import NotLocal
+    from .local.scan import ROWID
+    from .write import stage_write
+
+    ctx = tx.ctx
+    ops, files = [], []
+    try:
+        if current.original is not None and net.gone.num_rows:
+            staged = stage_positions(current.original, net.gone, ctx.inlining_limit(current.info))
+            ops.append(_delete_op(current.original, staged))
+            files += [d.path for d in staged.delete_files]
+        if net.kept_ids.num_rows:
+            plan = replace(current.original, table=current.info)  # written with the columns as altered
+            data = net.kept_ids.drop_columns([ROWID])
+            inserted = insert_versions(ctx, plan, data, net.kept_ids.column(ROWID))
+            if inserted is None:
+                raise NotLocal("updated rows too large to write in-process")
+            ops.append(inserted[0])
+            files += inserted[1]
+        if net.fresh.num_rows:
+            limit = ctx.inlining_limit(current.info if current.original is not None else None)
+            write = stage_write(ctx, net.fresh, current.info, current.ref, replace_all=False,
                                 read_snapshot=tx.read_snapshot, replace_existing=current.original is not None,
                                 limit=limit)
             ops += write.ops
