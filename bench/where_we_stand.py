@@ -16,7 +16,8 @@ from dataclasses import dataclass
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 README = os.path.join(os.path.dirname(HERE), "README.md")
-RESULT_DIRS = ("results/full_tpch", "results/full", "results/full_planning", "results/merge_on_read", "results")
+RESULT_DIRS = ("results/full_tpch", "results/full", "results/full_planning", "results/merge_on_read",
+               "results/small_data_transaction", "results")
 START, END = "<!-- where-we-stand:start -->", "<!-- where-we-stand:end -->"
 
 
@@ -63,6 +64,8 @@ GOALS = (
     Goal("change feed of one update vs DuckDB (in-process)", "small_data", r"^change feed .*: pyarrow", 2.0),
     Goal("merge_adjacent_files, 200 one-row files, vs DuckDB (in-process)", "small_data",
          r"^merge_adjacent_files .*: pyarrow", 2.0),
+    # issue 26 item 10: a small transaction stays in-process (bench/small_data.py --transaction records it alone)
+    Goal("small transaction vs its 4 statements committed one by one", "small_data", r"^transaction of 4", 1.5),
     Goal("delete 1% vs DuckDB (Spark path)", "dml", r"^delete 1% spread vs duckdb", 2.0),
     Goal("change feed of one update vs DuckDB (Spark path)", "change_feed", r"^table_changes\(update\) vs duckdb",
          2.0),

@@ -70,3 +70,11 @@ def test_readme_where_we_stand_is_regenerated_from_the_results():
         text = fh.read()
     assert where_we_stand.render(text, where_we_stand.table(where_we_stand.load_rows())) == text
     assert "merge-on-read" in text.split(where_we_stand.START, 1)[1]
+
+
+def test_small_transaction_case_runs_without_spark():
+    """bench/small_data.py's transaction row (issue 26, item 10): both sides run in-process, no Spark session."""
+    import small_data
+
+    row = small_data.transaction_row(None, 1)
+    assert row.case == "small_data" and row.metric.startswith("transaction of 4") and row.ratio > 0
