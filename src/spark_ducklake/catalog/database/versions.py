@@ -7,6 +7,8 @@ and written in the 1.1 layout; an existing catalog keeps the version string it h
 
 from __future__ import annotations
 
+import weakref
+
 import sqlalchemy as sa
 
 from ...errors import CatalogError
@@ -19,7 +21,8 @@ SUPPORTED = (V10, V11, V11_DEV)
 # What `ducklake_version=` accepts for a new catalog.
 CREATABLE = SUPPORTED
 
-_INFO_KEY = "spark_ducklake.catalog_version"
+# Per engine (one engine = one catalog): asked once, not on every connection (SQLite and DuckDB connect per use).
+_BY_ENGINE: weakref.WeakKeyDictionary[sa.Engine, str] = weakref.WeakKeyDictionary()
 
 
 def layout_of(version: str) -> str:
@@ -39,21 +42,21 @@ def is_v11(version: str | None) -> bool:
 
 
 def catalog_version(conn: sa.Connection) -> str:
-    """The `version` of the catalog this connection reaches, read once per database connection."""
-    info = conn.info
-    version = info.get(_INFO_KEY)
+    """The `version` of the catalog this connection reaches, read once per engine (a migration run elsewhere while
+    this engine is open is not seen: attach again)."""
+    version = _BY_ENGINE.get(conn.engine)
     if version is None:
         md = T["ducklake_metadata"]
         version = conn.execute(sa.select(md.c.value).where(md.c.key == "version", md.c.scope.is_(None))).scalar()
         if version is None:
             raise CatalogError("catalog has a ducklake_metadata table but no 'version' entry")
-        info[_INFO_KEY] = version
+        _BY_ENGINE[conn.engine] = version
     return version
 
 
 def remember_version(conn: sa.Connection, version: str) -> None:
     """Record the version just written (creation, migration) so `catalog_version` need not read it."""
-    conn.info[_INFO_KEY] = version
+    _BY_ENGINE[conn.engine] = version
 
 
 def catalog_is_v11(conn: sa.Connection) -> bool:
