@@ -444,3 +444,21 @@ def test_expire_removes_view_column_tags_no_snapshot_sees(tmp_path):
         lake.close()
     assert query(attach_sql(catalog), "SELECT comment FROM duckdb_columns() WHERE database_name = 'lake' AND "
                  "table_name = 'v'") == [{"comment": "new"}]
+
+
+def test_comment_on_aliased_view_column_in_sql_reads_in_the_binary(tmp_path):
+    """`COMMENT ON COLUMN v.x` through lake.sql (no Spark) on a view with column aliases: the binary shows the
+    comment on `x`, so the tag was keyed by the query's name `id` as it expects."""
+    require_ref11()
+    catalog = f"sqlite:{tmp_path / 'meta.sqlite'}"
+    lake = DuckLake.attach(catalog, str(tmp_path / "data"), ducklake_version="1.1-dev1")
+    try:
+        lake.create_table("t", "id BIGINT, other BIGINT")
+        lake.create_view("v", "SELECT id, other FROM t", dialect="duckdb", column_aliases=["x"])
+        lake.sql("COMMENT ON COLUMN v.x IS 'via sql'")
+        lake.sql("COMMENT ON COLUMN v.other IS 'plain'")
+    finally:
+        lake.close()
+    assert query(attach_sql(catalog), "SELECT column_name, comment FROM duckdb_columns() WHERE database_name = "
+                 "'lake' AND table_name = 'v' ORDER BY column_name") == [
+        {"column_name": "other", "comment": "plain"}, {"column_name": "x", "comment": "via sql"}]
