@@ -1,4 +1,5 @@
-"""Positional delete files as the reference writes them, written with pyarrow inside one executor task per data file.
+"""Positional delete files as the reference writes them, one per data file: plain files of a local lake by Spark's
+own Parquet writer (no Python on the workers), the others with pyarrow inside one executor task per data file.
 
 Used by row-level deletes (`deletes.py`) and by `flush_inlined_data` (partial delete files of flushed rows).
 
@@ -10,6 +11,7 @@ readers at older snapshots skip the newer positions; the old file is then schedu
 
 from __future__ import annotations
 
+import uuid
 from dataclasses import dataclass, field
 
 import pyarrow as pa
@@ -20,7 +22,7 @@ from ..spec.internal_columns import SNAPSHOT_ID_COLUMN, SNAPSHOT_ID_FIELD_ID
 from ..spec.model import DeleteFile
 from .columns import POS
 from .deletion_vectors import as_positional, write_vectors
-from .paths import filesystem
+from .paths import filesystem, writes_in_place
 from .workers import require_python_workers
 
 # This module runs on executors, which have pyarrow but not sqlalchemy: it imports nothing that needs the catalog
@@ -71,9 +73,12 @@ def write_delete_files(spark, positions, targets: dict[str, DeleteTarget], table
     from ..spec.uuid7 import new_uuid
     from .write import delete_paths
 
-    require_python_workers(spark)
     suffix = "puffin" if vectors else "parquet"  # the lake's write_deletion_vectors option
     names = {key: f"{table_path}ducklake-{new_uuid()}-delete.{suffix}" for key in targets}
+    if not (vectors or encrypted or SNAP in positions.columns or writes_in_place(table_path)) and all(
+            target.old is None for target in targets.values()):
+        return _write_plain_with_spark(spark, positions, targets, names, table_path)
+    require_python_workers(spark)
     if encrypted and vectors:  # as the reference: deletion vectors stay plaintext on ENCRYPTED lakes
         from .encrypted.deletes import merge_encrypted_olds
 
@@ -122,6 +127,59 @@ def write_delete_files(spark, positions, targets: dict[str, DeleteTarget], table
                                       r["first_snapshot"], r["last_snapshot"], new_key() if encrypted else None,
                                       r["row_group_count"])
             for r in rows}
+
+
+def _write_plain_with_spark(spark, positions, targets: dict[str, DeleteTarget], names: dict[str, str],
+                            table_path: str) -> dict[str, WrittenDeleteFile]:
+    """Plain delete files on a local lake, written by Spark's own Parquet writer (no Python on the workers): the
+    positions of each target sorted and distinct in one task, one file per target, moved to its final name."""
+    from concurrent.futures import ThreadPoolExecutor
+
+    import pyarrow.fs as pafs
+    from pyspark.sql import functions as F
+
+    from .write import delete_paths
+
+    index = "_dl_index"  # the folder of each target's file: a small integer, no escaping to undo
+    keys = sorted(targets)
+    paths = spark.createDataFrame([(key, i, targets[key].data_path) for i, key in enumerate(keys)],
+                                  f"{KEY} string, {index} int, file_path string")
+    frame = (positions.select(KEY, F.col(POS).cast("long").alias("pos")).distinct()
+             .join(F.broadcast(paths), KEY)
+             .select(F.col("file_path").alias("file_path", metadata={"parquet.field.id": FILE_PATH_FIELD_ID}),
+                     F.col("pos").alias("pos", metadata={"parquet.field.id": POS_FIELD_ID}), index))
+    tasks = max(1, min(len(targets), _MAX_TASKS))
+    staging = f"{table_path}_staging-{uuid.uuid4().hex}/"  # a dead writer's: delete_orphaned_files reclaims it
+    fs, staging_path = filesystem(staging)
+    moved: list[str] = []
+    try:
+        (frame.repartition(tasks, index).sortWithinPartitions(index, "pos").write.mode("error")
+         .partitionBy(index).option("maxRecordsPerFile", 0).option("compression", "snappy").parquet(staging))
+        found: dict[int, list[str]] = {}
+        for info in fs.get_file_info(pafs.FileSelector(staging_path, recursive=True)):
+            if info.type == pafs.FileType.File and info.base_name.endswith(".parquet"):
+                folder = info.path[len(staging_path):].strip("/").split("/", 1)[0]
+                found.setdefault(int(folder.split("=", 1)[1]), []).append(info.path)
+        if any(len(files) != 1 for files in found.values()):  # one task per target: never more than a file
+            raise RuntimeError(f"Spark wrote more than one delete file for a data file under {staging}")
+        for i, (src,) in sorted(found.items()):
+            fs.move(src, filesystem(names[keys[i]])[1])
+            moved.append(keys[i])
+        with ThreadPoolExecutor(max_workers=8) as pool:
+            return dict(zip(moved, pool.map(lambda key: _described(names[key]), moved), strict=True))
+    except BaseException:
+        delete_paths([names[key] for key in moved])
+        raise
+    finally:
+        delete_paths([staging], directories=True)
+
+
+def _described(path: str) -> WrittenDeleteFile:
+    fs, inner = filesystem(path)
+    with fs.open_input_file(inner) as fh:
+        meta = pq.ParquetFile(fh).metadata
+    return WrittenDeleteFile(path, meta.num_rows, fs.get_file_info(inner).size, meta.serialized_size,
+                             row_group_count=meta.num_row_groups)
 
 
 def write_delete_file(path: str, data_path: str, positions, snapshots=None,
