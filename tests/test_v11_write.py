@@ -462,3 +462,29 @@ def test_comment_on_aliased_view_column_in_sql_reads_in_the_binary(tmp_path):
     assert query(attach_sql(catalog), "SELECT column_name, comment FROM duckdb_columns() WHERE database_name = "
                  "'lake' AND table_name = 'v' ORDER BY column_name") == [
         {"column_name": "other", "comment": "plain"}, {"column_name": "x", "comment": "via sql"}]
+
+
+def test_add_data_files_records_row_groups_as_the_binary(tmp_path):
+    """add_data_files on a 1.1 catalog fills row_group_count from the file's footer, as the binary's
+    ducklake_add_data_files does for the same file."""
+    require_ref11()
+    outside = tmp_path / "outside.parquet"
+    pq.write_table(pa.table({"id": pa.array(range(1000), pa.int64())}), outside, row_group_size=300)
+    catalog = f"sqlite:{tmp_path / 'meta.sqlite'}"
+    lake = DuckLake.attach(catalog, str(tmp_path / "data"), ducklake_version="1.1-dev1")
+    try:
+        lake.create_table("ours", "id BIGINT")
+        lake.add_data_files("ours", str(outside))
+    finally:
+        lake.close()
+    run(attach_sql(catalog) + f"CREATE TABLE lake.theirs(id BIGINT); CALL ducklake_add_data_files('lake', 'theirs', "
+                              f"'{outside}');")
+    con = sqlite3.connect(tmp_path / "meta.sqlite")
+    try:
+        counts = dict(con.execute("SELECT t.table_name, f.row_group_count FROM ducklake_data_file f JOIN "
+                                  "ducklake_table t USING (table_id)").fetchall())
+    finally:
+        con.close()
+    assert counts == {"ours": 4, "theirs": 4}
+    assert query(attach_sql(catalog), "SELECT count(*) AS n, sum(id)::BIGINT AS s FROM lake.ours") == [{"n": 1000,
+                                                                                                 "s": 499500}]
