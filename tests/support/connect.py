@@ -18,8 +18,10 @@ def _free_port() -> int:
 
 
 @contextmanager
-def connect_server(log_dir: Path, *, cores: int = 2, memory: str = "3g"):
-    """Yield an `sc://` URL of a fresh local Spark Connect server."""
+def connect_server(log_dir: Path, *, cores: int = 2, memory: str = "3g", conf: dict[str, str] | None = None,
+                   on_start=None):
+    """Yield an `sc://` URL of a fresh local Spark Connect server; `conf` adds server confs, `on_start(process)`
+    sees the spark-submit process (whose descendants are the server's JVM and Python workers)."""
     import pyspark
 
     home = Path(pyspark.__file__).parent
@@ -32,9 +34,12 @@ def connect_server(log_dir: Path, *, cores: int = 2, memory: str = "3g"):
          "--master", f"local[{cores}]", "--conf", f"spark.connect.grpc.binding.port={port}",
          "--conf", "spark.ui.enabled=false", "--conf", f"spark.driver.memory={memory}",
          "--conf", "spark.sql.session.timeZone=UTC", "--conf", "spark.sql.shuffle.partitions=4",
+         *[arg for key, value in (conf or {}).items() for arg in ("--conf", f"{key}={value}")],
          "spark-internal"],
         stdout=log, stderr=subprocess.STDOUT, env=env, start_new_session=True,
     )
+    if on_start is not None:
+        on_start(proc)
     try:
         deadline = time.time() + 120
         while True:
@@ -55,3 +60,23 @@ def connect_server(log_dir: Path, *, cores: int = 2, memory: str = "3g"):
         except subprocess.TimeoutExpired:
             proc.kill()
         log.close()
+
+
+@contextmanager
+def client_of(url: str):
+    """A Spark Connect session of its own on `url`, stopped afterwards. Making it flips pyspark into Connect mode
+    for the whole process (SPARK_CONNECT_MODE_ENABLED): that is undone, so the run's classic session stays usable."""
+    from pyspark.sql import SparkSession
+
+    names = ("SPARK_CONNECT_MODE_ENABLED", "SPARK_LOCAL_REMOTE")
+    saved = {name: os.environ.get(name) for name in names}
+    session = SparkSession.builder.remote(url).create()
+    try:
+        yield session
+    finally:
+        session.stop()
+        for name, value in saved.items():
+            if value is None:
+                os.environ.pop(name, None)
+            else:
+                os.environ[name] = value

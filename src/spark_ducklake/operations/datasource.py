@@ -14,7 +14,8 @@ table as `lake.write` would (operations/datasource_write.py): tasks write Parque
 table's partition keys, or hand small batches back for the planner to inline; one snapshot (overwrite: the table's
 rows end in that same snapshot). Files are not sorted by SET SORTED BY keys.
 
-Options: `catalog` (attach string), `table` (or the load path), `data_path`, `versionAsOf`, `filterPushdown`
+Options: the catalog (`catalog_file`, `catalog_env` or `catalog`: see streaming/catalog_ref.py), `table` (or the
+load path), `data_path`, `versionAsOf`, `filterPushdown`
 (Spark refuses a source implementing pushdown while its conf is off, so this option must follow the conf).
 `lake.register()` (or `register(spark, lake)`) registers the source with that lake's catalog and data path, and
 the session's pushdown conf at that time, as defaults.
@@ -29,11 +30,13 @@ import pyarrow as pa
 from pyspark.sql.datasource import DataSourceReader, InputPartition
 
 from .datasource_write import DuckLakeWriter
+from .streaming.catalog_ref import ENV_OPTION, FILE_OPTION, PLAIN_OPTIONS, catalog_options
 from .streaming.source import DuckLakeDataSource, StreamOptions
 
 if TYPE_CHECKING:
     from .context import LakeContext
 
+CATALOG_KEYS = (FILE_OPTION, ENV_OPTION, *PLAIN_OPTIONS)
 _FILTERS = {"EqualTo": "=", "GreaterThan": ">", "GreaterThanOrEqual": ">=", "LessThan": "<",
             "LessThanOrEqual": "<="}
 
@@ -52,7 +55,11 @@ class DuckLakeBatchSource(DuckLakeDataSource):
     defaults: dict[str, str] = {}  # set on the subclass `register(lake)` makes
 
     def __init__(self, options: dict[str, str]):
-        merged = {**self.defaults, **{k.lower(): v for k, v in dict(options).items()}}
+        given = {k.lower(): v for k, v in dict(options).items()}
+        defaults = self.defaults
+        if any(given.get(key) for key in CATALOG_KEYS):  # the caller's catalog, however given, replaces the lake's
+            defaults = {k: v for k, v in defaults.items() if k not in CATALOG_KEYS}
+        merged = {**defaults, **given}
         super().__init__(merged)
         version = _option(merged, "versionAsOf")
         if version is not None and not str(version).strip().isdigit():
@@ -239,7 +246,7 @@ def register(spark, lake: LakeContext | None = None) -> None:
 
         pushdown = str(spark.conf.get("spark.sql.python.filterPushdown.enabled", "false")).lower()
         source = type("DuckLakeBatchSource", (DuckLakeBatchSource,), {"defaults": {
-            "catalog": attach_string(lake), "data_path": lake.data_path, "filterpushdown": pushdown,
+            **catalog_options(attach_string(lake)), "data_path": lake.data_path, "filterpushdown": pushdown,
             **metadata_schema_option(lake), **_limit_option(lake)}})
     spark.dataSource.register(source)
 
@@ -250,19 +257,29 @@ def _limit_option(lake: LakeContext) -> dict[str, str]:
     return {} if limit is None else {"data_inlining_row_limit": str(int(limit))}
 
 
-def read_stream(ctx: LakeContext, table: str, *, starting_snapshot: str | int = "earliest",
-                max_snapshots_per_trigger: int | None = None, include_changes: bool = False):
-    """A streaming DataFrame of the table's new snapshots (see the module docstring for the options)."""
+def stream_options(ctx: LakeContext, table: str, *, starting_snapshot: str | int = "earliest",
+                   max_snapshots_per_trigger: int | None = None, include_changes: bool = False) -> dict[str, str]:
+    """The streaming source's options for a table of this lake; the catalog by reference when its attach string
+    holds a password (streaming/catalog_ref.py)."""
     from ..spec.names import parse_table_name as split_name
     from .streaming.sink import attach_string, metadata_schema_option
-    from .streaming.source import CATALOG_OPTION, FORMAT
 
     schema, name = split_name(table)
     ctx.table_info(f"{schema}.{name}")  # fail now, naming what is missing
-    options = {CATALOG_OPTION: attach_string(ctx), "table": f"{schema}.{name}", "data_path": ctx.data_path,
+    options = {**catalog_options(attach_string(ctx)), "table": f"{schema}.{name}", "data_path": ctx.data_path,
                "starting_snapshot": str(starting_snapshot), "include_changes": str(bool(include_changes)).lower(),
                **metadata_schema_option(ctx)}
     if max_snapshots_per_trigger is not None:
         options["max_snapshots_per_trigger"] = str(max_snapshots_per_trigger)
+    return options
+
+
+def read_stream(ctx: LakeContext, table: str, *, starting_snapshot: str | int = "earliest",
+                max_snapshots_per_trigger: int | None = None, include_changes: bool = False):
+    """A streaming DataFrame of the table's new snapshots (see the module docstring for the options)."""
+    from .streaming.source import FORMAT
+
+    options = stream_options(ctx, table, starting_snapshot=starting_snapshot,
+                             max_snapshots_per_trigger=max_snapshots_per_trigger, include_changes=include_changes)
     register(ctx.spark)
     return ctx.spark.readStream.format(FORMAT).options(**options).load()

@@ -5,7 +5,8 @@ table already holds (Spark re-runs the last batch after a failure between our co
 skipped. The query id is the user's (`query_id=`, like Delta's `txnAppId`) or Spark's own id, read from the
 checkpoint's `metadata` file (written when the query starts, kept across restarts, new for a new checkpoint).
 The function is pickled to wherever Spark runs it (the Spark Connect server's Python worker over Connect), so it
-carries the attach string, not a lake handle, and attaches there.
+carries a reference to the attach string (catalog_ref.py: a file when it holds a password, never the password,
+which a Connect plan would show), not a lake handle, and attaches there.
 """
 
 from __future__ import annotations
@@ -16,13 +17,14 @@ from dataclasses import dataclass, field
 
 from ...catalog.operations.stream_guards import BatchAlreadyCommitted, GuardBatch, batch_info, holds_batch
 from ...spec.commit_properties import CommitProperties
+from .catalog_ref import CatalogRef
 
 
 @dataclass
 class StreamBatchWriter:
     """`(batch_df, batch_id) -> None` for `writeStream.foreachBatch`, writing each batch into a table once."""
 
-    catalog: str = field(repr=False)  # the attach string: it may hold the catalog's password
+    catalog: CatalogRef  # where the attach string is found: never the password itself
     data_path: str
     table: str
     query_id: str | None = None
@@ -49,8 +51,9 @@ class StreamBatchWriter:
         from ..transaction import transaction
 
         query = self.resolve_query_id()
-        ctx = LakeContext.attach(self.catalog, self.data_path, spark=get_or_create_spark(batch_df.sparkSession),
-                                 create_if_missing=False, data_inlining_row_limit=self.data_inlining_row_limit,
+        spark = get_or_create_spark(batch_df.sparkSession)
+        ctx = LakeContext.attach(self.catalog.resolve(), self.data_path, spark=spark, create_if_missing=False,
+                                 data_inlining_row_limit=self.data_inlining_row_limit,
                                  author=self.author, metadata_schema=self.metadata_schema,
                                  override_data_path=True)  # the writing lake's own data path
         try:
@@ -127,7 +130,7 @@ def stream_writer(ctx, table: str, *, query_id: str | None = None, checkpoint_lo
     ctx.check_writable()
     schema, name = split_name(table)
     return StreamBatchWriter(
-        catalog=attach_string(ctx), data_path=ctx.data_path, table=f"{schema}.{name}", query_id=query_id,
+        catalog=CatalogRef.of(attach_string(ctx)), data_path=ctx.data_path, table=f"{schema}.{name}", query_id=query_id,
         checkpoint_location=checkpoint_path(checkpoint_location) if checkpoint_location else None, mode=mode,
         merge_schema=merge_schema, commit_message=commit_message, author=author or ctx.author,
         data_inlining_row_limit=ctx.data_inlining_row_limit, metadata_schema=ctx.location.metadata_schema)

@@ -6,7 +6,9 @@ partition per data file); executors read the files with pyarrow (`arrow_rows.py`
 rows its snapshots inserted (what the reference's `table_insertions` returns, updates' new row versions
 included); with `include_changes` it holds `table_changes` rows (snapshot_id, rowid, change_type, columns).
 
-Options: `catalog` (attach string; file paths absolute, as the planner may run elsewhere), `table` (or the load
+Options: the catalog as `catalog_file` (a file holding the attach string: what `read_stream` passes when the
+string holds a password, see catalog_ref.py), `catalog_env` (an environment variable holding it) or `catalog` /
+`catalog_url` (the attach string itself; file paths absolute, as the planner may run elsewhere), `table` (or the load
 path), `data_path`, `starting_snapshot` (`earliest`: every insertion since the table was created, the default;
 `latest`: only snapshots committed from now on; or a snapshot id, inclusive), `max_snapshots_per_trigger`
 (snapshots that changed the table, per batch), `include_changes`. The stream keeps the columns the table had
@@ -16,7 +18,7 @@ stops the query with an error telling to restart it.
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import Any
 
 import pyarrow as pa
@@ -29,6 +31,7 @@ from ...catalog.planners.stream import FileTask
 from ...catalog.reads import reader
 from ...spark.delete_files import snapshot_range
 from ...spec.model import TableInfo
+from .catalog_ref import CatalogRef
 
 try:  # Spark 4.2+: read limits and Trigger.AvailableNow for Python sources
     from pyspark.sql.streaming.datasource import ReadAllAvailable, ReadMaxFiles, SupportsTriggerAvailableNow
@@ -37,9 +40,6 @@ except ImportError:  # pragma: no cover - older pyspark: every batch reads all a
     SupportsTriggerAvailableNow = object
 
 FORMAT = "ducklake"
-# Spark redacts the values of options whose key matches spark.sql.redaction.options.regex ("(?i)url" by default)
-# in plans and the UI: the attach string may hold a catalog password. The option "catalog" is accepted too.
-CATALOG_OPTION = "catalog_url"
 OFFSET_KEY = "snapshot_id"
 
 
@@ -47,7 +47,7 @@ OFFSET_KEY = "snapshot_id"
 class StreamOptions:
     """The source's options, parsed."""
 
-    catalog: str = field(repr=False)  # may hold a catalog password
+    catalog: CatalogRef  # where the attach string is found: never the password itself
     table: str
     data_path: str | None = None
     starting_snapshot: str | int = "earliest"
@@ -58,10 +58,11 @@ class StreamOptions:
     @classmethod
     def parse(cls, options: Any) -> StreamOptions:
         """From the data source's (case-insensitive, string-valued) options."""
-        catalog = options.get(CATALOG_OPTION) or options.get("catalog")
+        catalog = CatalogRef.from_options(options)
         table = options.get("table") or options.get("path")
-        if not catalog or not table:
-            raise ValueError("the ducklake source needs options 'catalog' (attach string) and 'table' (or a path)")
+        if catalog is None or not table:
+            raise ValueError("the ducklake source needs the catalog (option 'catalog_file', 'catalog_env' or "
+                             "'catalog') and option 'table' (or a path)")
         start = str(options.get("starting_snapshot", "earliest")).strip().lower()
         if start not in ("earliest", "latest"):
             if not start.isdigit():
@@ -77,11 +78,15 @@ class StreamOptions:
                    max_snapshots_per_trigger=int(limit) if limit is not None else None,
                    include_changes=changes == "true", metadata_schema=options.get("metadata_schema") or None)
 
+    def attach_string(self) -> str:
+        """The catalog's attach string, read where it is needed (the planner, the sink), never pickled onwards."""
+        return self.catalog.resolve()
+
     def attach(self):
         """The lake, read-only, catalog only."""
         from ..context import LakeContext
 
-        return LakeContext.attach(self.catalog, self.data_path, create_if_missing=False, read_only=True,
+        return LakeContext.attach(self.attach_string(), self.data_path, create_if_missing=False, read_only=True,
                                   metadata_schema=self.metadata_schema,
                                   override_data_path=True)  # the data path the reading lake was attached with
 
