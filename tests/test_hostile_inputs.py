@@ -137,6 +137,8 @@ CASES = [
      InvalidNameError, r"surrogate"),
     ("surrogate-in-values", lambda lake, tmp: lambda: lake.write(pd.DataFrame({"id": [1], "v": ["a\udc80"]}), "t"),
      InvalidArgumentError, r"surrogate"),
+    ("surrogate-in-condition", lambda lake, tmp: lambda: lake.delete("t", "v = 'a\udc80'"), InvalidArgumentError,
+     r"surrogate"),
     ("surrogate-commit-message", lambda lake, tmp: lambda: lake.write(ROWS, "t", commit_message="m\udc80"),
      InvalidArgumentError, r"surrogate"),
     ("nested-3000-delete", lambda lake, tmp: lambda: lake.delete("t", DEEP), InvalidArgumentError, r"nested"),
@@ -263,6 +265,7 @@ def test_spark_path_errors_are_translated(lake, spark, tmp_path):
         (lambda: lake.sql("SELECT * FROM t AT (VERSION => 1/0)", dialect="duckdb"), ConversionError,
          r"(?i)division by zero"),
         (lambda: lake.sql("SELECT 1\0"), InvalidArgumentError, r"NUL"),
+        (lambda: lake.delete("t", "v = 'a\udc80'"), InvalidArgumentError, r"surrogate"),  # py4j / Connect's proto
     ]:
         with pytest.raises(error) as info:
             action()

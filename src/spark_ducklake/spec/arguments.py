@@ -69,7 +69,11 @@ def check_data(data, what: str = "the data") -> None:
 
 
 def check_condition(condition, what: str = "condition", *, optional: bool = True) -> None:
-    """A condition is a SQL string or a Spark Column (or None when `optional`)."""
+    """A condition is a SQL string (UTF-8 encodable: py4j fails on a lone surrogate without saying why) or a Spark
+    Column (or None when `optional`)."""
+    if isinstance(condition, str) and any("\ud800" <= ch <= "\udfff" for ch in condition):
+        raise InvalidArgumentError(f"{what} {ascii(condition)[:200]} holds a lone surrogate (half of a UTF-16 pair), "
+                                   "which has no UTF-8 form")
     if (condition is None and optional) or isinstance(condition, str) or _is_class(condition, "pyspark.", "Column"):
         return
     raise InvalidArgumentError(f"{what} must be a SQL string or a Spark Column, got {type(condition).__name__} "
