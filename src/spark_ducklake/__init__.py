@@ -24,6 +24,10 @@ def __getattr__(name: str):
         from .spec.commit_properties import CommitProperties
 
         return CommitProperties
+    if name == "spark_catalog_conf":
+        from .catalog_service import spark_catalog_conf
+
+        return spark_catalog_conf
     raise AttributeError(name)
 
 
@@ -40,4 +44,5 @@ __all__ = [
     "SparkUnavailableError",
     "UnsupportedVersionError",
     "__version__",
+    "spark_catalog_conf",
 ]

@@ -1,0 +1,286 @@
+"""The lake catalog service: what Spark's JVM catalog plugin (jvm/DuckLakeCatalog.java) asks our Python code.
+
+Spark takes a catalog only as a JVM class (`spark.sql.catalog.<name>`), and the DuckLake logic lives here, in
+Python, once. The plugin starts this module as a child process (`python -m spark_ducklake.catalog_service`), so it
+works where no Python driver runs (the Thrift server, a Spark Connect server): the plugin writes one JSON line to
+the child's standard input (catalog url, data path, attach options: secrets never reach a command line), and the
+service answers with one JSON line on standard output (`{"port": ..., "token": ...}`), then serves HTTP/JSON on
+127.0.0.1 at that port; every request must carry the token. The service ends when its standard input closes (the
+JVM exited or closed the pipe), so it never outlives its Spark process.
+
+Requests are `POST /` with a JSON object naming an `op`:
+- `namespaces`: the lake's schemas.
+- `tables` (`namespace`): the schema's table names.
+- `table` (`namespace`, `table`, optional `version` or `timestamp_us`): the table's Spark schema (JSON, with
+  Parquet field ids) and the snapshot it resolves to.
+- `scan` (`namespace`, `table`, `snapshot`): a file-sink log (`_spark_metadata/0`, as file_log.py writes for
+  Python scans) of the data files to read, in a folder the caller reads with Spark's MetadataLogFileIndex and then
+  removes, and `names_stable` (false: push no filter into the reader, which matches file columns by name). Scans
+  Spark's Parquet reader cannot do alone (deletes, inlined rows, files without field ids, ...) are refused,
+  naming the cause.
+Errors come back as `{"error": {"kind": ..., "message": ...}}` (kind `not_found` or `unsupported` or `error`).
+
+`spark_catalog_conf` gives the Spark confs a session needs to use the plugin.
+"""
+
+from __future__ import annotations
+
+import hmac
+import json
+import secrets
+import sys
+import tempfile
+import threading
+from datetime import UTC, datetime
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from pathlib import Path
+from typing import Any
+
+import pyarrow.compute as pc
+
+from .errors import DuckLakeError, InvalidArgumentError, NotFoundError
+from .lake import DuckLake
+from .spark.file_log import SCAN_LOG_PREFIX, write_file_log
+from .spark.scan_plan import ScanPlan
+from .spark.session import REQUIRED_CONF
+from .spark.types import is_native, to_spark_schema
+
+CATALOG_CLASS = "sparkducklake.DuckLakeCatalog"
+CATALOG_JAR = Path(__file__).parent / "spark" / "jvm" / "spark-ducklake-catalog.jar"
+TOKEN_HEADER = "X-DuckLake-Token"
+# DuckLake.attach keywords a catalog option may carry (values arrive as strings from Spark's options).
+_INT_OPTIONS = {"data_inlining_row_limit", "snapshot_version", "ducklake_max_retry_count", "ducklake_retry_wait_ms"}
+_BOOL_OPTIONS = {"create_if_missing", "read_only", "automatic_migration", "override_data_path", "encrypted"}
+_FLOAT_OPTIONS = {"ducklake_retry_backoff"}
+_TEXT_OPTIONS = {"author", "metadata_schema", "metadata_catalog", "small_data_threshold", "ducklake_version"}
+
+
+class UnsupportedScanError(InvalidArgumentError):
+    """A scan the catalog plugin cannot hand to Spark's Parquet reader yet."""
+
+
+def spark_catalog_conf(name: str, url: str, data_path: str | None = None, **attach_options: Any) -> dict[str, str]:
+    """Every Spark conf a session needs to query the lake as catalog `name` in plain Spark SQL (`SELECT * FROM
+    name.main.t`): the plugin class, its options (`url`, `data_path`, the DuckLake.attach keywords), our jar and
+    the Parquet field-id confs our reads rely on. Pass it to `SparkSession.builder.config(map=...)`. The plugin
+    starts `python -m spark_ducklake.catalog_service` with this interpreter (`python` option) unless
+    `python=` names another."""
+    if not name or not name.replace("_", "").isalnum():
+        raise InvalidArgumentError(f"catalog name {name!r} must be letters, digits and underscores")
+    if not CATALOG_JAR.is_file():
+        raise InvalidArgumentError(f"the catalog plugin's jar {CATALOG_JAR} was not built (scripts/build_jar.sh "
+                                   "needs a JDK)")
+    prefix = f"spark.sql.catalog.{name}"
+    conf = {prefix: CATALOG_CLASS, f"{prefix}.url": url, "spark.jars": str(CATALOG_JAR)}
+    conf[f"{prefix}.python"] = str(attach_options.pop("python", None) or sys.executable)
+    if data_path is not None:
+        conf[f"{prefix}.data_path"] = str(data_path)
+    for key, value in attach_options.items():
+        _attach_value(key, str(value))  # refuse unknown keywords here, not at the first query
+        if value is not None:
+            conf[f"{prefix}.{key}"] = str(value).lower() if isinstance(value, bool) else str(value)
+    return conf | REQUIRED_CONF
+
+
+def _attach_value(key: str, text: str):
+    """A catalog option's string as the DuckLake.attach keyword's value."""
+    if key in _INT_OPTIONS:
+        return int(text)
+    if key in _FLOAT_OPTIONS:
+        return float(text)
+    if key in _BOOL_OPTIONS:
+        if text.lower() not in ("true", "false"):
+            raise InvalidArgumentError(f"catalog option {key} must be true or false, not {text!r}")
+        return text.lower() == "true"
+    if key in _TEXT_OPTIONS:
+        return text
+    raise InvalidArgumentError(f"unknown catalog option {key!r} (DuckLake.attach takes no such keyword)")
+
+
+def attach(config: dict[str, Any]) -> DuckLake:
+    """The lake a plugin's options describe (`url`, `data_path`, attach keywords as strings)."""
+    if not config.get("url"):
+        raise InvalidArgumentError("the lake catalog needs a `url` option (the catalog database)")
+    keywords = {k: _attach_value(k, str(v)) for k, v in config.items() if k not in ("url", "data_path", "python")}
+    return DuckLake.attach(config["url"], config.get("data_path"), **keywords)
+
+
+class CatalogService:
+    """Answers the plugin's requests on one lake (each request is independent; the lake handle is shared)."""
+
+    def __init__(self, lake: DuckLake, log_root: str):
+        self.lake = lake
+        self.log_root = log_root
+
+    def answer(self, request: dict[str, Any]) -> dict[str, Any]:
+        """The reply to one request (errors as `{"error": ...}`)."""
+        try:
+            op = request.get("op")
+            handler = {"namespaces": self.namespaces, "tables": self.tables, "table": self.table,
+                       "scan": self.scan}.get(op)
+            if handler is None:
+                raise InvalidArgumentError(f"unknown catalog service request {op!r}")
+            return handler(request)
+        except NotFoundError as e:
+            return {"error": {"kind": "not_found", "message": str(e)}}
+        except UnsupportedScanError as e:
+            return {"error": {"kind": "unsupported", "message": str(e)}}
+        except DuckLakeError as e:
+            return {"error": {"kind": "error", "message": str(e)}}
+
+    def namespaces(self, _request: dict[str, Any]) -> dict[str, Any]:
+        return {"namespaces": self.lake.schemas()}
+
+    def tables(self, request: dict[str, Any]) -> dict[str, Any]:
+        schema = _text(request, "namespace")
+        if schema not in self.lake.schemas():
+            raise NotFoundError(f"schema {schema!r} not found")
+        return {"tables": [t.name for t in self.lake.tables(schema)]}
+
+    def table(self, request: dict[str, Any]) -> dict[str, Any]:
+        plan = self._plan(request)
+        return {"snapshot": plan.snapshot_id, "schema": to_spark_schema(plan.table.columns).json()}
+
+    def scan(self, request: dict[str, Any]) -> dict[str, Any]:
+        plan = self._plan(request)
+        _check_plain(plan, f"{_text(request, 'namespace')}.{_text(request, 'table')}")
+        paths = plan.files.full_paths() if hasattr(plan.files, "full_paths") else [f.path for f in plan.files]
+        sizes = [int(s) for s in _sizes(plan)]
+        folder = tempfile.mkdtemp(prefix=SCAN_LOG_PREFIX, dir=self.log_root)
+        write_file_log(folder, paths, sizes)
+        # names_stable False: a column was renamed or a name held by two columns; the plugin then pushes no filter
+        # into the Parquet reader, whose row-group filters match file columns by name.
+        return {"log": folder, "files": len(paths), "snapshot": plan.snapshot_id, "names_stable": plan.names_stable}
+
+    def _plan(self, request: dict[str, Any]) -> ScanPlan:
+        name = (_text(request, "namespace"), _text(request, "table"))
+        version = request.get("snapshot", request.get("version"))
+        stamp = request.get("timestamp_us")
+        when = None if stamp is None else datetime.fromtimestamp(int(stamp) / 1e6, UTC)
+        if version is not None and not str(version).isdigit():
+            raise InvalidArgumentError(f"VERSION AS OF takes a snapshot id, not {version!r}")
+        return self.lake.plan_scan(name, version=None if version is None else int(version), timestamp=when)
+
+
+def _text(request: dict[str, Any], key: str) -> str:
+    value = request.get(key)
+    if not isinstance(value, str):
+        raise InvalidArgumentError(f"catalog service request lacks {key!r}")
+    return value
+
+
+def _sizes(plan: ScanPlan) -> list[int]:
+    files = plan.files
+    if hasattr(files, "column"):
+        return files.column("file_size_bytes").to_pylist()
+    return [f.file_size_bytes for f in files]
+
+
+def _check_plain(plan: ScanPlan, name: str) -> None:
+    """Refuse, naming the cause, what this first slice of the plugin cannot read with Spark's Parquet reader
+    alone (the Python API reads all of it: `DuckLake.read`)."""
+    table = plan.table
+    causes = []
+    if plan.inlined is not None and plan.inlined.num_rows:
+        causes.append("inlined rows (flush_inlined_data writes them to files)")
+    if plan.inlined_deletes and any(plan.inlined_deletes.values()):
+        causes.append("inlined deletes")
+    if getattr(plan.files, "deletes", None) or any(getattr(f, "delete_file", None) for f in _objects(plan)):
+        causes.append("delete files (rewrite_data_files applies them)")
+    if not all(is_native(c) for c in table.columns):
+        causes.append("a column type Spark's Parquet reader cannot decode")
+    oldest = _smallest(plan, "begin_snapshot")
+    if oldest is not None and any(c.initial_default is not None and c.added_snapshot is not None
+                                  and oldest < c.added_snapshot for c in table.columns):
+        causes.append("a column added with a default that older files lack")
+    if _any_set(plan, "mapping_id") or _any_set(plan, "encryption_key"):
+        causes.append("files without field ids or encrypted files")
+    if _any_above(plan, "partial_max", plan.snapshot_id):
+        causes.append("compacted files holding later snapshots' rows")
+    if causes:
+        raise UnsupportedScanError(f"the lake catalog cannot read {name} at snapshot {plan.snapshot_id} in Spark "
+                                   f"SQL yet: it has {', '.join(causes)}; read it with DuckLake.read")
+
+
+def _objects(plan: ScanPlan) -> list:
+    return [] if hasattr(plan.files, "column") else list(plan.files)
+
+
+def _any_set(plan: ScanPlan, column: str) -> bool:
+    if hasattr(plan.files, "column"):
+        return plan.files.column(column).null_count < len(plan.files)
+    return any(getattr(f, column, None) is not None for f in plan.files)
+
+
+def _smallest(plan: ScanPlan, column: str) -> int | None:
+    if hasattr(plan.files, "column"):
+        return pc.min(plan.files.column(column)).as_py() if len(plan.files) else None
+    return min((getattr(f, column) for f in plan.files), default=None)
+
+
+def _any_above(plan: ScanPlan, column: str, bound: int) -> bool:
+    if hasattr(plan.files, "column"):
+        top = pc.max(plan.files.column(column)).as_py() if len(plan.files) else None
+        return top is not None and top > bound
+    return any((getattr(f, column, None) or 0) > bound for f in plan.files)
+
+
+def _handler(service: CatalogService, token: str):
+    class Handler(BaseHTTPRequestHandler):
+        def do_POST(self) -> None:  # noqa: N802 - http.server's name
+            if not hmac.compare_digest(self.headers.get(TOKEN_HEADER, ""), token):
+                self._reply(403, {"error": {"kind": "error", "message": "bad token"}})
+                return
+            try:
+                request = json.loads(self.rfile.read(int(self.headers.get("Content-Length", "0"))))
+            except ValueError:
+                self._reply(400, {"error": {"kind": "error", "message": "the request is not JSON"}})
+                return
+            self._reply(200, service.answer(request))
+
+        def _reply(self, status: int, body: dict[str, Any]) -> None:
+            data = json.dumps(body).encode("utf-8")
+            self.send_response(status)
+            self.send_header("Content-Type", "application/json")
+            self.send_header("Content-Length", str(len(data)))
+            self.end_headers()
+            self.wfile.write(data)
+
+        def log_message(self, *_args) -> None:  # requests are not logged: they name tables, never secrets
+            return
+
+    return Handler
+
+
+def serve(config: dict[str, Any], out=sys.stdout, until=sys.stdin) -> None:
+    """Serve one lake until `until` closes, after writing the port and token as one JSON line to `out`."""
+    lake = attach(config)
+    token = secrets.token_hex(16)
+    with tempfile.TemporaryDirectory(prefix="spark-ducklake-catalog-") as logs:
+        server = ThreadingHTTPServer(("127.0.0.1", 0), _handler(CatalogService(lake, logs), token))
+        server.daemon_threads = True
+        thread = threading.Thread(target=server.serve_forever, daemon=True)
+        thread.start()
+        out.write(json.dumps({"port": server.server_address[1], "token": token}) + "\n")
+        out.flush()
+        try:
+            while until.readline():  # the parent holds the pipe open; EOF means it is gone
+                pass
+        finally:
+            server.shutdown()
+            lake.close()
+
+
+def main() -> None:
+    """`python -m spark_ducklake.catalog_service`: read the configuration line from stdin, then serve."""
+    line = sys.stdin.readline()
+    try:
+        config = json.loads(line)
+        serve(config)
+    except (ValueError, DuckLakeError) as e:
+        print(json.dumps({"error": {"kind": "error", "message": str(e)}}), flush=True)
+        sys.exit(1)
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,222 @@
+"""The Spark catalog plugin (issue 30, first slice): lake tables read in plain Spark SQL through
+`spark.sql.catalog.lake`, the JVM plugin asking our Python catalog service (spark_ducklake/catalog_service.py).
+
+The service is tested directly (no Spark); the plugin in one Spark session built in a child process, since catalog
+confs are static and the plugin must start its own service (as in a Thrift or Connect server)."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+import textwrap
+import urllib.error
+import urllib.request
+from datetime import UTC
+
+import pyarrow as pa
+import pytest
+
+from spark_ducklake import DuckLake
+from spark_ducklake.catalog_service import (
+    CATALOG_CLASS,
+    CATALOG_JAR,
+    TOKEN_HEADER,
+    CatalogService,
+    spark_catalog_conf,
+)
+from spark_ducklake.errors import InvalidArgumentError
+
+ROWS = pa.table({"id": pa.array([1, 2], pa.int64()), "name": ["a", "b"]})
+
+
+def _jar_or_skip() -> None:
+    if not CATALOG_JAR.is_file():
+        assert not os.environ.get("CI"), "CI builds the catalog plugin's jar (scripts/build_jar.sh)"
+        pytest.skip("the catalog plugin's jar is not built (scripts/build_jar.sh needs a JDK)")
+
+
+def _lake(tmp_path, **options) -> tuple[DuckLake, str, str]:
+    url, data = f"sqlite:{tmp_path / 'meta.sqlite'}", str(tmp_path / "data")
+    # Writes stay in-process whatever the lane's SPARK_DUCKLAKE_SMALL_DATA_BYTES: this process starts no Spark.
+    return DuckLake.attach(url, data, small_data_threshold="1GB", **options), url, data
+
+
+def test_conf_names_the_plugin_its_options_and_the_field_id_confs(tmp_path):
+    _jar_or_skip()
+    conf = spark_catalog_conf("lake", "sqlite:/x/meta.sqlite", "/x/data", read_only=True,
+                              data_inlining_row_limit=0, python="/usr/bin/python3")
+    assert conf["spark.sql.catalog.lake"] == CATALOG_CLASS
+    assert conf["spark.sql.catalog.lake.url"] == "sqlite:/x/meta.sqlite"
+    assert conf["spark.sql.catalog.lake.data_path"] == "/x/data"
+    assert conf["spark.sql.catalog.lake.read_only"] == "true"
+    assert conf["spark.sql.catalog.lake.data_inlining_row_limit"] == "0"
+    assert conf["spark.sql.catalog.lake.python"] == "/usr/bin/python3"
+    assert conf["spark.jars"] == str(CATALOG_JAR)
+    assert conf["spark.sql.parquet.fieldId.read.enabled"] == "true"
+    with pytest.raises(InvalidArgumentError, match="unknown catalog option 'colour'"):
+        spark_catalog_conf("lake", "sqlite:/x/meta.sqlite", colour="red")
+    with pytest.raises(InvalidArgumentError, match="catalog name"):
+        spark_catalog_conf("my-lake", "sqlite:/x/meta.sqlite")
+
+
+def test_service_answers_namespaces_tables_schema_and_scans(tmp_path):
+    lake, _url, _data = _lake(tmp_path, data_inlining_row_limit=0)
+    lake.create_schema("sales")
+    lake.create_table("sales.orders", ROWS.schema)
+    first = lake.write(ROWS, "sales.orders")
+    lake.write(ROWS, "sales.orders")
+    service = CatalogService(lake, str(tmp_path))
+    assert service.answer({"op": "namespaces"}) == {"namespaces": ["main", "sales"]}
+    assert service.answer({"op": "tables", "namespace": "sales"}) == {"tables": ["orders"]}
+    table = service.answer({"op": "table", "namespace": "sales", "table": "orders", "version": str(first)})
+    assert table["snapshot"] == first
+    fields = json.loads(table["schema"])["fields"]
+    assert [(f["name"], f["type"], f["metadata"]["parquet.field.id"]) for f in fields] == [
+        ("id", "long", 1), ("name", "string", 2)]
+    scan = service.answer({"op": "scan", "namespace": "sales", "table": "orders", "snapshot": first})
+    assert scan["files"] == 1
+    with open(os.path.join(scan["log"], "_spark_metadata", "0")) as log:
+        lines = log.read().splitlines()
+    assert lines[0] == "v1" and len(lines) == 2
+    assert service.answer({"op": "scan", "namespace": "sales", "table": "orders",
+                           "snapshot": lake.current_snapshot()})["files"] == 2
+    assert service.answer({"op": "table", "namespace": "sales", "table": "nope"})["error"]["kind"] == "not_found"
+    assert service.answer({"op": "tables", "namespace": "nope"})["error"]["kind"] == "not_found"
+    assert service.answer({"op": "drop"})["error"]["message"] == "unknown catalog service request 'drop'"
+
+
+def test_service_refuses_scans_it_cannot_hand_to_sparks_reader(tmp_path):
+    lake, _url, _data = _lake(tmp_path)  # small writes are inlined in the catalog
+    lake.create_table("t", ROWS.schema)
+    lake.write(ROWS, "t")
+    error = CatalogService(lake, str(tmp_path)).answer({"op": "scan", "namespace": "main", "table": "t"})["error"]
+    assert error["kind"] == "unsupported"
+    assert "cannot read main.t" in error["message"] and "inlined rows" in error["message"]
+
+
+def test_service_refuses_files_predating_a_column_default_but_not_a_null_one(tmp_path):
+    lake, _url, _data = _lake(tmp_path, data_inlining_row_limit=0)
+    lake.create_table("t", ROWS.schema)
+    lake.write(ROWS, "t")
+    service = CatalogService(lake, str(tmp_path))
+    lake.add_column("t", "plain", "BIGINT")  # older files read NULL for it: Spark's reader does that by field id
+    assert service.answer({"op": "scan", "namespace": "main", "table": "t"})["files"] == 1
+    lake.add_column("t", "score", "BIGINT", default=5)
+    error = service.answer({"op": "scan", "namespace": "main", "table": "t"})["error"]
+    assert error["kind"] == "unsupported" and "a column added with a default" in error["message"]
+
+
+def test_service_process_speaks_http_with_a_token(tmp_path):
+    lake, url, data = _lake(tmp_path)
+    lake.close()
+    child = subprocess.Popen([sys.executable, "-m", "spark_ducklake.catalog_service"], stdin=subprocess.PIPE,
+                             stdout=subprocess.PIPE, text=True)
+    try:
+        child.stdin.write(json.dumps({"url": url, "data_path": data}) + "\n")
+        child.stdin.flush()
+        hello = json.loads(child.stdout.readline())
+
+        def post(token: str) -> dict:
+            request = urllib.request.Request(f"http://127.0.0.1:{hello['port']}/", data=b'{"op": "namespaces"}',
+                                             headers={TOKEN_HEADER: token})
+            with urllib.request.urlopen(request, timeout=30) as reply:
+                return json.loads(reply.read())
+
+        assert post(hello["token"]) == {"namespaces": ["main"]}
+        with pytest.raises(urllib.error.HTTPError, match="403"):
+            post("guessed")
+        child.stdin.close()  # the JVM went away: the service ends
+        assert child.wait(timeout=30) == 0
+    finally:
+        if child.poll() is None:
+            child.kill()
+            child.wait()
+
+
+SCRIPT = textwrap.dedent("""
+    import json, sys
+    from pyspark.sql import SparkSession
+    from spark_ducklake import spark_catalog_conf
+
+    args = json.loads(sys.argv[1])
+    conf = spark_catalog_conf("lake", args["url"], args["data"])
+    spark = (SparkSession.builder.master("local[2]").config(map=conf).config("spark.ui.enabled", "false")
+             .config("spark.sql.session.timeZone", "UTC").getOrCreate())
+
+    def rows(query):
+        return [r.asDict() for r in spark.sql(query).collect()]
+
+    def error(query):
+        try:
+            spark.sql(query).collect()
+        except Exception as e:  # noqa: BLE001 - the message is what is checked
+            return str(e)
+        return None
+
+    out = {
+        "namespaces": rows("SHOW NAMESPACES IN lake"),
+        "tables": rows("SHOW TABLES IN lake.sales"),
+        "latest": rows("SELECT * FROM lake.sales.orders ORDER BY id"),
+        "filtered": rows("SELECT label FROM lake.sales.orders WHERE id > 1 ORDER BY label"),
+        "version": rows(f"SELECT * FROM lake.sales.orders VERSION AS OF {args['first']} ORDER BY id"),
+        "timestamp": rows(f"SELECT * FROM lake.sales.orders TIMESTAMP AS OF '{args['when']}' ORDER BY id"),
+        "describe": rows("DESCRIBE TABLE lake.sales.orders"),
+        "reused": rows("SELECT id FROM lake.main.reused WHERE x IS NULL ORDER BY id"),
+        "inlined": error("SELECT * FROM lake.main.small"),
+        "missing": error("SELECT * FROM lake.sales.nope"),
+    }
+    spark.sql("USE lake.sales")
+    out["use"] = rows("SELECT count(*) AS n FROM orders")
+    print("RESULT " + json.dumps(out))
+""")
+
+
+@pytest.mark.spark
+def test_plain_spark_sql_reads_lake_tables_through_the_catalog(tmp_path):
+    _jar_or_skip()
+    lake, url, data = _lake(tmp_path, data_inlining_row_limit=0)
+    lake.create_schema("sales")
+    lake.create_table("sales.orders", ROWS.schema)
+    first = lake.write(ROWS, "sales.orders")
+    lake.rename_column("sales.orders", "name", "label")  # read by field id, not by the files' column names
+    lake.write(pa.table({"id": pa.array([3], pa.int64()), "label": ["c"]}), "sales.orders")
+    lake.create_table("small", ROWS.schema)
+    # `x` names two columns over time: a filter matched to the files by name would skip the old file's rows.
+    lake.create_table("reused", pa.schema([("id", pa.int64()), ("x", pa.int64())]))
+    lake.write(pa.table({"id": pa.array([1], pa.int64()), "x": pa.array([7], pa.int64())}), "reused")
+    lake.drop_column("reused", "x")
+    lake.add_column("reused", "x", "BIGINT")
+    lake.write(pa.table({"id": pa.array([2], pa.int64()), "x": pa.array([7], pa.int64())}), "reused")
+    expected_reused = lake.read_arrow("reused", where="x IS NULL").to_pylist()
+    when = next(s.snapshot_time for s in lake.snapshots() if s.snapshot_id == first)
+    expected_latest = lake.read_arrow("sales.orders").sort_by("id").to_pylist()
+    expected_first = lake.read_arrow("sales.orders", version=first).sort_by("id").to_pylist()
+    lake.close()
+    inlining, _u, _d = _lake(tmp_path)  # the same lake; this handle inlines small writes
+    inlining.write(ROWS, "small")
+    inlining.close()
+
+    env = {k: v for k, v in os.environ.items() if k != "SPARK_REMOTE"}
+    args = {"url": url, "data": data, "first": first,
+            "when": when.astimezone(UTC).strftime("%Y-%m-%d %H:%M:%S.%f")}
+    done = subprocess.run([sys.executable, "-c", SCRIPT, json.dumps(args)], capture_output=True, text=True,
+                          timeout=600, env=env)
+    lines = [line for line in done.stdout.splitlines() if line.startswith("RESULT ")]
+    assert done.returncode == 0 and lines, done.stderr[-4000:]
+    out = json.loads(lines[0][len("RESULT "):])
+
+    assert out["namespaces"] == [{"namespace": "main"}, {"namespace": "sales"}]
+    assert out["tables"] == [{"namespace": "sales", "tableName": "orders", "isTemporary": False}]
+    assert out["latest"] == expected_latest == [{"id": 1, "label": "a"}, {"id": 2, "label": "b"},
+                                                {"id": 3, "label": "c"}]
+    assert out["filtered"] == [{"label": "b"}, {"label": "c"}]
+    assert out["version"] == expected_first == [{"id": 1, "name": "a"}, {"id": 2, "name": "b"}]
+    assert out["timestamp"] == expected_first
+    assert out["describe"][:2] == [{"col_name": "id", "data_type": "bigint", "comment": None},
+                                   {"col_name": "label", "data_type": "string", "comment": None}]
+    assert out["reused"] == [{"id": r["id"]} for r in expected_reused] == [{"id": 1}]
+    assert out["use"] == [{"n": 3}]
+    assert "cannot read main.small" in out["inlined"] and "inlined rows" in out["inlined"]
+    assert "TABLE_OR_VIEW_NOT_FOUND" in out["missing"] and "nope" in out["missing"]
