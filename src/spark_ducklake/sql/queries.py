@@ -1,10 +1,12 @@
-"""Queries of `lake.sql`: each lake table reference becomes a pruned `lake.read`, then Spark runs the query.
+"""Queries of `lake.sql`: each lake table reference becomes a pruned read of the lake, then Spark runs the query.
 
 A reference (`t`, `schema.t`, `<lake>.schema.t`, with `VERSION AS OF` / `TIMESTAMP AS OF` or DuckDB's
 `AT (VERSION => n)` / `AT (TIMESTAMP => ...)`) is read with `where=` set to the conjuncts of its scope that touch
 only that table: WHERE conjuncts for tables no outer join can null-extend, ON conjuncts of the side a join filters.
 Those prune files (min/max stats, partition values) before Spark plans the scan; the full query still applies every
-predicate, so pushing never changes a result. The reads reach `spark.sql` as DataFrame arguments, which PySpark
+predicate, so pushing never changes a result. Reads are planned by `planning.StatementReads`: one catalog snapshot
+per statement, one plan per distinct read, plans reused by later statements while no snapshot is committed.
+The reads reach `spark.sql` as DataFrame arguments, which PySpark
 binds to uniquely named temporary views and drops when the call returns (classic) or sends inside the plan
 (Spark Connect): no view outlives the call and concurrent queries never share a name.
 """
@@ -17,6 +19,7 @@ from sqlglot import exp
 
 from ..catalog.planners.pruning import conjuncts
 from ..errors import NotFoundError
+from .planning import StatementReads
 from .references import QueryContext, TableRef, table_ref
 from .sandbox import lake_relation, refuse_outside_reads, refuse_unknown_sources
 
@@ -59,6 +62,7 @@ def _run_query(ctx: QueryContext, reads: QueryContext, tree: exp.Expression) -> 
     tree = expand_macros(reads, tree)
     refuse_outside_reads(tree, lake_relation(reads))  # also what stored views and macros hold (sql/sandbox.py)
     ctes = {cte.alias_or_name.lower() for cte in tree.find_all(exp.CTE)}
+    planner = StatementReads(reads, cached=reads is ctx)  # outside BEGIN plans may serve later statements
     frames: dict[str, DataFrame] = {}
     refs: list[TableRef] = []
     for node in list(tree.find_all(exp.Table)):
@@ -72,18 +76,16 @@ def _run_query(ctx: QueryContext, reads: QueryContext, tree: exp.Expression) -> 
         elif is_metadata_table(ctx, node):  # `__ducklake_metadata_lake.ducklake_snapshot` (sql/metadata_tables.py)
             _replace(node, frames, metadata_frame(ctx, node))
         elif node.name:
-            refs.append(table_ref(reads, node))
-    _push_predicates(reads, tree, refs)
+            refs.append(table_ref(reads, node, planner.names))
+    _push_predicates(planner, tree, refs)
     needs = virtual_needs(tree, refs)  # rowid, filename, ...: read only when the query names them
     ordered = ordered_ref(ctx, tree, refs)  # DuckDB's insertion order kept (insertion_order.py)
     qualifier = ordered.node.alias_or_name if ordered is not None else ""
     for ref in refs:
-        version = ref.version if ref.version is not None or ref.timestamp is not None else reads.snapshot
         virtual = needs.get(id(ref), ())
         if ref is ordered:
             virtual += tuple(n for n in ORDER_COLUMNS if n not in virtual)
-        frame = reads.lake.read((ref.schema, ref.name), version=version, timestamp=ref.timestamp, where=ref.where(),
-                                virtual_columns=virtual)
+        frame = planner.frame(ref, virtual)  # one plan per distinct read, however often the query names it
         if virtual:
             hide_in_stars(ref, frame.columns[:len(frame.columns) - len(virtual)])
         staged = getattr(reads.lake.context, "staged_snapshot", None)  # inside BEGIN, rows staged in it
@@ -91,10 +93,6 @@ def _run_query(ctx: QueryContext, reads: QueryContext, tree: exp.Expression) -> 
             from pyspark.sql import functions as F
 
             frame = frame.withColumn("snapshot_id", F.when(F.col("snapshot_id") != staged, F.col("snapshot_id")))
-        if ctx.dialect == "duckdb" and "binary" in frame.schema.simpleString():
-            from .geometry import geometry_columns, mark_geometry  # shown as GEOMETRY in results (geometry.py)
-
-            frame = mark_geometry(frame, geometry_columns(reads.lake, (ref.schema, ref.name), version, ref.timestamp))
         _replace(ref.node, frames, frame)
     if ordered is not None:
         order_by_position(tree, qualifier)
@@ -105,7 +103,7 @@ def _run_query(ctx: QueryContext, reads: QueryContext, tree: exp.Expression) -> 
         for key in frames:
             text = text.replace(key, "{" + key + "}")
     try:
-        return ctx.lake.spark.sql(text, **frames)
+        return planner.spark.sql(text, **frames)
     except Exception as exc:
         missing = _unknown_function(exc)
         if missing is None:
@@ -129,16 +127,16 @@ def explain_pruning(ctx: QueryContext, tree: exp.Expression) -> list[tuple[str, 
 
     tree = tree.copy()
     expand_views(ctx, tree)
-    refs = [table_ref(ctx, n) for n in table_references(tree)]
-    _push_predicates(ctx, tree, refs)
+    planner = StatementReads(ctx, cached=False)
+    refs = [table_ref(ctx, n, planner.names) for n in table_references(tree)]
+    _push_predicates(planner, tree, refs)
     return [(f"{r.schema}.{r.name}", r.where()) for r in refs]
 
 
-def _push_predicates(ctx: QueryContext, tree: exp.Expression, refs: list[TableRef]) -> None:
+def _push_predicates(planner: StatementReads, tree: exp.Expression, refs: list[TableRef]) -> None:
     """Give each lake table reference its columns and the WHERE / ON conjuncts it can prune files by."""
-    columns = _columns(ctx, refs)
-    for ref in refs:
-        ref.columns = columns[(ref.schema, ref.name, ref.version, ref.timestamp)]
+    for ref in refs:  # lower-case names, from the statement's table listing (or its snapshot's, for time travel)
+        ref.columns = {c.name.lower() for c in planner.table(ref).columns}
     by_node = {id(r.node): r for r in refs}
     for select in tree.find_all(exp.Select):
         _push(select, by_node)
@@ -162,27 +160,14 @@ def _feed_virtual_columns(node: exp.Table, frame) -> None:
 
 
 def _replace(node: exp.Table, frames: dict, frame) -> None:
-    key = _MARK.format(len(frames))
-    frames[key] = frame
+    key = next((k for k, f in frames.items() if f is frame), None)  # a read named twice: one view
+    if key is None:
+        key = _MARK.format(len(frames))
+        frames[key] = frame
     alias = node.args.get("alias")
     if alias is None and not isinstance(node.this, exp.Func):
         alias = exp.TableAlias(this=exp.to_identifier(node.name))
     node.replace(exp.Table(this=exp.to_identifier(key), alias=alias))
-
-
-def _columns(ctx: QueryContext, refs: list[TableRef]) -> dict:
-    """Lower-case column names of each referenced table version (one catalog read per distinct reference)."""
-    out: dict = {}
-    for ref in refs:
-        key = (ref.schema, ref.name, ref.version, ref.timestamp)
-        if key not in out:
-            if ref.timestamp is not None:  # table_info takes ids only: its snapshot via the scan plan
-                info = ctx.lake.plan_scan((ref.schema, ref.name), timestamp=ref.timestamp).table
-            else:
-                version = ref.version if ref.version is not None else ctx.snapshot
-                info = ctx.lake.table_info((ref.schema, ref.name), version=version)
-            out[key] = {c.name.lower() for c in info.columns}
-    return out
 
 
 # ------------------------------------------------------------------------------------------------ pushdown

@@ -12,6 +12,7 @@ from ..errors import UnsupportedSqlError
 
 if TYPE_CHECKING:
     from ..lake import DuckLake
+    from ..spec.model import TableInfo
 
 
 @dataclass
@@ -48,36 +49,52 @@ class QueryContext:
     snapshot: int | None = None
 
 
-def resolve_table(ctx: QueryContext, node: exp.Table) -> tuple[str, str]:
-    """(schema, table) of a reference: `t` (schema main), `schema.t`, `<lake>.schema.t` or `<lake>.t`."""
+@dataclass
+class CatalogNames:
+    """The schemas and tables visible at one snapshot, read once for a whole statement (sql/planning.py)."""
+
+    schemas: set[str]
+    tables: dict[tuple[str, str], TableInfo]
+
+
+def resolve_table(ctx: QueryContext, node: exp.Table, names: CatalogNames | None = None) -> tuple[str, str]:
+    """(schema, table) of a reference: `t` (schema main), `schema.t`, `<lake>.schema.t` or `<lake>.t`; names
+    looked up in `names` when given, else in the catalog now."""
     catalog, db = node.args.get("catalog"), node.args.get("db")
     if catalog is not None:
         if catalog.name.lower() != ctx.catalog_name.lower():
             raise UnsupportedSqlError(f"catalog {catalog.name!r} in {node.sql(dialect=ctx.dialect)!r} is not this "
                                       f"lake (named {ctx.catalog_name!r} here; pass catalog_name= to lake.sql)")
-        return _stored_case(ctx, (db.name if db is not None else "main"), node.name)
+        return _stored_case(ctx, (db.name if db is not None else "main"), node.name, names)
     if db is None:
-        return _stored_case(ctx, "main", node.name)
-    if db.name.lower() == ctx.catalog_name.lower() and db.name not in ctx.lake.schemas():
-        return _stored_case(ctx, "main", node.name)
-    return _stored_case(ctx, db.name, node.name)
+        return _stored_case(ctx, "main", node.name, names)
+    schemas = names.schemas if names is not None else ctx.lake.schemas()
+    if db.name.lower() == ctx.catalog_name.lower() and db.name not in schemas:
+        return _stored_case(ctx, "main", node.name, names)
+    return _stored_case(ctx, db.name, node.name, names)
 
 
-def _stored_case(ctx: QueryContext, schema: str, name: str) -> tuple[str, str]:
+def _stored_case(ctx: QueryContext, schema: str, name: str, names: CatalogNames | None) -> tuple[str, str]:
     """SQL names are case-insensitive (as in DuckDB): a table named in another case resolves to its stored
     spelling; the exact spelling wins, and a name matching no table stays as written."""
-    if ctx.lake.context.find(schema, name) is not None:
-        return schema, name
+    if names is not None:
+        if (schema, name) in names.tables:
+            return schema, name
+        tables = list(names.tables.values())
+    else:
+        if ctx.lake.context.find(schema, name) is not None:
+            return schema, name
+        tables = ctx.lake.tables()
     wanted = (schema.lower(), name.lower())
-    for table in ctx.lake.tables():
+    for table in tables:
         if (table.schema_name.lower(), table.name.lower()) == wanted:
             return table.schema_name, table.name
     return schema, name
 
 
-def table_ref(ctx: QueryContext, node: exp.Table) -> TableRef:
+def table_ref(ctx: QueryContext, node: exp.Table, names: CatalogNames | None = None) -> TableRef:
     """The reference a table node makes: (schema, table), time travel; UnsupportedSqlError for what we don't."""
-    schema, name = resolve_table(ctx, node)
+    schema, name = resolve_table(ctx, node, names)
     ref = TableRef(node, schema, name)
     travel = node.args.get("version") or node.args.get("when")
     if travel is not None:
