@@ -24,6 +24,7 @@ from spark_ducklake.catalog_service import (
     CATALOG_JAR,
     TOKEN_HEADER,
     CatalogService,
+    pruning_predicate,
     spark_catalog_conf,
 )
 from spark_ducklake.errors import InvalidArgumentError
@@ -85,6 +86,36 @@ def test_service_answers_namespaces_tables_schema_and_scans(tmp_path):
     assert service.answer({"op": "table", "namespace": "sales", "table": "nope"})["error"]["kind"] == "not_found"
     assert service.answer({"op": "tables", "namespace": "nope"})["error"]["kind"] == "not_found"
     assert service.answer({"op": "drop"})["error"]["message"] == "unknown catalog service request 'drop'"
+
+
+def test_service_prunes_files_by_the_filters_spark_pushed(tmp_path):
+    lake, _url, _data = _lake(tmp_path, data_inlining_row_limit=0)
+    lake.create_table("t", ROWS.schema)
+    lake.write(ROWS, "t")
+    lake.write(pa.table({"id": pa.array([3], pa.int64()), "name": ["c"]}), "t")
+    service = CatalogService(lake, str(tmp_path))
+
+    def files(*filters):
+        return service.answer({"op": "scan", "namespace": "main", "table": "t", "filters": list(filters)})["files"]
+
+    assert files() == 2
+    assert files({"column": "id", "op": ">", "values": [2]}) == 1
+    assert files({"column": "name", "op": "in", "values": ["a", "zz"]}) == 1
+    assert files({"column": "id", "op": ">", "values": [2]}, {"column": "name", "op": "=", "values": ["a"]}) == 0
+    assert files({"column": "name", "op": "=", "values": ["it's"]}) == 2  # not written as SQL: nothing pruned
+
+
+def test_pruning_predicate_writes_only_what_it_can_quote():
+    assert pruning_predicate([{"column": "id", "op": ">=", "values": [2]},
+                              {"column": "s", "op": "in", "values": ["a", "b"]},
+                              {"column": "f", "op": "=", "values": [True]},
+                              {"column": "x", "op": "is_null", "values": []}]) == (
+        "`id` >= 2 AND `s` IN ('a', 'b') AND `f` = TRUE AND `x` IS NULL")
+    assert pruning_predicate([{"column": "s", "op": "=", "values": ["a\\'"]},
+                              {"column": "a`b", "op": "=", "values": [1]},
+                              {"column": "d", "op": "=", "values": [float("nan")]},
+                              {"column": "n", "op": "in", "values": [1, None]},
+                              {"column": "id", "op": "like", "values": ["x"]}]) is None
 
 
 def test_service_refuses_scans_it_cannot_hand_to_sparks_reader(tmp_path):
@@ -160,11 +191,14 @@ SCRIPT = textwrap.dedent("""
         "tables": rows("SHOW TABLES IN lake.sales"),
         "latest": rows("SELECT * FROM lake.sales.orders ORDER BY id"),
         "filtered": rows("SELECT label FROM lake.sales.orders WHERE id > 1 ORDER BY label"),
+        "pruned": rows("SELECT id FROM lake.sales.orders WHERE id >= 3 AND label IN ('c', 'q')"),
         "version": rows(f"SELECT * FROM lake.sales.orders VERSION AS OF {args['first']} ORDER BY id"),
         "timestamp": rows(f"SELECT * FROM lake.sales.orders TIMESTAMP AS OF '{args['when']}' ORDER BY id"),
         "describe": rows("DESCRIBE TABLE lake.sales.orders"),
         "reused": rows("SELECT id FROM lake.main.reused WHERE x IS NULL ORDER BY id"),
         "inlined": error("SELECT * FROM lake.main.small"),
+        "pruned_away": rows("SELECT id, name FROM lake.sales.parts WHERE id >= 3"),
+        "spoiled": error("SELECT * FROM lake.sales.parts"),
         "missing": error("SELECT * FROM lake.sales.nope"),
     }
     spark.sql("USE lake.sales")
@@ -183,6 +217,13 @@ def test_plain_spark_sql_reads_lake_tables_through_the_catalog(tmp_path):
     lake.rename_column("sales.orders", "name", "label")  # read by field id, not by the files' column names
     lake.write(pa.table({"id": pa.array([3], pa.int64()), "label": ["c"]}), "sales.orders")
     lake.create_table("small", ROWS.schema)
+    # Pruning proven end to end: a file the filter rules out is unreadable, so only a pruned scan succeeds.
+    lake.create_table("sales.parts", ROWS.schema)
+    lake.write(ROWS, "sales.parts")
+    unreadable = [f.path for f in lake.plan_scan("sales.parts").files]
+    lake.write(pa.table({"id": pa.array([3], pa.int64()), "name": ["c"]}), "sales.parts")
+    with open(unreadable[0], "wb") as spoiled:
+        spoiled.write(b"not parquet")
     # `x` names two columns over time: a filter matched to the files by name would skip the old file's rows.
     lake.create_table("reused", pa.schema([("id", pa.int64()), ("x", pa.int64())]))
     lake.write(pa.table({"id": pa.array([1], pa.int64()), "x": pa.array([7], pa.int64())}), "reused")
@@ -208,15 +249,19 @@ def test_plain_spark_sql_reads_lake_tables_through_the_catalog(tmp_path):
     out = json.loads(lines[0][len("RESULT "):])
 
     assert out["namespaces"] == [{"namespace": "main"}, {"namespace": "sales"}]
-    assert out["tables"] == [{"namespace": "sales", "tableName": "orders", "isTemporary": False}]
+    assert out["tables"] == [{"namespace": "sales", "tableName": "orders", "isTemporary": False},
+                             {"namespace": "sales", "tableName": "parts", "isTemporary": False}]
     assert out["latest"] == expected_latest == [{"id": 1, "label": "a"}, {"id": 2, "label": "b"},
                                                 {"id": 3, "label": "c"}]
     assert out["filtered"] == [{"label": "b"}, {"label": "c"}]
+    assert out["pruned"] == [{"id": 3}]
     assert out["version"] == expected_first == [{"id": 1, "name": "a"}, {"id": 2, "name": "b"}]
     assert out["timestamp"] == expected_first
     assert out["describe"][:2] == [{"col_name": "id", "data_type": "bigint", "comment": None},
                                    {"col_name": "label", "data_type": "string", "comment": None}]
     assert out["reused"] == [{"id": r["id"]} for r in expected_reused] == [{"id": 1}]
     assert out["use"] == [{"n": 3}]
+    assert out["pruned_away"] == [{"id": 3, "name": "c"}]
+    assert out["spoiled"] is not None and len(unreadable) == 1
     assert "cannot read main.small" in out["inlined"] and "inlined rows" in out["inlined"]
     assert "TABLE_OR_VIEW_NOT_FOUND" in out["missing"] and "nope" in out["missing"]

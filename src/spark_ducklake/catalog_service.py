@@ -13,7 +13,8 @@ Requests are `POST /` with a JSON object naming an `op`:
 - `tables` (`namespace`): the schema's table names.
 - `table` (`namespace`, `table`, optional `version` or `timestamp_us`): the table's Spark schema (JSON, with
   Parquet field ids) and the snapshot it resolves to.
-- `scan` (`namespace`, `table`, `snapshot`): a file-sink log (`_spark_metadata/0`, as file_log.py writes for
+- `scan` (`namespace`, `table`, `snapshot`, `filters`: the conjuncts Spark pushed, pruning files by the catalog's
+  statistics): a file-sink log (`_spark_metadata/0`, as file_log.py writes for
   Python scans) of the data files to read, in a folder the caller reads with Spark's MetadataLogFileIndex and then
   removes, and `names_stable` (false: push no filter into the reader, which matches file columns by name). Scans
   Spark's Parquet reader cannot do alone (deletes, inlined rows, files without field ids, ...) are refused,
@@ -154,12 +155,53 @@ class CatalogService:
 
     def _plan(self, request: dict[str, Any]) -> ScanPlan:
         name = (_text(request, "namespace"), _text(request, "table"))
+        where = pruning_predicate(request.get("filters") or [])
         version = request.get("snapshot", request.get("version"))
         stamp = request.get("timestamp_us")
         when = None if stamp is None else datetime.fromtimestamp(int(stamp) / 1e6, UTC)
         if version is not None and not str(version).isdigit():
             raise InvalidArgumentError(f"VERSION AS OF takes a snapshot id, not {version!r}")
-        return self.lake.plan_scan(name, version=None if version is None else int(version), timestamp=when)
+        return self.lake.plan_scan(name, version=None if version is None else int(version), timestamp=when,
+                                   where=where)
+
+
+_OPS = {"=", "<", "<=", ">", ">=", "in", "is_null", "not_null"}
+
+
+def pruning_predicate(filters: list[dict[str, Any]]) -> str | None:
+    """The Spark SQL conjunction of the filters Spark pushed (`{"column", "op", "values"}`), for the catalog's file
+    pruning; a filter that cannot be written safely is left out (pruning then keeps more files, never fewer)."""
+    parts = [part for part in (_predicate(f) for f in filters) if part is not None]
+    return " AND ".join(parts) or None
+
+
+def _predicate(condition: dict[str, Any]) -> str | None:
+    column, op, values = condition.get("column"), condition.get("op"), condition.get("values") or []
+    if not isinstance(column, str) or "`" in column or op not in _OPS:
+        return None
+    name = f"`{column}`"
+    if op == "is_null":
+        return f"{name} IS NULL"
+    if op == "not_null":
+        return f"{name} IS NOT NULL"
+    literals = [_literal(v) for v in values]
+    if not literals or None in literals:
+        return None
+    if op == "in":
+        return f"{name} IN ({', '.join(literals)})"
+    return f"{name} {op} {literals[0]}" if len(literals) == 1 else None
+
+
+def _literal(value: Any) -> str | None:
+    """A Spark SQL literal for a JSON value; None for what is not written here (strings with quotes or
+    backslashes, whose escaping differs between dialects; nested values)."""
+    if isinstance(value, bool):
+        return "TRUE" if value else "FALSE"
+    if isinstance(value, int | float):
+        return repr(value) if value == value and abs(value) != float("inf") else None
+    if isinstance(value, str) and "'" not in value and "\\" not in value:
+        return f"'{value}'"
+    return None
 
 
 def _text(request: dict[str, Any], key: str) -> str:

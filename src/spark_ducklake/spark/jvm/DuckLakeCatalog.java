@@ -28,6 +28,7 @@ import java.util.Set;
 
 import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.ObjectMapper;
+import com.fasterxml.jackson.databind.node.ArrayNode;
 import com.fasterxml.jackson.databind.node.ObjectNode;
 import org.apache.hadoop.fs.Path;
 import org.apache.spark.sql.SparkSession;
@@ -42,10 +43,21 @@ import org.apache.spark.sql.connector.catalog.TableCapability;
 import org.apache.spark.sql.connector.catalog.TableCatalog;
 import org.apache.spark.sql.connector.catalog.TableChange;
 import org.apache.spark.sql.connector.expressions.aggregate.Aggregation;
+import org.apache.spark.sql.connector.read.Scan;
 import org.apache.spark.sql.connector.read.ScanBuilder;
+import org.apache.spark.sql.connector.read.SupportsPushDownFilters;
+import org.apache.spark.sql.connector.read.SupportsPushDownRequiredColumns;
 import org.apache.spark.sql.execution.datasources.v2.parquet.ParquetScanBuilder;
 import org.apache.spark.sql.execution.streaming.runtime.MetadataLogFileIndex;
+import org.apache.spark.sql.sources.EqualTo;
 import org.apache.spark.sql.sources.Filter;
+import org.apache.spark.sql.sources.GreaterThan;
+import org.apache.spark.sql.sources.GreaterThanOrEqual;
+import org.apache.spark.sql.sources.In;
+import org.apache.spark.sql.sources.IsNotNull;
+import org.apache.spark.sql.sources.IsNull;
+import org.apache.spark.sql.sources.LessThan;
+import org.apache.spark.sql.sources.LessThanOrEqual;
 import org.apache.spark.sql.types.DataType;
 import org.apache.spark.sql.types.StructType;
 import org.apache.spark.sql.util.CaseInsensitiveStringMap;
@@ -257,10 +269,22 @@ public class DuckLakeCatalog implements TableCatalog, SupportsNamespaces {
 
         @Override
         public ScanBuilder newScanBuilder(CaseInsensitiveStringMap options) {
+            return new LakeScanBuilder(this, options);
+        }
+
+        /** Spark's Parquet scan of the files the catalog plans for the pushed filters (pruned by its statistics). */
+        ScanBuilder parquetScan(CaseInsensitiveStringMap options, Filter[] filters) {
             ObjectNode ask = request("scan");
             ask.put("namespace", ident.namespace()[0]);
             ask.put("table", ident.name());
             ask.put("snapshot", snapshot);
+            ArrayNode conditions = ask.putArray("filters");
+            for (Filter filter : filters) {
+                ObjectNode condition = condition(filter);
+                if (condition != null) {  // a filter left out only prunes less: Spark still applies all of them
+                    conditions.add(condition);
+                }
+            }
             JsonNode reply = catalog.service().call(ask);
             SparkSession session = SparkSession.active();
             Path log = new Path(reply.get("log").asText());
@@ -282,6 +306,82 @@ public class DuckLakeCatalog implements TableCatalog, SupportsNamespaces {
         @Override
         public String toString() {
             return "DuckLakeTable(" + name() + " @ snapshot " + snapshot + ")";
+        }
+    }
+
+    /** A conjunct the catalog can prune files with (a top-level column; integers, doubles, strings, booleans). */
+    static ObjectNode condition(Filter filter) {
+        String column;
+        String op;
+        Object[] values;
+        if (filter instanceof EqualTo f) { column = f.attribute(); op = "="; values = new Object[] {f.value()}; }
+        else if (filter instanceof GreaterThan f) { column = f.attribute(); op = ">"; values = new Object[] {f.value()}; }
+        else if (filter instanceof GreaterThanOrEqual f) { column = f.attribute(); op = ">="; values = new Object[] {f.value()}; }
+        else if (filter instanceof LessThan f) { column = f.attribute(); op = "<"; values = new Object[] {f.value()}; }
+        else if (filter instanceof LessThanOrEqual f) { column = f.attribute(); op = "<="; values = new Object[] {f.value()}; }
+        else if (filter instanceof In f) { column = f.attribute(); op = "in"; values = f.values(); }
+        else if (filter instanceof IsNull f) { column = f.attribute(); op = "is_null"; values = new Object[0]; }
+        else if (filter instanceof IsNotNull f) { column = f.attribute(); op = "not_null"; values = new Object[0]; }
+        else { return null; }
+        if (column.contains(".") || column.contains("`")) {
+            return null;  // a nested field (or a quoted name): the catalog prunes on top-level columns
+        }
+        ObjectNode node = JSON.createObjectNode();
+        node.put("column", column);
+        node.put("op", op);
+        ArrayNode out = node.putArray("values");
+        for (Object v : values) {
+            if (v instanceof Integer || v instanceof Long || v instanceof Short || v instanceof Byte) {
+                out.add(((Number) v).longValue());
+            } else if (v instanceof Double d) {  // exact through JSON; floats and decimals would round
+                out.add(d);
+            } else if (v instanceof String || v instanceof Boolean) {
+                out.add(JSON.valueToTree(v));
+            } else {
+                return null;  // floats, decimals, dates, timestamps, binary: not pruned on in this slice
+            }
+        }
+        return node;
+    }
+
+    /** Filters and columns Spark pushes, then Spark's Parquet scan over the files the catalog keeps for them. */
+    static final class LakeScanBuilder implements ScanBuilder, SupportsPushDownFilters,
+            SupportsPushDownRequiredColumns {
+        private final LakeTable table;
+        private final CaseInsensitiveStringMap options;
+        private Filter[] filters = new Filter[0];
+        private StructType required;
+
+        LakeScanBuilder(LakeTable table, CaseInsensitiveStringMap options) {
+            this.table = table;
+            this.options = options;
+        }
+
+        @Override
+        public Filter[] pushFilters(Filter[] filters) {
+            this.filters = filters;
+            return filters;  // pruning and row-group filters only skip data: Spark checks every row after the scan
+        }
+
+        @Override
+        public Filter[] pushedFilters() {
+            return filters;
+        }
+
+        @Override
+        public void pruneColumns(StructType requiredSchema) {
+            this.required = requiredSchema;
+        }
+
+        @Override
+        public Scan build() {
+            ScanBuilder parquet = table.parquetScan(options, filters);
+            ParquetScanBuilder builder = (ParquetScanBuilder) parquet;
+            if (required != null) {
+                builder.pruneColumns(required);
+            }
+            builder.pushDataFilters(filters);
+            return builder.build();
         }
     }
 
