@@ -35,6 +35,7 @@ CASES = {
     "partition_pruning": "partition_pruning",
     "change_feed": "change_feed",
     "compaction": "compaction",
+    "flush_under_load": "flush_under_load",
     "add_files": "add_files",
     "small_data": "small_data",
 }
@@ -49,6 +50,7 @@ SECTIONS = {
     "dml": "7. DML: row-level changes and partition pruning",
     "change_feed": "8. Change feed: table_changes vs a full scan and DuckDB",
     "compaction": "9. Compaction: merge_adjacent_files of one-row files",
+    "flush_under_load": "9b. Maintenance under load: flush_inlined_data beside 8 appending writers (PostgreSQL)",
     "add_files": "10. Adding existing Parquet files: add_data_files",
     "small_data": "11. Small data without Spark: pyarrow path vs DuckDB vs Spark path",
 }

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import multiprocessing as mp
 import os
+import time
 
 import pyarrow as pa
 import pytest
@@ -194,3 +195,67 @@ def test_a_pooled_connection_the_server_dropped_is_replaced_before_a_commit(pg_c
         assert conn.exec_driver_sql("SELECT count(*) FROM ducklake_inlined_data_1_1").scalar() == 1
     assert snapshots == 3  # the lake's creation, the table, the one write that committed
     lake.close()
+
+
+def _appender(catalog: str, writer: int, stop, committed, queue) -> None:
+    """Append two inlined rows per commit until told to stop (at most 2,000 commits)."""
+    lake = DuckLake.attach(catalog)
+    acknowledged, error = [], None
+    try:
+        while not stop.is_set() and len(acknowledged) < 2000:
+            seq = len(acknowledged)
+            lake.write(pa.table({"writer": pa.array([writer] * 2, pa.int64()), "seq": pa.array([seq] * 2, pa.int64())}),
+                       "t")
+            acknowledged.append(seq)
+            with committed.get_lock():
+                committed.value += 1
+    except Exception as exc:  # noqa: BLE001 - reported to the test, which fails on it
+        error = f"{type(exc).__name__}: {exc}"
+    lake.close()
+    queue.put((writer, acknowledged, error))
+
+
+def test_flush_commits_while_eight_writers_append(pg_catalog, tmp_path, spark):
+    """A flush that re-encodes deletes (an inlined row deleted, an inlined delete of a file row) as delete files
+    evaluates no predicate, so appends committed while Spark writes its files do not conflict with it (the
+    reference's flush conflicts only with drops, inlined deletes and other flushes): it used to fail every time
+    under load, and with it every later flush, the deleted rows never leaving the catalog."""
+    lake = DuckLake.attach(pg_catalog, str(tmp_path / "data"), spark=spark)
+    lake.create_table("t", "writer BIGINT, seq BIGINT")
+    lake.write(pa.table({"writer": pa.array([-1] * 3, pa.int64()), "seq": pa.array([0, 1, 2], pa.int64())}), "t")
+    lake.delete("t", "seq = 1")                                            # an inlined row ended
+    lake.write(pa.table({"writer": pa.array([-2] * 20, pa.int64()), "seq": pa.array(range(20), pa.int64())}), "t")
+    lake.delete("t", "writer = -2 AND seq = 5")                            # an inlined delete of a file row
+    before = {(-1, 0), (-1, 2)} | {(-2, i) for i in range(20) if i != 5}
+    spark.range(1).count()  # Spark started before the writers, so they are still appending when the flush commits
+
+    ctx = mp.get_context("spawn")
+    queue, stop, committed = ctx.Queue(), ctx.Event(), ctx.Value("i", 0)
+    procs = [ctx.Process(target=_appender, args=(pg_catalog, w, stop, committed, queue))
+             for w in range(8)]
+    for p in procs:
+        p.start()
+    try:
+        deadline = time.monotonic() + 300
+        while committed.value < 16 and time.monotonic() < deadline:
+            time.sleep(0.1)
+        flushes = []
+        for _ in range(2):
+            at_start = committed.value
+            flushes.append((lake.flush_inlined_data(), committed.value - at_start))
+    finally:
+        stop.set()
+        results = {w: (acks, err) for w, acks, err in (queue.get(timeout=300) for _ in procs)}
+        for p in procs:
+            p.join(timeout=60)
+    assert not [err for _acks, err in results.values() if err], results
+    assert all(rows and rows[0].rows_flushed > 0 for rows, _ in flushes), flushes
+    assert all(appended > 0 for _, appended in flushes), flushes  # writers committed while each flush ran
+    changes = [s.changes for s in lake.snapshots() if "flushed_inlined" in s.changes]
+    assert changes[0] == {"tables_deleted_from": ["1"], "flushed_inlined": ["1"]} and len(changes) == 2
+    expected = before | {(w, s) for w, (acks, _e) in results.items() for s in acks}
+    rows = [tuple(r.values()) for r in lake.read_arrow("t").to_pylist()]
+    assert len(rows) == len(before) + 2 * sum(len(acks) for acks, _e in results.values())
+    assert set(rows) == expected
+    lake.close()
+

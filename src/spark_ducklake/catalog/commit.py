@@ -28,7 +28,7 @@ from ..errors import ConflictError, DuckLakeError
 from ..spec.commit_properties import CommitProperties
 from ..spec.model import Snapshot
 from ..spec.snapshot_changes import DELETE_KINDS, Change, parse_changes, render_changes
-from .conflicts import find_conflict
+from .conflicts import FLUSHED_DELETES, find_conflict
 from .database.dialects import Dialect, dialect_for
 from .database.spec_tables import T
 from .database.transactions import queue_behind_other_writers, write_transaction
@@ -277,7 +277,7 @@ def _check_conflicts(conn: sa.Connection, operations, newer: list[Snapshot]) -> 
     for op in operations:
         ids = getattr(op, "deleted_file_ids", set())
         our_files = None if ids is None or our_files is None else our_files | ids
-    deleting = {c.value for c in ours if c.kind in DELETE_KINDS}
+    deleting = {c.value for c in ours if c.kind in DELETE_KINDS or c.kind == FLUSHED_DELETES}
     snapshots = [(snap.snapshot_id, parse_changes(snap.changes)) for snap in newer]
     # Catalog lookups only when a rule needs them: they run while other writers queue behind us.
     drops = any(c.kind == "dropped_schema" for c in ours) or any(

@@ -7,6 +7,13 @@ from __future__ import annotations
 
 from ..spec.snapshot_changes import COMPACT_KINDS, DELETE_KINDS, FLUSH_KINDS, INSERT_KINDS, Change, unquote_name
 
+# An intent only, never written to changes_made: the deletes a flush writes as delete files are rows deleted before
+# its read snapshot (inlined deletes of file rows, inlined rows deleted while inlined). No predicate is evaluated,
+# so unlike a DELETE it cannot miss rows appended meanwhile: it conflicts with what touches the same files (deletes,
+# compactions, drops, alters), never with inserts. The reference's flush conflicts only with drops, inlined deletes
+# and other flushes; appends committed while Spark writes its files used to fail it every time.
+FLUSHED_DELETES = "flushed_deletes"
+
 
 def find_conflict(
     ours: list[Change], theirs: list[Change], *, our_deleted_files: set[int] | None = None,
@@ -46,15 +53,22 @@ def find_conflict(
     if hit := both({"altered_table", "altered_view"}, {"dropped_table", "dropped_view", "altered_table",
                                                         "altered_view"}):
         return f"table {sorted(hit)[0]} was altered or dropped by another transaction"
-    if hit := both(INSERT_KINDS, {"dropped_table", "altered_table"} | DELETE_KINDS):
+    # A flush records the deletes it turned into delete files as deleted_from_table (as the reference does), yet it
+    # deleted nothing: no predicate of it could have matched our rows. Even a real DELETE in the same snapshot
+    # leaves an append committed after it correct; the rule guards deletes committing after inserts (below).
+    flushed = other.get("inline_flush", set()) | other.get("flushed_inlined", set())
+    deleted = both(INSERT_KINDS, {"dropped_table", "altered_table", "inlined_delete"})
+    if hit := deleted | (both(INSERT_KINDS, "deleted_from_table") - flushed):
         return f"cannot insert into table {sorted(hit)[0]}: another transaction dropped, altered or deleted from it"
     if hit := both(DELETE_KINDS, {"dropped_table", "altered_table"} | COMPACT_KINDS | INSERT_KINDS):
         return f"cannot delete from table {sorted(hit)[0]}: another transaction changed it"
+    if hit := both(FLUSHED_DELETES, {"dropped_table", "altered_table"} | COMPACT_KINDS):
+        return f"cannot flush table {sorted(hit)[0]}: another transaction altered, dropped or compacted it"
     if hit := both("inlined_delete", FLUSH_KINDS):
         return f"cannot delete from table {sorted(hit)[0]}: another transaction flushed its inlined data"
     if hit := both(FLUSH_KINDS, {"dropped_table", "inlined_delete"} | FLUSH_KINDS):
         return f"cannot flush table {sorted(hit)[0]}: another transaction dropped it, flushed it or deleted from it"
-    if hit := both(DELETE_KINDS, DELETE_KINDS):
+    if hit := both(DELETE_KINDS | {FLUSHED_DELETES}, DELETE_KINDS):
         if our_deleted_files is None or their_deleted_files is None or our_deleted_files & their_deleted_files:
             return f"both transactions deleted from the same data file of table {sorted(hit)[0]}"
     if hit := both(COMPACT_KINDS, DELETE_KINDS | {"dropped_table"} | COMPACT_KINDS):

@@ -18,6 +18,7 @@ from ...spec import paths
 from ...spec.model import Column, DataFile, NewDataFile, TableInfo
 from ...spec.snapshot_changes import Change
 from ..commit import CommitContext
+from ..conflicts import FLUSHED_DELETES
 from ..database.spec_tables import T, end_live_rows
 from ..database.versions import catalog_is_v11, v11_values
 from ..inlined import codec as inlined
@@ -178,10 +179,10 @@ class FlushInlined:
         return {d.file.data_file_id for d in self.file_deletes}
 
     def intents(self) -> list[Change]:
-        out = []
-        if self.file_deletes or any(p.deletes for p in self.files):
-            out.append(Change("deleted_from_table", str(self.table.table_id)))
-        if self.files:
+        # Deletes of the new files' own rows (deleted while inlined) need no intent: nobody else sees those files,
+        # and a concurrent delete of the inlined rows conflicts with `inline_flush`.
+        out = [Change(FLUSHED_DELETES, str(self.table.table_id))] if self.file_deletes else []
+        if self.files or self.file_deletes:
             out.append(Change("inline_flush", str(self.table.table_id)))
         return out
 
@@ -205,8 +206,11 @@ class FlushInlined:
                                                  dels.c.begin_snapshot <= self.read_snapshot))
         drop_superseded_inlined_tables(conn, tid)
         _bump_table_stats(ctx, tid, 0, sum(p.file.file_size_bytes for p in self.files))
-        for change in self.intents():
-            ctx.changes.append(change)
+        if self.file_deletes:  # as the reference records it: no delete for the flushed rows' own deletes
+            ctx.record("deleted_from_table", tid)
+        # Also with file deletes alone (the reference writes deleted_from_table alone then): marks the snapshot
+        # as a flush, which our appenders need not fear (conflicts.find_conflict).
+        ctx.record("inline_flush", tid)
 
 
 def drop_superseded_inlined_tables(conn: sa.Connection, table_id: int) -> None:
