@@ -63,12 +63,8 @@ def scan_table(spark, table: TableInfo, files: list[DataFile], *, snapshot_id: i
     partial = _any_partial(files, snapshot_id)
     lineage = row_ids or partial or "rowid" in virtual  # rows rewritten by updates/compaction carry their own row id
     snapshots = partial or "snapshot_id" in virtual
-    result_cols = [F.col(spark_name(internal[c.column_id])).alias(c.name) for c in table.columns]
-    if row_ids:
-        result_cols.append(F.col("rowid"))
-    if positions:
-        result_cols += [F.col(FILE), F.col(POS)]
-    result_cols += [F.col(v) for v in virtual]
+    names = [c.name for c in table.columns]
+    bare = not (row_ids or positions or virtual) and all(internal[c.column_id] == c.name for c in table.columns)
     native = all(spark_types.is_native(c) for c in table.columns)
     indexes = None  # DuckDB numbers the scanned files in data file id order
     if "file_index" in virtual:
@@ -84,6 +80,14 @@ def scan_table(spark, table: TableInfo, files: list[DataFile], *, snapshot_id: i
             data = data.withColumn("rowid", rowid)
             values = file_values(virtual) if virtual else {}
             data = data.withColumns(values) if values else data  # Spark Connect refuses an empty withColumns
+        elif bare and data.columns == names:  # already the table's columns: a select would cost a call per column
+            return data
+        result_cols = [F.col(spark_name(internal[c.column_id])).alias(c.name) for c in table.columns]
+        if row_ids:
+            result_cols.append(F.col("rowid"))
+        if positions:
+            result_cols += [F.col(FILE), F.col(POS)]
+        result_cols += [F.col(v) for v in virtual]
         return data.select(*result_cols)
 
     # Files without deletes are a plain scan: they pay for no join (nor for positions, unless asked).
@@ -333,6 +337,10 @@ def _native(spark, files: list[DataFile], present: list[Column], internal: dict[
     if lineage:
         fields.append(T.StructField(ROW_ID_COLUMN, T.LongType(), True))
     frame = read_parquet(spark, T.StructType(fields), full_paths(files), field_values(files, "file_size_bytes"))
+    read_types = [spark_types.native_read_type(c) for c in present]
+    if not (partial or lineage or need_pos or sizes) and all(
+            _same(t, spark_types.to_spark_type(c)) for t, c in zip(read_types, present, strict=True)):
+        return frame  # read as the columns are: no select (a Spark call per column)
     cols = []
     for c in present:
         name, wanted = internal[c.column_id], spark_types.to_spark_type(c)
