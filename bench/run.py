@@ -38,6 +38,7 @@ CASES = {
     "flush_under_load": "flush_under_load",
     "add_files": "add_files",
     "small_data": "small_data",
+    "tpcds": "tpcds",
 }
 
 SECTIONS = {
@@ -53,6 +54,7 @@ SECTIONS = {
     "flush_under_load": "9b. Maintenance under load: flush_inlined_data beside 8 appending writers (PostgreSQL)",
     "add_files": "10. Adding existing Parquet files: add_data_files",
     "small_data": "11. Small data without Spark: pyarrow path vs DuckDB vs Spark path",
+    "tpcds": "12. TPC-DS through lake.sql (both dialects) and register() vs the same Parquet files",
 }
 SECTION_OF = {"row_changes": "dml", "partition_pruning": "dml"}  # where a failing case is reported; else its name
 
