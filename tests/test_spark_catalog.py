@@ -173,6 +173,8 @@ SCRIPT = textwrap.dedent("""
 
     args = json.loads(sys.argv[1])
     conf = spark_catalog_conf("lake", args["url"], args["data"])
+    conf |= {k.replace(".lake", ".broken", 1): v for k, v in conf.items() if k.startswith("spark.sql.catalog.lake")}
+    conf["spark.sql.catalog.broken.python"] = "/nonexistent/python"
     spark = (SparkSession.builder.master("local[2]").config(map=conf).config("spark.ui.enabled", "false")
              .config("spark.sql.session.timeZone", "UTC").getOrCreate())
 
@@ -200,6 +202,7 @@ SCRIPT = textwrap.dedent("""
         "pruned_away": rows("SELECT id, name FROM lake.sales.parts WHERE id >= 3"),
         "spoiled": error("SELECT * FROM lake.sales.parts"),
         "missing": error("SELECT * FROM lake.sales.nope"),
+        "no_python": error("SHOW NAMESPACES IN broken"),
     }
     spark.sql("USE lake.sales")
     out["use"] = rows("SELECT count(*) AS n FROM orders")
@@ -265,3 +268,4 @@ def test_plain_spark_sql_reads_lake_tables_through_the_catalog(tmp_path):
     assert out["spoiled"] is not None and len(unreadable) == 1
     assert "cannot read main.small" in out["inlined"] and "inlined rows" in out["inlined"]
     assert "TABLE_OR_VIEW_NOT_FOUND" in out["missing"] and "nope" in out["missing"]
+    assert "cannot start the lake catalog service with /nonexistent/python" in out["no_python"]

@@ -112,9 +112,14 @@ class CatalogService:
     def __init__(self, lake: DuckLake, log_root: str):
         self.lake = lake
         self.log_root = log_root
+        self.lock = threading.Lock()  # one request at a time: the handle's caches are not shared across threads
 
     def answer(self, request: dict[str, Any]) -> dict[str, Any]:
         """The reply to one request (errors as `{"error": ...}`)."""
+        with self.lock:
+            return self._answer(request)
+
+    def _answer(self, request: dict[str, Any]) -> dict[str, Any]:
         try:
             op = request.get("op")
             handler = {"namespaces": self.namespaces, "tables": self.tables, "table": self.table,

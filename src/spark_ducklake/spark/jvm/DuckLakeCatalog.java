@@ -80,10 +80,19 @@ public class DuckLakeCatalog implements TableCatalog, SupportsNamespaces {
         return name;
     }
 
+    // One service per set of catalog options in this JVM: a Thrift or Connect server makes a catalog per session.
+    private static final Map<Map<String, String>, Service> SERVICES = new HashMap<>();
+
     /** The catalog service, started on first use (a catalog Spark never queries starts no process). */
     synchronized Service service() {
         if (service == null) {
-            service = Service.start(options);
+            synchronized (SERVICES) {
+                service = SERVICES.get(options);
+                if (service == null || !service.process.isAlive()) {
+                    service = Service.start(options);
+                    SERVICES.put(new HashMap<>(options), service);
+                }
+            }
         }
         return service;
     }
