@@ -225,7 +225,6 @@ def _net_ops(tx: Transaction, current: _Current, last: int, after) -> tuple[list
     from ..spark.session import cached
     from ..spark.write import delete_paths
     from .delete_update import _delete_op, stage_rows
-    from .write import stage_write
 
     spark, ctx = tx.ctx.spark, tx.ctx
     ops, files = [], []
@@ -254,11 +253,7 @@ def _net_ops(tx: Transaction, current: _Current, last: int, after) -> tuple[list
             ops.append(insert)
             files += written
         if fresh:
-            rows = new.where(~kept_id).select(*names)
-            limit = ctx.inlining_limit(current.info if current.original is not None else None)
-            write = stage_write(ctx, rows, current.info, current.ref, replace_all=False,
-                                read_snapshot=tx.read_snapshot, replace_existing=current.original is not None,
-                                limit=limit)
+            write = _stage_fresh(tx, current, new.where(~kept_id).select(*names))
             ops += write.ops
             files += write.files
     except BaseException:
@@ -293,7 +288,6 @@ def _net_ops_in_process(tx: Transaction, current: _Current, net) -> tuple[list, 
     from .local.dml import stage_positions
     from .local.expressions import NotLocal
     from .local.scan import ROWID
-    from .write import stage_write
 
     ctx = tx.ctx
     ops, files = [], []
@@ -311,16 +305,22 @@ def _net_ops_in_process(tx: Transaction, current: _Current, net) -> tuple[list, 
             ops.append(inserted[0])
             files += inserted[1]
         if net.fresh.num_rows:
-            limit = ctx.inlining_limit(current.info if current.original is not None else None)
-            write = stage_write(ctx, net.fresh, current.info, current.ref, replace_all=False,
-                                read_snapshot=tx.read_snapshot, replace_existing=current.original is not None,
-                                limit=limit)
+            write = _stage_fresh(tx, current, net.fresh)
             ops += write.ops
             files += write.files
     except BaseException:
         delete_paths(files)
         raise
     return ops, files
+
+
+def _stage_fresh(tx: Transaction, current: _Current, rows):
+    """Rows new to the table (a Spark DataFrame or an Arrow table) staged as a write into it."""
+    from .write import stage_write
+
+    limit = tx.ctx.inlining_limit(current.info if current.original is not None else None)
+    return stage_write(tx.ctx, rows, current.info, current.ref, replace_all=False, read_snapshot=tx.read_snapshot,
+                       replace_existing=current.original is not None, limit=limit)
 
 
 def _swap(tx: Transaction, current: _Current, ops: list, files: list[str]) -> None:
