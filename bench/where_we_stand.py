@@ -17,7 +17,7 @@ from dataclasses import dataclass
 HERE = os.path.dirname(os.path.abspath(__file__))
 README = os.path.join(os.path.dirname(HERE), "README.md")
 RESULT_DIRS = ("results/full_tpch", "results/full", "results/full_planning", "results/merge_on_read",
-               "results/small_data_transaction", "results")
+               "results/small_data_transaction", "results/flush_under_load", "results")
 START, END = "<!-- where-we-stand:start -->", "<!-- where-we-stand:end -->"
 
 
@@ -66,6 +66,9 @@ GOALS = (
          r"^merge_adjacent_files .*: pyarrow", 2.0),
     # issue 26 item 10: a small transaction stays in-process (bench/small_data.py --transaction records it alone)
     Goal("small transaction vs its 4 statements committed one by one", "small_data", r"^transaction of 4", 1.5),
+    # issue 26 item 9: maintenance does not starve beside writers (bench/flush_under_load.py)
+    Goal("flush_inlined_data commits while 8 writers append (share)", "flush_under_load",
+         r"^flush success rate", 1.0, lower_is_better=False, absolute=True),
     Goal("delete 1% vs DuckDB (Spark path)", "dml", r"^delete 1% spread vs duckdb", 2.0),
     Goal("change feed of one update vs DuckDB (Spark path)", "change_feed", r"^table_changes\(update\) vs duckdb",
          2.0),
