@@ -58,11 +58,11 @@ def _run_query(ctx: QueryContext, reads: QueryContext, tree: exp.Expression) -> 
     tree = computed_intervals(series_as_range(tree.copy()))  # DuckDB forms Spark lacks (series.py, intervals.py)
     tree = duckdb_literals(tree)  # MAP {'k': v} (literals.py)
     tree = current_settings(ctx, tree)  # current_setting('ducklake_max_retry_count') (settings.py)
-    expand_views(reads, tree)
+    planner = StatementReads(reads, cached=reads is ctx)  # outside BEGIN plans may serve later statements
+    expand_views(reads, tree, lambda: planner.snapshot)  # one snapshot read for views and tables
     tree = expand_macros(reads, tree)
     refuse_outside_reads(tree, lake_relation(reads))  # also what stored views and macros hold (sql/sandbox.py)
     ctes = {cte.alias_or_name.lower() for cte in tree.find_all(exp.CTE)}
-    planner = StatementReads(reads, cached=reads is ctx)  # outside BEGIN plans may serve later statements
     frames: dict[str, DataFrame] = {}
     refs: list[TableRef] = []
     for node in list(tree.find_all(exp.Table)):

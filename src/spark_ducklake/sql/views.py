@@ -27,6 +27,8 @@ from .references import QueryContext
 from .sandbox import lake_relation, refuse_outside_reads
 
 if TYPE_CHECKING:
+    from collections.abc import Callable
+
     from ..lake import DuckLake
     from ..spec.commit_properties import CommitProperties
 
@@ -156,8 +158,9 @@ def views(lake: DuckLake, schema: str | None = None, version: int | None = None)
 
 
 # ------------------------------------------------------------------------------------------------ expansion
-def expand_views(ctx: QueryContext, tree: exp.Expression) -> None:
-    """Replace every view reference of `tree` (in place) by the view's query as a subquery."""
+def expand_views(ctx: QueryContext, tree: exp.Expression, snapshot: Callable[[], int] | None = None) -> None:
+    """Replace every view reference of `tree` (in place) by the view's query as a subquery; `snapshot` gives the
+    statement's snapshot when the caller has read it already (else it is read here)."""
     catalogs: dict[int, dict] = {}
     default: int | None = None
     for _ in range(_MAX_DEPTH):
@@ -168,6 +171,8 @@ def expand_views(ctx: QueryContext, tree: exp.Expression) -> None:
                 continue
             if not node.args.get("db") and not node.args.get("catalog") and node.name.lower() in ctes:
                 continue
+            if default is None and snapshot is not None:
+                default = snapshot()
             if default is None:
                 with ctx.lake.context.connect() as conn:
                     default = ctx.lake.context.snapshot_id(conn, ctx.snapshot)
