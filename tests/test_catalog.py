@@ -2,12 +2,16 @@
 
 from __future__ import annotations
 
+import sqlite3
+
+import pyarrow as pa
 import pytest
 import sqlalchemy as sa
 from pyspark.sql.types import IntegerType, StringType, StructField, StructType
 
 from spark_ducklake import DuckLake
 from spark_ducklake.catalog.commit import commit
+from spark_ducklake.catalog.database.connection import parse_catalog
 from spark_ducklake.catalog.operations.ddl import CreateSchema
 from spark_ducklake.errors import (
     AlreadyExistsError,
@@ -16,7 +20,7 @@ from spark_ducklake.errors import (
     NotFoundError,
     UnsupportedVersionError,
 )
-from tests.support.reference import attach
+from tests.support.reference import attach, connect
 
 
 def _catalog_rows(lake: DuckLake, table: str) -> list[tuple]:
@@ -164,3 +168,26 @@ def options_desc(name):
     from spark_ducklake.catalog.reads.options import DESCRIPTIONS
 
     return DESCRIPTIONS[name]
+
+
+def test_bare_paths_pick_the_database_as_the_reference_does(tmp_path):
+    """A new bare `*.ducklake`/`*.duckdb` path is a DuckDB file (the reference makes every bare path one, and DuckDB
+    must open what we create); other new bare paths are the embedded SQLite default; an existing file keeps its
+    database whatever its name."""
+    assert parse_catalog(str(tmp_path / "meta.ducklake")).kind == "duckdb"
+    assert parse_catalog(str(tmp_path / "meta.DuckDB")).kind == "duckdb"
+    assert parse_catalog(str(tmp_path / "meta.sqlite")).kind == "sqlite"
+    assert parse_catalog(str(tmp_path / "lake")).kind == "sqlite"
+    sqlite_named_ducklake = tmp_path / "old.ducklake"
+    sqlite3.connect(sqlite_named_ducklake).execute("CREATE TABLE t (x)")
+    assert parse_catalog(str(sqlite_named_ducklake)).kind == "sqlite"
+
+
+def test_a_bare_ducklake_path_we_create_is_read_by_duckdb(tmp_path):
+    path = str(tmp_path / "meta.ducklake")
+    lake = DuckLake.attach(path, str(tmp_path / "data"))
+    lake.write(pa.table({"id": pa.array([1, 2], pa.int64())}), "t", mode="error")
+    lake.close()
+    con = connect()
+    attach(con, path)
+    assert con.execute("SELECT sum(id) FROM lake.t").fetchone()[0] == 3

@@ -101,10 +101,15 @@ def parse_catalog(catalog: str) -> CatalogLocation:
         raise CatalogError(
             f"unknown catalog type {prefix!r}; use sqlite:, duckdb:, postgres:, mysql: or a file path"
         )
-    # A bare path: an existing DuckDB file stays DuckDB, anything else is the embedded SQLite default.
-    if os.path.exists(text) and _is_duckdb_file(text):
-        return CatalogLocation(DuckDBDialect.kind, text)
-    return CatalogLocation(SQLiteDialect.kind, text)
+    # A bare path: an existing file keeps its database; a new one named like DuckDB's files is one, as the
+    # reference makes every bare path (so DuckDB opens what we create); anything else is the embedded SQLite default.
+    if os.path.exists(text):
+        return CatalogLocation(DuckDBDialect.kind if _is_duckdb_file(text) else SQLiteDialect.kind, text)
+    new_kind = DuckDBDialect.kind if text.lower().endswith(DUCKDB_SUFFIXES) else SQLiteDialect.kind
+    return CatalogLocation(new_kind, text)
+
+
+DUCKDB_SUFFIXES = (".ducklake", ".duckdb")
 
 
 def _is_duckdb_file(path: str) -> bool:
