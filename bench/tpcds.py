@@ -69,7 +69,7 @@ def used_tables(queries: dict[int, str], wanted: list[int]) -> list[str]:
     return [t for t in TABLES if any(re.search(rf"\b{t}\b", queries[q], re.IGNORECASE) for q in wanted)]
 
 
-def _norm(rows) -> list:
+def normalized(rows) -> list:
     """Rows as comparable tuples: numbers to 2 decimals, sorted (TPC-DS answers compared as multisets)."""
     def value(v):
         if isinstance(v, (float, Decimal)):
@@ -104,7 +104,7 @@ def run_queries(lake, spark, reference, queries: dict[int, str], wanted: list[in
     planning: dict[str, dict[int, float]] = {"lake.sql": {}, "first": {}, "register": {}}
     for n in wanted:
         q = queries[n]
-        expected = _norm(reference.execute(q).fetchall())
+        expected = normalized(reference.execute(q).fetchall())
         try:  # before any other run of it: tables another query read at this snapshot may be planned already
             first = timed(lambda: lake.sql(q, dialect="duckdb"))  # noqa: B023 - called right here
         except Exception:  # noqa: BLE001 - reported by the check below
@@ -114,7 +114,7 @@ def run_queries(lake, spark, reference, queries: dict[int, str], wanted: list[in
             setup, run = _runner(way, lake, spark, q, views)
             try:
                 setup()
-                got = _norm(run())
+                got = normalized(run())
             except Exception as exc:  # noqa: BLE001 - a query one way cannot run is reported, not fatal
                 failed[way].append(n)
                 print(f"  q{n} {way}: {type(exc).__name__}: {str(exc).splitlines()[0][:120]}", flush=True)

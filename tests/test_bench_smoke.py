@@ -78,3 +78,15 @@ def test_small_transaction_case_runs_without_spark():
 
     row = small_data.transaction_row(None, 1)
     assert row.case == "small_data" and row.metric.startswith("transaction of 4") and row.ratio > 0
+
+
+def test_tpcds_data_and_queries_come_from_duckdb(tmp_path):
+    """bench/tpcds.py's inputs: dsdgen's tables as Parquet, the 99 queries, and the tables each query reads."""
+    import pyarrow.parquet as pq
+    import tpcds
+
+    files, queries = tpcds.generate(str(tmp_path), 0.01, ("store", "date_dim"))
+    assert sorted(queries) == list(range(1, 100))
+    assert pq.read_metadata(files["date_dim"]).num_rows == 73049
+    assert tpcds.used_tables(queries, [3]) == ["date_dim", "item", "store_sales"]
+    assert tpcds.normalized([(1, 2.001), (0, None)]) == tpcds.normalized([(0, None), (1, 2.0)])
