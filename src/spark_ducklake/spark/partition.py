@@ -5,7 +5,7 @@ from __future__ import annotations
 from urllib.parse import quote, unquote
 
 from ..spec.epoch import EPOCH_TRANSFORMS
-from ..spec.model import PartitionSpec, TableInfo
+from ..spec.model import PartitionSpec, TableInfo, directory_names
 from ..spec.names import spark_name
 from .workers import require_python_workers
 
@@ -120,8 +120,7 @@ def placement(staged_relative: str, table: TableInfo, spec: PartitionSpec,
             values[int(name[len(KEY_PREFIX):])] = None if text == _SPARK_NULL else text
     if not hive:
         return "", values
-    by_id = {c.column_id: c for c in table.columns}
-    parts = [f"{key.directory_name(by_id[key.column_id])}="
-             f"{_SPARK_NULL if values.get(i) is None else quote(values[i], safe='')}"  # the reference's NULL too
-             for i, key in enumerate(spec.keys)]
+    names = directory_names(spec.keys, table.columns)
+    parts = [f"{names[i]}={_SPARK_NULL if values.get(i) is None else quote(values[i], safe='')}"  # its NULL too
+             for i in range(len(spec.keys))]
     return "".join(p + "/" for p in parts), values

@@ -74,10 +74,26 @@ class PartitionKey:
         return int(m.group(1)) if m else None
 
     def directory_name(self, column: Column) -> str:
-        """The hive directory key, as the reference writes it (`year`, `bucket`, or the column's name)."""
+        """The hive directory key alone (`year`, `bucket`, or the column's name); `directory_names` settles clashes."""
         if self.transform == "identity":
             return column.name
         return "bucket" if self.buckets else self.transform
+
+
+def directory_names(keys: list[PartitionKey], columns: list[Column]) -> list[str]:
+    """Each key's hive directory key, as the reference names them: a name already taken (case-insensitively) by an
+    earlier key gets `_<column>` appended until it is free, so `year(a), year(b)` is `year=…/year_b=…`."""
+    by_id = {c.column_id: c for c in columns}
+    taken: set[str] = set()
+    names = []
+    for key in keys:
+        column = by_id[key.column_id]
+        name = key.directory_name(column)
+        while name.lower() in taken:
+            name = f"{name}_{column.name}"
+        taken.add(name.lower())
+        names.append(name)
+    return names
 
 
 @dataclass

@@ -26,6 +26,7 @@ from ...spark.paths import filesystem
 from ...spark.workers import require_python_workers
 from ...spec import paths
 from ...spec.commit_properties import CommitProperties
+from ...spec.model import directory_names
 from .targets import progress
 
 if TYPE_CHECKING:
@@ -49,9 +50,8 @@ def add_data_files(ctx: LakeContext, table: str, paths_or_globs: str | list[str]
         read_snapshot = reader.latest_snapshot(conn).snapshot_id
         target = reader.find_table(conn, read_snapshot, ctx.data_path, schema, name)
         target.partition = current_spec(conn, target.table_id, read_snapshot)
-    by_id = {c.column_id: c for c in target.columns}
-    keys = [(i, k.column_id, k.transform, k.directory_name(by_id[k.column_id]))
-            for i, k in enumerate(target.partition.keys)]
+    names = directory_names(target.partition.keys, target.columns)
+    keys = [(i, k.column_id, k.transform, names[i]) for i, k in enumerate(target.partition.keys)]
     plan = AddPlan(target.name, target.columns, allow_missing, ignore_extra_columns, hive_partitioning, keys)
     described = describe_files(ctx, files, plan)
     stats = [stats_of(f) for f in described]
