@@ -15,7 +15,7 @@ from typing import TYPE_CHECKING, Any, overload
 
 import sqlalchemy as sa
 
-from .catalog.attach import check_ducklake_version
+from .catalog.attach import check_ducklake_version, default_ducklake_version
 from .catalog.operations.tags import COMMENT
 from .catalog.reads import reader
 from .catalog.reads.macros import MacroRow, list_macros
@@ -117,9 +117,11 @@ class DuckLake:
         handle stops moving data in-process with pyarrow (default SPARK_DUCKLAKE_SMALL_DATA_BYTES, else 64 MiB;
         docs/writing.md). `ducklake_version` (the reference's DUCKLAKE_VERSION) is the version of a new catalog: "1.0"
         (the default), "1.1", or "1.1-dev1" (what DuckDB's development builds of 1.1 write; docs/catalogs.md,
-        "Versions"); an existing catalog keeps its own. `encrypted=True` (the reference's ENCRYPTED) creates an
-        encrypted lake (every file gets its own key; docs/types.md, "Encrypted lakes"); on an existing lake an
-        explicit value must match it."""
+        "Versions"); an existing catalog keeps its own. Without it, SPARK_DUCKLAKE_DEFAULT_VERSION (the reference's
+        `ducklake_default_version` setting) is asked for, of new and existing catalogs alike. `encrypted=True` (the
+        reference's ENCRYPTED) creates an encrypted lake (every file gets its own key; docs/types.md, "Encrypted
+        lakes"); on an existing lake an explicit value must match it."""
+        version = default_ducklake_version() if ducklake_version is None else check_ducklake_version(ducklake_version)
         return cls(LakeContext.attach(
             catalog, data_path, spark=spark, create_if_missing=create_if_missing, read_only=read_only,
             data_inlining_row_limit=data_inlining_row_limit, snapshot_version=snapshot_version,
@@ -128,7 +130,7 @@ class DuckLake:
             metadata_catalog=metadata_catalog, retry=retry_policy(
                 ducklake_max_retry_count=ducklake_max_retry_count, ducklake_retry_wait_ms=ducklake_retry_wait_ms,
                 ducklake_retry_backoff=ducklake_retry_backoff), small_data_threshold=small_data_threshold,
-            encrypted=encrypted, ducklake_version=check_ducklake_version(ducklake_version)))
+            encrypted=encrypted, ducklake_version=version))
 
     def close(self) -> None:
         """Release catalog connections (DuckDB catalog files can then be opened elsewhere)."""

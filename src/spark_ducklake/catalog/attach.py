@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 from dataclasses import dataclass
 from datetime import datetime
 
@@ -15,6 +16,7 @@ from .database.versions import CREATABLE, is_v11
 from .encryption import is_encrypted
 from .reads import reader
 
+DEFAULT_VERSION_ENV = "SPARK_DUCKLAKE_DEFAULT_VERSION"
 
 @dataclass
 class AttachedCatalog:
@@ -110,6 +112,18 @@ def check_ducklake_version(version: str | None) -> str | None:
         raise CatalogError(f"Unsupported ducklake_version {text!r}: spark-ducklake creates DuckLake "
                            f"{', '.join(CREATABLE)} catalogs")
     return text
+
+
+def default_ducklake_version() -> str | None:
+    """The reference's `ducklake_default_version` setting, here SPARK_DUCKLAKE_DEFAULT_VERSION: the version asked
+    for when an attach gives no ducklake_version (None: unset; new catalogs are then 1.0, existing ones keep theirs)."""
+    text = os.environ.get(DEFAULT_VERSION_ENV, "").strip()
+    if not text:
+        return None
+    try:
+        return check_ducklake_version(text)
+    except CatalogError as exc:
+        raise CatalogError(f"{DEFAULT_VERSION_ENV}: {exc}") from None
 
 
 def check_requested_version(version: str, requested: str | None) -> None:
