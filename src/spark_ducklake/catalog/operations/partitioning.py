@@ -19,6 +19,8 @@ from ..reads import reader
 
 TEMPORAL = {"year", "month", "day", "hour"}
 EPOCH = {"epoch_year", "epoch_month", "epoch_day", "epoch_hour"}  # DuckLake 1.1 (the reference refuses them on 1.0)
+# Spark's and Iceberg's names for the same transforms: units since 1970, not calendar fields.
+SPARK_NAMES = {"years": "epoch_year", "months": "epoch_month", "days": "epoch_day", "hours": "epoch_hour"}
 _DATES = {"date", "timestamp", "timestamptz", "timestamp_s", "timestamp_ms", "timestamp_ns"}
 
 
@@ -44,15 +46,15 @@ def parse_keys(table: TableInfo, expressions: list[str], *, v11: bool = False) -
             transform = "identity"
         elif name in TEMPORAL:
             transform = name
-        elif name in EPOCH and not v11:  # the reference's words: 1.0 readers cannot load the catalog then
-            raise SchemaMismatchError(f"DuckLake 1.0 does not support the {name} partition transform - attach with "
-                                      "AUTOMATIC_MIGRATION set to TRUE to migrate the catalog to a newer version")
-        elif name in EPOCH:
-            transform = name
+        elif (name in EPOCH or name in SPARK_NAMES) and not v11:
+            raise SchemaMismatchError(_epoch_on_v10(name, args))
+        elif name in EPOCH or name in SPARK_NAMES:
+            transform = SPARK_NAMES.get(name, name)
         else:
             raise SchemaMismatchError(f"Unsupported partition function {name} in {text!r} - only year, month, day, "
-                                      "hour, epoch_year, epoch_month, epoch_day, epoch_hour, and bucket are supported "
-                                      "(the epoch ones need a catalog newer than DuckLake 1.0), or a plain column")
+                                      "hour, epoch_year, epoch_month, epoch_day, epoch_hour (or Spark's years, "
+                                      "months, days, hours), and bucket are supported (the epoch ones need a catalog "
+                                      "newer than DuckLake 1.0), or a plain column")
         column_args = [a for a in args if isinstance(a, exp.Column)]
         if len(column_args) != 1 or len(args) != 1:
             raise SchemaMismatchError(f"partition key {text!r} must name exactly one column")
@@ -63,6 +65,18 @@ def parse_keys(table: TableInfo, expressions: list[str], *, v11: bool = False) -
         _check_type(col, transform, text)
         keys.append(PartitionKey(col.column_id, transform))
     return keys
+
+
+def _epoch_on_v10(name: str, args: list) -> str:
+    """The reference's refusal of an epoch transform on a 1.0 catalog (1.0 readers could not load the catalog),
+    with the calendar transform a user of Spark's name may have meant, and the way to 1.1."""
+    epoch = SPARK_NAMES.get(name, name)
+    calendar = epoch.removeprefix("epoch_")
+    column = args[0].sql(dialect="duckdb") if len(args) == 1 else "ts"
+    return (f"DuckLake 1.0 does not support the {epoch} partition transform - attach with AUTOMATIC_MIGRATION set "
+            f"to TRUE to migrate the catalog to a newer version ({name}({column}) is DuckLake 1.1's {epoch}, "
+            f"{calendar}s since 1970: use {calendar}({column}) for calendar values, or migrate the catalog to 1.1 "
+            'with automatic_migration=True with ducklake_version="1.1")')
 
 
 def _bucket_transform(args: list, text: str) -> str:
