@@ -42,9 +42,10 @@ def _row(r) -> dict:
 def many_files(catalog: str, data_path: str, files: int, snapshots: int, table: str = "t") -> BigLake:
     """A lake whose table `table` (id BIGINT, v DOUBLE; 100 rows a file) has `files` files over `snapshots`."""
     from spark_ducklake import DuckLake
-    from spark_ducklake.catalog.database.spec_tables import T
+    from spark_ducklake.catalog.database.spec_tables import METADATA
     from spark_ducklake.duckdb_reference import attach, connect
 
+    T = METADATA.tables  # the 1.0 layout the lake is created with: whole-table selects name only its columns
     snapshots = max(snapshots, files)
     lake = DuckLake.attach(catalog, data_path)
     lake.create_table(table, "id BIGINT, v DOUBLE")

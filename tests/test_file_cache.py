@@ -7,10 +7,14 @@ import pyarrow as pa
 import pytest
 import sqlalchemy as sa
 
-from spark_ducklake.catalog.database.spec_tables import T
+from spark_ducklake.catalog.database.spec_tables import METADATA
 from spark_ducklake.catalog.reads.file_cache import FileListCache, fingerprint, load
 
 BIG = 1 << 40  # writes go through the in-process pyarrow path: no Spark
+
+
+# The 1.0 layout these tests' catalogs have: selecting a whole table names only its columns.
+T = METADATA.tables
 
 
 def _three_files(lake) -> int:

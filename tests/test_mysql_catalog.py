@@ -26,6 +26,7 @@ from spark_ducklake.catalog.operations.ddl import CreateTable
 from spark_ducklake.catalog.reads import reader
 from spark_ducklake.errors import CatalogError
 from spark_ducklake.spark.conform import plan_columns
+from spark_ducklake.spec.internal_columns import INLINED_ROW_ID
 from tests.support.compare import duckdb_rows, duckdb_select, normalize
 from tests.support.reference import attach
 
@@ -146,8 +147,8 @@ def test_inlined_values_both_ways(mysql_catalog, tmp_path, reference):
     times = [s.snapshot_time for s in lake.snapshots()]
     assert times == duck_times and all(t.tzinfo is not None and t.microsecond == 0 for t in times)
 
-    lake.write(rows.drop_columns(["row_id"]), "mine")  # 3 rows: inlined, no Spark
-    lake.write(rows.drop_columns(["row_id"]).slice(0, 1), "mine")  # a second insert (the reference cannot)
+    lake.write(rows.drop_columns([INLINED_ROW_ID]), "mine")  # 3 rows: inlined, no Spark
+    lake.write(rows.drop_columns([INLINED_ROW_ID]).slice(0, 1), "mine")  # a second insert (the reference cannot)
     assert lake.plan_scan("mine").files == []
     lake.close()
     attach(reference, mysql_catalog)
