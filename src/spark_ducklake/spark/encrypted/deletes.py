@@ -60,7 +60,10 @@ def restamp_encrypted(spark, path: str, before: int, after: int, key: str, write
     """`delete_files.restamp` for an encrypted partial delete file: decrypted, its positions deleted at `before`
     now deleted at `after`, encrypted again with the same key (a retried commit keeps the key it staged) and
     stored in place (each task reads its whole file before it writes). `write_delete_file` as above."""
+    from .keys import unwrap_key, wrap_keys
     from .read import decrypted_map
+
+    artifact, (wrapped,) = wrap_keys(spark, [key])  # `handle` is pickled into the plan: no plain key in it
 
     def handle(_job, table):
         snaps = table.column(SNAPSHOT_ID_COLUMN).cast(pa.int64())
@@ -69,7 +72,7 @@ def restamp_encrypted(spark, path: str, before: int, after: int, key: str, write
         buffer = KeptBuffer()
         written = write_delete_file(path, data_path, table.column(POS_COLUMN), fixed, None, sink=buffer)
         buffer.close()
-        yield module_batch(path, buffer.kept, written, key)
+        yield module_batch(path, buffer.kept, written, unwrap_key(artifact, wrapped))
 
     (written, size, footer_size, _key), = encrypt_and_store_files(decrypted_map(spark, [(path, key)], handle,
                                                                                  MODULES))

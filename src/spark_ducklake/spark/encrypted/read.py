@@ -2,7 +2,8 @@
 modules, Spark's `aes_decrypt` (AES-GCM, no additional authenticated data: what DuckDB writes) decrypts them,
 executors reassemble the plaintext file in memory and read it with pyarrow. Nothing plaintext touches storage.
 
-Keys travel as column data of a small job DataFrame (never literals in a plan, never logged). Once the jobs are
+Keys travel wrapped (keys.py) as column data of a small job DataFrame, which a plan carries; only the tasks unwrap
+them, with the session secret they read from a session file artifact (never logged). Once the jobs are
 spread over tasks, the three steps are narrow: one task splits, decrypts and reads its files in order.
 """
 
@@ -15,16 +16,19 @@ from ...spec.model import Column, DataFile
 from ..columns import FILE, PATH, POS
 from ..paths import filesystem, spark_file_uri
 from ..workers import require_python_workers
+from .keys import unwrap_key, wrap_keys
 from .layout import plaintext_file, split
 
 _JOB, _KEY, _OFFSET, _LAST, _BLOB = "_dl_job", "_dl_key", "_dl_offset", "_dl_last", "_dl_blob"
 FOOTER = -1  # the _dl_offset of a file's footer module
 
 
-def _module_rows(batches):
-    """(job, key, module offset, last?, nonce+ciphertext+tag) per module of each job's file; the footer last."""
+def _module_rows(artifact: str, batches):
+    """(job, key, module offset, last?, nonce+ciphertext+tag) per module of each job's file; the footer last. The
+    jobs' keys come wrapped under the session secret in `artifact` (keys.py)."""
     for batch in batches:
-        for job, path, key in zip(*(batch.column(i).to_pylist() for i in range(3)), strict=True):
+        for job, path, wrapped in zip(*(batch.column(i).to_pylist() for i in range(3)), strict=True):
+            key = unwrap_key(artifact, wrapped)
             fs, inner = filesystem(path)
             with fs.open_input_file(inner) as fh:
                 data = fh.read()
@@ -56,17 +60,20 @@ def _plain_files(batches):
 def decrypted_map(spark, jobs: list[tuple[str, str]], handle, schema):
     """A DataFrame of `schema`: `handle(job index, pyarrow Table of the decrypted file)` yields its batches, for
     each (path, base64 key) in `jobs`. `handle` runs on executors (it must be picklable, pyarrow-only)."""
+    from functools import partial
+
     from pyspark.sql import functions as F
 
     from ..shipping import ship_package
 
     ship_package(spark)
     require_python_workers(spark)
+    artifact, wrapped = wrap_keys(spark, [k for _p, k in jobs])
     table = pa.table({_JOB: pa.array(range(len(jobs)), pa.int64()), "_dl_path": [p for p, _k in jobs],
-                      _KEY: [k for _p, k in jobs]})
+                      _KEY: pa.array(wrapped, pa.string())})
     modules = (spark.createDataFrame(table).repartition(max(1, min(len(jobs), 64)))
-               .mapInArrow(_module_rows, f"{_JOB} long, {_KEY} string, {_OFFSET} long, {_LAST} boolean, "
-                           f"{_BLOB} binary"))
+               .mapInArrow(partial(_module_rows, artifact),
+                           f"{_JOB} long, {_KEY} string, {_OFFSET} long, {_LAST} boolean, {_BLOB} binary"))
     plain = modules.select(_JOB, _OFFSET, _LAST, F.aes_decrypt(F.col(_BLOB), F.unbase64(F.col(_KEY)),
                                                                 F.lit("GCM"), F.lit("DEFAULT")).alias(_BLOB))
 
