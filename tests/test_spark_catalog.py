@@ -242,7 +242,10 @@ def test_plain_spark_sql_reads_lake_tables_through_the_catalog(tmp_path):
     inlining.write(ROWS, "small")
     inlining.close()
 
-    env = {k: v for k, v in os.environ.items() if k != "SPARK_REMOTE"}
+    # A classic session of its own: a Connect client in this process (the connect lane) leaves pyspark's
+    # Connect-mode variables in the environment, which would turn the child's builder into a Connect client.
+    connect_vars = ("SPARK_REMOTE", "SPARK_CONNECT_MODE_ENABLED", "SPARK_LOCAL_REMOTE")
+    env = {k: v for k, v in os.environ.items() if k not in connect_vars}
     args = {"url": url, "data": data, "first": first,
             "when": when.astimezone(UTC).strftime("%Y-%m-%d %H:%M:%S.%f")}
     done = subprocess.run([sys.executable, "-c", SCRIPT, json.dumps(args)], capture_output=True, text=True,
