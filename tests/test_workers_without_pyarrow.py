@@ -82,7 +82,9 @@ def test_operations_needing_python_workers_say_so_before_the_job(tmp_path, refer
     reference.execute("INSERT INTO lake.u SELECT uuid() FROM range(3)")
     reference.execute("DETACH lake")
 
-    env = {key: value for key, value in os.environ.items() if not key.startswith(("SPARK_REMOTE", "PYSPARK_"))}
+    # A classic session of its own: the connect lane's Connect client leaves SPARK_CONNECT_MODE_ENABLED set.
+    connect_vars = ("SPARK_REMOTE", "PYSPARK_", "SPARK_CONNECT_MODE_ENABLED", "SPARK_LOCAL_REMOTE")
+    env = {key: value for key, value in os.environ.items() if not key.startswith(connect_vars)}
     env["PYSPARK_PYTHON"] = bare_python
     env.pop("SPARK_DUCKLAKE_SMALL_DATA_BYTES", None)
     done = subprocess.run([sys.executable, "-c", _SCRIPT, catalog, str(tmp_path / "data"), duckdb_catalog], env=env,
