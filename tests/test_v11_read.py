@@ -12,7 +12,7 @@ import pytest
 
 from spark_ducklake import DuckLake
 from spark_ducklake.operations.local.scan import read_plan
-from tests.support.ref11 import attach_sql, query, require_ref11, run
+from tests.support.ref11 import attach_sql, query, readable_copy, require_ref11, run
 
 # Every table is changed by inlined and Parquet inserts, deletes and updates, schema evolution and maintenance.
 _HISTORY = """
@@ -145,20 +145,29 @@ def _sqlite(tmp_path) -> str:
     return f"sqlite:{tmp_path / 'meta.sqlite'}"
 
 
-@pytest.fixture(params=["sqlite", "postgres"])
+@pytest.fixture(params=["sqlite", "duckdb", "postgres"])
 def v11_catalog(request, tmp_path):
-    """A catalog string for the binary and us: SQLite or PostgreSQL (the binary's DuckDB-file catalogs are in a
-    storage format DuckDB 1.5.5 cannot open)."""
+    """A catalog string for the binary: SQLite, a DuckDB file or PostgreSQL."""
     require_ref11()
     if request.param == "sqlite":
         return _sqlite(tmp_path)
+    if request.param == "duckdb":
+        return f"{tmp_path / 'meta.ducklake'}"
     return request.getfixturevalue("pg_catalog")
+
+
+def _ours_to_attach(catalog: str, tmp_path) -> str:
+    """The catalog string we attach: the same catalog, except that the binary's DuckDB files (a development storage
+    format DuckDB 1.5.5 cannot open) are read from a faithful copy in a storage version it opens."""
+    if catalog.endswith(".ducklake"):
+        return "duckdb:" + readable_copy(catalog, str(tmp_path / "copy.duckdb"))
+    return catalog
 
 
 def test_reads_every_snapshot_of_a_11_lake(v11_catalog, tmp_path):
     data = str(tmp_path / "data") + "/"
     _make_lake(v11_catalog, data)
-    lake = DuckLake.attach(v11_catalog)
+    lake = DuckLake.attach(_ours_to_attach(v11_catalog, tmp_path))
     try:
         assert lake.option("version") == "1.1-dev1"
         for table in _TABLES:

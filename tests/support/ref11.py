@@ -66,3 +66,12 @@ def query(attach: str, sql: str) -> list[dict]:
     """Rows of one query after an ATTACH statement."""
     results = run(f"{attach}\n{sql}")
     return results[-1] if results else []
+
+
+def readable_copy(ducklake_file: str, copy: str) -> str:
+    """A copy of a DuckDB-file catalog the binary wrote, in a storage version DuckDB 1.5.5 opens (the binary writes
+    a development storage format, 999, that 1.5.5 refuses); `COPY FROM DATABASE` keeps every table, row and type.
+    Returns the copy's path."""
+    run(f"ATTACH '{ducklake_file}' AS src (READ_ONLY); ATTACH '{copy}' AS dst (STORAGE_VERSION 'v1.4.0');"
+        " COPY FROM DATABASE src TO dst;")
+    return copy
