@@ -17,6 +17,9 @@ from . import extra_stats
 # No min/max for these (the reference writes none either).
 _NO_MINMAX = {"int128", "uint128", "interval", "timetz", "json"} | EXTRA_STATS_TYPES
 _FLOATS = {"float32", "float64"}
+# Types whose bounds the reference compares as strings: only their bounds can be a truncated prefix, so only their
+# exactness depends on the writer (the reference's RequiresValueComparison: numbers, times and booleans are exact).
+_STRING_BOUNDS = {"varchar", "blob", "uuid"}
 
 
 @dataclass
@@ -28,6 +31,8 @@ class TableColumnStats:
     min_value: str | None = None
     max_value: str | None = None
     extra_stats: str | None = None
+    min_is_exact: bool | None = None  # DuckLake 1.1 (None: unknown, e.g. rows from before the migration)
+    max_is_exact: bool | None = None
 
 
 def _leaf_columns(schema: pa.Schema, columns: list[Column]) -> list[Column | None]:
@@ -77,12 +82,26 @@ def _count_leaves(t: pa.DataType) -> int:
     return 1
 
 
+def writer_keeps_whole_bounds(created_by: str | None) -> bool:
+    """Whether a Parquet writer's string statistics are whole values, never a truncated prefix. Arrow C++ drops
+    statistics it finds too long rather than truncating them; other writers may truncate (parquet-mr when
+    `parquet.statistics.truncate.length` is set, others by default), and pyarrow does not expose the footer's
+    `is_min_value_exact` / `is_max_value_exact`, so their files count as truncated, as the reference counts files
+    without those flags."""
+    return (created_by or "").startswith("parquet-cpp-arrow")
+
+
 def file_column_stats(metadata: pq.FileMetaData, columns: list[Column],
                       leaves: list[Column | None] | None = None,
-                      non_null: dict[int, int] | None = None) -> dict[int, ColumnStats]:
+                      non_null: dict[int, int] | None = None,
+                      whole_bounds: bool | None = None) -> dict[int, ColumnStats]:
     """Stats of every leaf column present in a Parquet file, in the spec's string encodings. `leaves` gives the
     table column of each Parquet leaf when field ids cannot (files matched by name). `non_null` (column id -> its
-    non-NULL values) counts leaves whose chunks have no statistics: pyarrow writes none for GEOMETRY."""
+    non-NULL values) counts leaves whose chunks have no statistics: pyarrow writes none for GEOMETRY.
+    `whole_bounds` says the writer never truncates string bounds (our Spark writes); None: judged by the writer
+    that made the file (`writer_keeps_whole_bounds`)."""
+    if whole_bounds is None:
+        whole_bounds = writer_keeps_whole_bounds(metadata.created_by)
     if leaves is None:
         leaves = _leaf_columns(metadata.schema.to_arrow_schema(), columns)
     # parquet-mr (Spark) orders NaN above every number in its statistics: a NaN max is how it says "has NaN", and
@@ -105,6 +124,7 @@ def file_column_stats(metadata: pq.FileMetaData, columns: list[Column],
         minmax_ok = col.type not in _NO_MINMAX
         floats = col.type in _FLOATS
         has_nan = False
+        high_is_bound = False  # the max is +inf standing for "unknown beside a NaN": a bound, not a value
         for rg in range(metadata.num_row_groups):
             chunk = metadata.row_group(rg).column(index)
             size += chunk.total_compressed_size
@@ -127,6 +147,7 @@ def file_column_stats(metadata: pq.FileMetaData, columns: list[Column],
                     if lo != lo:
                         continue  # NaN is the smallest too: nothing but NaN in this chunk
                     hi = math.inf  # the largest number beside the NaN is unknown
+                    high_is_bound = True
                 low = lo if low is None or lo < low else low
                 high = hi if high is None or hi > high else high
             elif st.num_values:
@@ -137,6 +158,8 @@ def file_column_stats(metadata: pq.FileMetaData, columns: list[Column],
             stats.contains_nan = True if has_nan else (False if nan_in_stats and minmax_ok else None)
         if minmax_ok and low is not None:
             stats.min_value, stats.max_value = format_literal(col.type, low), format_literal(col.type, high)
+            exact = whole_bounds or col.type not in _STRING_BOUNDS
+            stats.min_is_exact, stats.max_is_exact = exact, exact and not high_is_bound
         if col.type == "geometry":
             stats.extra_stats = extra_stats.geometry_extra_stats(metadata, index)
         if non_null and col.column_id in non_null and nulls == 0 and values:
@@ -192,8 +215,10 @@ def merge_table_column_stats(
                     entry.contains_nan = None if entry.contains_nan is not True else True
                 elif fs.contains_nan:
                     entry.contains_nan = True
-            entry.min_value = _bound(type_str, entry.min_value, fs.min_value, min)
-            entry.max_value = _bound(type_str, entry.max_value, fs.max_value, max)
+            entry.min_value, entry.min_is_exact = _bound(type_str, (entry.min_value, entry.min_is_exact),
+                                                         (fs.min_value, fs.min_is_exact), min)
+            entry.max_value, entry.max_is_exact = _bound(type_str, (entry.max_value, entry.max_is_exact),
+                                                         (fs.max_value, fs.max_is_exact), max)
             if type_str in EXTRA_STATS_TYPES and (fs.value_count or fs.extra_stats is not None):
                 # (a file of NULLs alone says nothing of bounding boxes or shredding: it leaves them as they are)
                 merge = extra_stats.merge_geometry if type_str == "geometry" else extra_stats.merge_variant
@@ -201,12 +226,19 @@ def merge_table_column_stats(
     return merged
 
 
-def _bound(type_str: str, old: str | None, new: str | None, pick) -> str | None:
-    if new is None:
+def _bound(type_str: str, old: tuple[str | None, bool | None], new: tuple[str | None, bool | None],
+           pick) -> tuple[str | None, bool | None]:
+    """The wider of two (bound, is exact) pairs. As the reference merges them: the winning bound keeps its own
+    exactness, and equal bounds are exact only if both are (None, unknown, unless one is known inexact)."""
+    if new[0] is None:
         return old
-    if old is None:
+    if old[0] is None:
         return new
     try:
-        return pick(old, new, key=lambda text: parse_literal(type_str, text))
+        key = parse_literal(type_str, old[0]), parse_literal(type_str, new[0])
     except (ValueError, TypeError):
         return old
+    if key[0] == key[1]:
+        flags = (old[1], new[1])
+        return old[0], False if False in flags else (None if None in flags else True)
+    return new if pick(key) == key[1] else old  # (pick is min or max)

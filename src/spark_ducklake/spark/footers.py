@@ -128,12 +128,15 @@ def describe(path: str, plan: AddPlan) -> dict:
         text = None if value is None else types.format_literal(col.type, value)
         stats[col.column_id] = ColumnStats(column_id=col.column_id, value_count=meta.num_rows,
                                            null_count=meta.num_rows if text is None else 0, min_value=text,
-                                           max_value=text, column_size_bytes=0)
+                                           max_value=text, column_size_bytes=0,
+                                           # a folder's value is the whole value of every row
+                                           min_is_exact=text is not None, max_is_exact=text is not None)
     return {
         "path": path, "record_count": meta.num_rows, "file_size_bytes": size, "footer_size": meta.serialized_size,
         "row_group_count": meta.num_row_groups, "mapping": entries,
         "stats": {str(cid): [s.value_count, s.null_count, s.min_value, s.max_value, s.contains_nan,
-                             s.column_size_bytes, s.extra_stats] for cid, s in stats.items()},
+                             s.column_size_bytes, s.extra_stats, s.min_is_exact, s.max_is_exact]
+                  for cid, s in stats.items()},
         "partition_values": _partition_values(plan, path, hive, hive_columns),
     }
 
@@ -162,7 +165,9 @@ def stats_of(description: dict) -> dict[int, ColumnStats]:
     """The ColumnStats of a description."""
     return {int(cid): ColumnStats(column_id=int(cid), value_count=v[0], null_count=v[1], min_value=v[2],
                                   max_value=v[3], contains_nan=v[4], column_size_bytes=v[5],
-                                  extra_stats=v[6] if len(v) > 6 else None)
+                                  extra_stats=v[6] if len(v) > 6 else None,
+                                  min_is_exact=v[7] if len(v) > 7 else None,
+                                  max_is_exact=v[8] if len(v) > 8 else None)
             for cid, v in description["stats"].items()}
 
 

@@ -117,6 +117,9 @@ def with_field_ids(df, table: TableInfo, *, row_ids: bool = False, snapshot_ids:
 def configure_writer(writer, table: TableInfo, options: WriteOptions):
     """A DataFrameWriter with the lake's Parquet options (codec, row groups, format version) applied."""
     writer = writer.option("compression", _CODECS.get(options.compression, options.compression))
+    # String statistics whole, never a truncated prefix, whatever the Hadoop configuration says: the catalog then
+    # records them as exact (DuckLake 1.1 min_is_exact / max_is_exact).
+    writer = writer.option("parquet.statistics.truncate.length", 2**31 - 1)
     block_size = row_group_bytes(table, options)
     if block_size:
         writer = writer.option("parquet.block.size", block_size)
@@ -199,7 +202,9 @@ def describe_file(path: str, columns: list[Column]) -> NewDataFile:
     with fs.open_input_file(inner) as fh:
         meta = pq.ParquetFile(fh).metadata
     return NewDataFile(path=path, record_count=meta.num_rows, file_size_bytes=size,
-                       footer_size=meta.serialized_size, column_stats=stats.file_column_stats(meta, columns),
+                       footer_size=meta.serialized_size,
+                       # our Spark writes keep string statistics whole (`configure_writer`)
+                       column_stats=stats.file_column_stats(meta, columns, whole_bounds=True),
                        needs_name_mapping=lacks_field_ids(meta.schema.to_arrow_schema(), columns),
                        row_group_count=meta.num_row_groups)
 

@@ -184,6 +184,9 @@ class ColumnStats:
     contains_nan: bool | None = None
     column_size_bytes: int | None = None
     extra_stats: str | None = None  # geometry and variant: JSON (spec "Extra Statistics")
+    # DuckLake 1.1: whether min_value / max_value are whole values (not a truncated prefix); None: unknown
+    min_is_exact: bool | None = None
+    max_is_exact: bool | None = None
 
 
 @dataclass

@@ -68,3 +68,10 @@ def v11_values(conn: sa.Connection, **values) -> dict:
     """The values of columns only 1.1 catalogs have (`row_group_count`), or nothing on a 1.0 catalog: spread into
     a row's values."""
     return values if catalog_is_v11(conn) else {}
+
+
+def layout_values(conn: sa.Connection, table: str, **values) -> dict:
+    """Those of `values` whose columns `table` has in the connection's catalog layout: spread into a row's values
+    for columns not every layout has (the stats exactness flags are in 1.1, not in '1.1-dev1' or 1.0)."""
+    columns = LAYOUTS[layout_of(catalog_version(conn))].tables[table].c
+    return {key: value for key, value in values.items() if key in columns}

@@ -23,6 +23,7 @@ from ..database.spec_tables import T, end_live_rows
 from ..database.versions import catalog_is_v11, v11_values
 from ..inlined import codec as inlined
 from ..inlined import tables as inlined_tables
+from .data import exactness
 from .file_rows import PlacedDelete, create_name_mapping, insert_delete_file, schedule_for_deletion
 
 _CHUNK = 500  # ids per IN list (SQLite's parameter limit, long statements elsewhere)
@@ -73,6 +74,7 @@ def insert_data_files(ctx: CommitContext, table: TableInfo, placed: list[PlacedF
             "column_size_bytes": s.column_size_bytes, "value_count": s.value_count, "null_count": s.null_count,
             "min_value": s.min_value, "max_value": s.max_value, "contains_nan": s.contains_nan,
             "extra_stats": s.extra_stats,  # a merged geometry column keeps its bounding box and types
+            **exactness(ctx.conn, s),
         } for cid, s in sorted(f.column_stats.items())]
         part_rows += [{"data_file_id": file_id, "table_id": table.table_id, "partition_key_index": index,
                        "partition_value": value} for index, value in sorted(f.partition_values.items())]

@@ -18,7 +18,7 @@ from ...spec.snapshot_changes import Change
 from .. import extra_stats, stats
 from ..commit import CommitContext
 from ..database.spec_tables import T, end_live_rows
-from ..database.versions import v11_values
+from ..database.versions import layout_values, v11_values
 from ..inlined import tables as inlined_tables
 from .ddl import TableRef
 from .file_rows import PlacedDelete, create_name_mapping, insert_delete_file
@@ -47,15 +47,25 @@ def claim_rows(ctx: CommitContext, table_id: int, rows: int, size: int, new_ids:
     return 0
 
 
+def exactness(conn: sa.Connection, s: ColumnStats | stats.TableColumnStats,
+              table: str = "ducklake_file_column_stats") -> dict:
+    """A stats row's `min_is_exact` / `max_is_exact` where the catalog has them (1.1): NULL beside a NULL bound,
+    as the reference writes them."""
+    return layout_values(conn, table, min_is_exact=None if s.min_value is None else s.min_is_exact,
+                         max_is_exact=None if s.max_value is None else s.max_is_exact)
+
+
 def read_column_stats(conn: sa.Connection, table_id: int) -> dict[int, stats.TableColumnStats]:
     """The table's ducklake_table_column_stats rows by column id."""
     tcs = T["ducklake_table_column_stats"]
+    flags = [tcs.c[name] for name in layout_values(conn, tcs.name, min_is_exact=None, max_is_exact=None)]
     return {
         r.column_id: stats.TableColumnStats(contains_null=r.contains_null, contains_nan=r.contains_nan,
                                             min_value=r.min_value, max_value=r.max_value,
-                                            extra_stats=r.extra_stats)
+                                            extra_stats=r.extra_stats, **{c.name: r[i] for i, c in
+                                                                          enumerate(flags, start=6)})
         for r in conn.execute(sa.select(tcs.c.column_id, tcs.c.contains_null, tcs.c.contains_nan, tcs.c.min_value,
-                                        tcs.c.max_value, tcs.c.extra_stats).where(tcs.c.table_id == table_id))
+                                        tcs.c.max_value, tcs.c.extra_stats, *flags).where(tcs.c.table_id == table_id))
     }
 
 
@@ -81,7 +91,8 @@ def merge_column_stats(ctx: CommitContext, table_id: int, columns, new: list[dic
         if cid in seen and s == seen[cid]:
             continue
         values = {"contains_null": s.contains_null, "contains_nan": s.contains_nan, "min_value": s.min_value,
-                  "max_value": s.max_value, "extra_stats": s.extra_stats}
+                  "max_value": s.max_value, "extra_stats": s.extra_stats,
+                  **exactness(ctx.conn, s, tcs.name)}
         key = [tcs.c.table_id == table_id, tcs.c.column_id == cid]
         if checked:
             ctx.conn.execute(tcs.update().where(*key).values(**values) if cid in seen else
@@ -139,7 +150,7 @@ class AppendFiles:
                     "data_file_id": file_id, "table_id": table_id, "column_id": cid,
                     "column_size_bytes": s.column_size_bytes, "value_count": s.value_count,
                     "null_count": s.null_count, "min_value": s.min_value, "max_value": s.max_value,
-                    "contains_nan": s.contains_nan, "extra_stats": s.extra_stats,
+                    "contains_nan": s.contains_nan, "extra_stats": s.extra_stats, **exactness(ctx.conn, s),
                 })
                 variant_rows += extra_stats.variant_stat_rows(file_id, table_id, cid, s.extra_stats)
             for key_index, value in sorted(f.partition_values.items()):

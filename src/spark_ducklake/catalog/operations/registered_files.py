@@ -17,7 +17,7 @@ from ..commit import CommitContext
 from ..database.spec_tables import T
 from ..database.versions import v11_values
 from ..reads.name_maps import load_name_maps
-from .data import claim_rows, merge_column_stats
+from .data import claim_rows, exactness, merge_column_stats
 
 
 @dataclass
@@ -60,7 +60,7 @@ class AddDataFiles:
                     "data_file_id": file_id, "table_id": tid, "column_id": cid,
                     "column_size_bytes": s.column_size_bytes, "value_count": s.value_count,
                     "null_count": s.null_count, "min_value": s.min_value, "max_value": s.max_value,
-                    "contains_nan": s.contains_nan, "extra_stats": s.extra_stats,
+                    "contains_nan": s.contains_nan, "extra_stats": s.extra_stats, **exactness(ctx.conn, s),
                 })
             for key_index, value in sorted(f["partition_values"].items(), key=lambda kv: int(kv[0])):
                 part_rows.append({"data_file_id": file_id, "table_id": tid, "partition_key_index": int(key_index),
