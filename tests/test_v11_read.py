@@ -14,6 +14,8 @@ from spark_ducklake import DuckLake
 from spark_ducklake.operations.local.scan import read_plan
 from tests.support.ref11 import attach_sql, query, readable_copy, require_ref11, run
 
+pytestmark = pytest.mark.latest_default  # new catalogs 1.1; the binary's attach as they are
+
 # Every table is changed by inlined and Parquet inserts, deletes and updates, schema evolution and maintenance.
 _HISTORY = """
 CREATE TABLE lake.t(id INTEGER, s VARCHAR, ts TIMESTAMP, row_id BIGINT, begin_snapshot BIGINT);

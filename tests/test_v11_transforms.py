@@ -15,6 +15,8 @@ from tests.support.ref11 import attach_sql, require_ref11, run
 from tests.support.reference import attach as attach_15
 from tests.support.reference import connect as connect_15
 
+pytestmark = pytest.mark.latest_default  # new catalogs 1.1; the binary's attach as they are
+
 _SPARK_NAMES = {"years": "epoch_year", "months": "epoch_month", "days": "epoch_day", "hours": "epoch_hour",
                 "epoch_year": "epoch_year", "epoch_month": "epoch_month", "epoch_day": "epoch_day",
                 "epoch_hour": "epoch_hour"}
@@ -60,7 +62,7 @@ def test_spark_transform_names_on_a_11_catalog(tmp_path, name):
 @pytest.mark.parametrize("name", ["years", "months", "days", "hours", "epoch_day"])
 def test_spark_transform_names_refused_on_a_10_catalog(tmp_path, name):
     """A 1.0 catalog refuses them in the reference's words, pointing at the calendar transform and the migration."""
-    lake = DuckLake.attach(f"sqlite:{tmp_path / 'meta.sqlite'}", str(tmp_path / "data"))
+    lake = DuckLake.attach(f"sqlite:{tmp_path / 'meta.sqlite'}", str(tmp_path / "data"), ducklake_version="1.0")
     calendar = {"years": "year", "months": "month", "days": "day", "hours": "hour", "epoch_day": "day"}[name]
     try:
         lake.create_table("t", "ts TIMESTAMP_NTZ")
@@ -102,8 +104,9 @@ def test_pruning_by_day(tmp_path, version):
 
 
 def test_default_version_setting(tmp_path, monkeypatch):
-    """SPARK_DUCKLAKE_DEFAULT_VERSION is the reference's ducklake_default_version: the version asked for when
-    ducklake_version is not given, for new and existing catalogs; unset, new catalogs are 1.0."""
+    """New catalogs are 1.1, as DuckDB 2.0 creates them. SPARK_DUCKLAKE_DEFAULT_VERSION is the reference's
+    ducklake_default_version: the version asked for when ducklake_version is not given, of new and existing
+    catalogs alike; unset, an existing catalog keeps its version unless automatic_migration=True (then 1.1)."""
     def version_of(name: str) -> str:
         con = sqlite3.connect(tmp_path / name)
         try:
@@ -113,19 +116,22 @@ def test_default_version_setting(tmp_path, monkeypatch):
 
     monkeypatch.delenv("SPARK_DUCKLAKE_DEFAULT_VERSION", raising=False)
     DuckLake.attach(f"sqlite:{tmp_path / 'plain.sqlite'}", str(tmp_path / "p")).close()
-    assert version_of("plain.sqlite") == "1.0"
-    monkeypatch.setenv("SPARK_DUCKLAKE_DEFAULT_VERSION", "1.1")
-    DuckLake.attach(f"sqlite:{tmp_path / 'new.sqlite'}", str(tmp_path / "n")).close()
-    assert version_of("new.sqlite") == "1.1"
-    DuckLake.attach(f"sqlite:{tmp_path / 'explicit.sqlite'}", str(tmp_path / "e"), ducklake_version="1.0").close()
-    assert version_of("explicit.sqlite") == "1.0"
-    with pytest.raises(CatalogError, match="version mismatch"):  # asked of an existing catalog, as the reference
-        DuckLake.attach(f"sqlite:{tmp_path / 'plain.sqlite'}")
-    DuckLake.attach(f"sqlite:{tmp_path / 'plain.sqlite'}", automatic_migration=True).close()
     assert version_of("plain.sqlite") == "1.1"
     monkeypatch.setenv("SPARK_DUCKLAKE_DEFAULT_VERSION", "1.0")
-    with pytest.raises(CatalogError, match="Cannot downgrade"):
-        DuckLake.attach(f"sqlite:{tmp_path / 'new.sqlite'}")
+    DuckLake.attach(f"sqlite:{tmp_path / 'old.sqlite'}", str(tmp_path / "o")).close()
+    assert version_of("old.sqlite") == "1.0"
+    with pytest.raises(CatalogError, match="Cannot downgrade"):  # asked of an existing catalog, as the reference
+        DuckLake.attach(f"sqlite:{tmp_path / 'plain.sqlite'}")
+    DuckLake.attach(f"sqlite:{tmp_path / 'explicit.sqlite'}", str(tmp_path / "e"), ducklake_version="1.1").close()
+    assert version_of("explicit.sqlite") == "1.1"
+    monkeypatch.setenv("SPARK_DUCKLAKE_DEFAULT_VERSION", "1.1")
+    with pytest.raises(CatalogError, match="version mismatch"):
+        DuckLake.attach(f"sqlite:{tmp_path / 'old.sqlite'}")
+    monkeypatch.delenv("SPARK_DUCKLAKE_DEFAULT_VERSION")
+    DuckLake.attach(f"sqlite:{tmp_path / 'old.sqlite'}").close()  # unset: an existing catalog keeps its version
+    assert version_of("old.sqlite") == "1.0"
+    DuckLake.attach(f"sqlite:{tmp_path / 'old.sqlite'}", automatic_migration=True).close()
+    assert version_of("old.sqlite") == "1.1"
     monkeypatch.setenv("SPARK_DUCKLAKE_DEFAULT_VERSION", "0.9")
     with pytest.raises(CatalogError, match="SPARK_DUCKLAKE_DEFAULT_VERSION"):
         DuckLake.attach(f"sqlite:{tmp_path / 'bad.sqlite'}", str(tmp_path / "b"))

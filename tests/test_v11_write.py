@@ -20,6 +20,8 @@ from tests.support.ref11 import attach_sql, query, require_ref11, run
 from tests.support.reference import attach as attach_15
 from tests.support.reference import connect as connect_15
 
+pytestmark = pytest.mark.latest_default  # new catalogs 1.1; the binary's attach as they are
+
 
 def _norm(value):
     if isinstance(value, dt.datetime):
@@ -200,7 +202,7 @@ def test_new_catalog_versions(tmp_path):
     default = tmp_path / "default.sqlite"
     DuckLake.attach(f"sqlite:{default}", str(tmp_path / "d")).close()
     con = sqlite3.connect(default)
-    assert con.execute("SELECT value FROM ducklake_metadata WHERE key = 'version'").fetchone() == ("1.0",)
+    assert con.execute("SELECT value FROM ducklake_metadata WHERE key = 'version'").fetchone() == ("1.1",)
     con.close()
     with pytest.raises(CatalogError, match="Cannot downgrade a DuckLake catalog from version 1.1 to 1.0"):
         DuckLake.attach(f"sqlite:{tmp_path / '1.1.sqlite'}", ducklake_version="1.0")
@@ -220,7 +222,7 @@ def test_binary_refuses_the_released_version_string(tmp_path):
 
 
 def test_view_column_comments_need_11(tmp_path):
-    lake = DuckLake.attach(f"sqlite:{tmp_path / 'meta.sqlite'}", str(tmp_path / "data"))
+    lake = DuckLake.attach(f"sqlite:{tmp_path / 'meta.sqlite'}", str(tmp_path / "data"), ducklake_version="1.0")
     try:
         lake.create_table("t", "id BIGINT")
         lake.create_view("v", "SELECT id FROM t", dialect="duckdb")
@@ -316,7 +318,7 @@ def test_epoch_partitioned_writes_match_the_binary(tmp_path, keys):
         assert ours_values == _epoch_values(con, theirs_id)
     finally:
         con.close()
-    old = DuckLake.attach(f"sqlite:{tmp_path / 'old.sqlite'}", str(tmp_path / "old"))
+    old = DuckLake.attach(f"sqlite:{tmp_path / 'old.sqlite'}", str(tmp_path / "old"), ducklake_version="1.0")
     try:
         old.create_table("t", "ts TIMESTAMP")
         with pytest.raises(DuckLakeError, match=f"DuckLake 1.0 does not support the {keys[0].split('(')[0]} "

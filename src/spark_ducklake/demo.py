@@ -24,7 +24,8 @@ def run_demo(path: str, console: Console) -> int:
     catalog = f"sqlite:{path}/meta.sqlite"
     console.rule("[bold]spark-ducklake demo")
     console.print(f"lake: catalog [cyan]{catalog}[/cyan], data [cyan]{path}/data/[/cyan]")
-    lake = DuckLake.attach(catalog, f"{path}/data/", author="demo")
+    # DuckLake 1.0, so that DuckDB 1.5 from PyPI (ducklake 1.5.x reads 1.0 only) can read it at the end.
+    lake = DuckLake.attach(catalog, f"{path}/data/", author="demo", ducklake_version="1.0")
 
     console.print("creating table [bold]sales[/bold] from a Spark DataFrame (200,000 rows) ...")
     with console.status("starting Spark ..."):

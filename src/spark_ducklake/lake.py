@@ -115,9 +115,9 @@ class DuckLake:
         names them in `lake.sql`; the `ducklake_*retry*` keywords are the reference's commit-retry settings
         (docs/catalogs.md). `small_data_threshold` (bytes, or a size like "16MB"; 0: always Spark) is where this
         handle stops moving data in-process with pyarrow (default SPARK_DUCKLAKE_SMALL_DATA_BYTES, else 64 MiB;
-        docs/writing.md). `ducklake_version` (the reference's DUCKLAKE_VERSION) is the version of a new catalog: "1.0"
-        (the default), "1.1", or "1.1-dev1" (what DuckDB's development builds of 1.1 write; docs/catalogs.md,
-        "Versions"); an existing catalog keeps its own. Without it, SPARK_DUCKLAKE_DEFAULT_VERSION (the reference's
+        docs/writing.md). `ducklake_version` (the reference's DUCKLAKE_VERSION) is the version of a new catalog: "1.1"
+        (the default, as DuckDB 2.0), "1.0" (what DuckDB 1.5 opens), or "1.1-dev1" (what DuckDB's development
+        builds of 1.1 write; docs/catalogs.md, "Versions"); an existing catalog keeps its own. Without it, SPARK_DUCKLAKE_DEFAULT_VERSION (the reference's
         `ducklake_default_version` setting) is asked for, of new and existing catalogs alike. `encrypted=True` (the
         reference's ENCRYPTED) creates an encrypted lake (every file gets its own key; docs/types.md, "Encrypted
         lakes"); on an existing lake an explicit value must match it."""

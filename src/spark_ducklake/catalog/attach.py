@@ -12,7 +12,7 @@ from ..errors import CatalogError
 from ..spec.paths import absolute_data_path
 from .database import bootstrap
 from .database.connection import CatalogLocation, catalog_exists, create_engine
-from .database.versions import CREATABLE, is_v11
+from .database.versions import CREATABLE, LATEST, is_v11
 from .encryption import is_encrypted
 from .reads import reader
 
@@ -62,7 +62,7 @@ def attach_catalog(location: CatalogLocation, data_path: str | None, *, create_i
                 data_path = absolute_data_path(data_path)
                 bootstrap.create_lake(conn, data_path, encrypted=bool(encrypted),
                                       metadata_schema=location.metadata_schema,
-                                      version=ducklake_version or bootstrap.SPEC_VERSION)
+                                      version=ducklake_version or LATEST)
             pinned = None
             if snapshot_version is not None:
                 pinned = reader.get_snapshot(conn, snapshot_version).snapshot_id
@@ -116,7 +116,7 @@ def check_ducklake_version(version: str | None) -> str | None:
 
 def default_ducklake_version() -> str | None:
     """The reference's `ducklake_default_version` setting, here SPARK_DUCKLAKE_DEFAULT_VERSION: the version asked
-    for when an attach gives no ducklake_version (None: unset; new catalogs are then 1.0, existing ones keep theirs)."""
+    for when an attach gives no ducklake_version (None: unset; new catalogs are then 1.1, existing ones keep theirs)."""
     text = os.environ.get(DEFAULT_VERSION_ENV, "").strip()
     if not text:
         return None

@@ -20,7 +20,7 @@ import sqlalchemy as sa
 from ...errors import CatalogError
 from .dialects import dialect_for
 from .spec_tables import LAYOUTS, SPEC_VERSION, T, added_columns
-from .versions import V10, is_v11, layout_of, remember_version
+from .versions import LATEST, V10, is_v11, layout_of, remember_version
 
 # Versions the reference migrates that we migrate too; 0.4-dev1 is a 0.3 catalog with part of the 0.4 tables.
 MIGRATABLE_VERSIONS = ("0.3", "0.4-dev1", "0.4")
@@ -125,10 +125,10 @@ def _per_table_schema_versions(conn: sa.Connection) -> None:
 
 def migrate_if_needed(conn: sa.Connection, metadata: dict[str, str], *, read_only: bool = False,
                       target: str | None = None) -> dict[str, str]:
-    """Migrate an older catalog at attach time to `target` (the requested ducklake_version; None: 1.0, the
-    version new catalogs get here); returns the global metadata as it is afterwards."""
+    """Migrate an older catalog at attach time to `target` (the requested ducklake_version; None: the latest, 1.1,
+    as the reference migrates without a pinned version); returns the global metadata as it is afterwards."""
     version = metadata.get("version")
-    target = target or SPEC_VERSION
+    target = target or LATEST
     to_v11 = is_v11(target) and (version == V10 or is_migratable(version))
     if not is_migratable(version) and not to_v11:
         return metadata  # the version checks that follow explain anything it cannot read

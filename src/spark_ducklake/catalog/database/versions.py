@@ -20,6 +20,9 @@ V11_DEV = "1.1-dev1"
 SUPPORTED = (V10, V11, V11_DEV)
 # What `ducklake_version=` accepts for a new catalog.
 CREATABLE = SUPPORTED
+# The reference's DUCKLAKE_LATEST_VERSION: what a new catalog gets, and what `automatic_migration=True` migrates to,
+# when neither `ducklake_version=` nor the default-version setting asks for another (DuckDB 2.0 creates 1.1).
+LATEST = V11
 
 # Per engine (one engine = one catalog): asked once, not on every connection (SQLite and DuckDB connect per use).
 _BY_ENGINE: weakref.WeakKeyDictionary[sa.Engine, str] = weakref.WeakKeyDictionary()
