@@ -28,6 +28,7 @@ def main() -> None:
     root = Path(tempfile.mkdtemp(prefix="ducklake-smoke-"))
     spark = SparkSession.builder.master("local[2]").getOrCreate()  # a user's session: Spark's defaults
     lake = DuckLake.attach(f"sqlite:{root / 'meta.sqlite'}", str(root / "data"), spark=spark)
+    check("a new lake is DuckLake 1.1, as DuckDB 2.0 creates it", lake.option("version"), "1.1")
     lake.create_table("orders", "id BIGINT NOT NULL, customer VARCHAR, amount DOUBLE")
     lake.write(spark.createDataFrame([(i, f"c{i % 5}", float(i)) for i in range(100)], "id long, customer string, "
                                      "amount double"), "orders")
