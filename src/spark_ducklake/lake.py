@@ -44,7 +44,7 @@ from .spark.change_feed import changes, deletions, insertions
 from .spark.scan_plan import ScanPlan
 from .spec.commit_properties import CommitProperties, resolve_commit_properties
 from .spec.model import TableInfo
-from .spec.names import parse_table_name
+from .spec.names import parse_table_name, schema_key
 from .sql.register import register
 from .table import DuckLakeTable
 
@@ -216,16 +216,20 @@ class DuckLake:
             result = action(tx)
         return result, tx.snapshot_id
 
-    def create_schema(self, name: str, *, if_not_exists: bool = False, commit_properties=None,
+    def create_schema(self, name: str | Sequence[str], *, if_not_exists: bool = False, commit_properties=None,
                       **commit_args: Any) -> int | None:
-        """CREATE SCHEMA; returns the new snapshot id."""
-        if if_not_exists and name.lower() in {s.lower() for s in self.schemas()}:  # names are case-insensitive
+        """CREATE SCHEMA; returns the new snapshot id. On a DuckLake 1.1 catalog 'sales.europe' (or a
+        ('sales', 'europe') tuple) is schema europe nested in sales, and '"a.b"' one schema named a.b; on 1.0
+        catalogs a string is one name as written (docs/catalogs.md, "Nested schemas")."""
+        key = schema_key(self.context.schema_path(name))
+        if if_not_exists and key.lower() in {s.lower() for s in self.schemas()}:  # names are case-insensitive
             return None
         return self._one(lambda tx: tx.create_schema(name), commit_properties, commit_args)[1]
 
-    def drop_schema(self, name: str, *, cascade: bool = False, if_exists: bool = False, commit_properties=None,
-                    **commit_args: Any) -> int | None:
-        """DROP SCHEMA (empty unless cascade=True)."""
+    def drop_schema(self, name: str | Sequence[str], *, cascade: bool = False, if_exists: bool = False,
+                    commit_properties=None, **commit_args: Any) -> int | None:
+        """DROP SCHEMA (empty unless cascade=True, which drops its nested schemas too)."""
+        name = schema_key(self.context.schema_path(name))
         if name not in self.schemas():
             if if_exists:
                 return None

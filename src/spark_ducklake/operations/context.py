@@ -30,12 +30,12 @@ from ..spec.arguments import snapshot_time as check_time
 from ..spec.arguments import snapshot_version as check_version
 from ..spec.commit_properties import CommitProperties
 from ..spec.model import TableInfo
-from ..spec.names import parse_table_name
+from ..spec.names import check_name, parse_table_name, split_schema_path
 from .error_causes import catalog_failure, is_driver_error
 from .local.threshold import check_threshold
 
 if TYPE_CHECKING:
-    from collections.abc import Callable
+    from collections.abc import Callable, Sequence
 
     from pyspark.sql import SparkSession
 
@@ -161,6 +161,16 @@ class LakeContext:
         with self.connect() as conn:
             found = reader.list_tables(conn, self.snapshot_id(conn), self.data_path, schema=schema, name=table)
         return found[0] if found else None
+
+    def schema_path(self, name: str | Sequence[str]) -> tuple[str, ...]:
+        """The names of a schema from the top level down, as `create_schema` / `drop_schema` read `name`: a tuple
+        as given; a string, on catalogs with nested schemas (DuckLake 1.1), split at its unquoted dots
+        ('sales.europe'; '"a.b"' is one name); on the others, one name as written (their behaviour before 1.1)."""
+        if not isinstance(name, str):
+            return split_schema_path(name)
+        with self.connect() as conn:
+            nested = reader.nested_schemas(conn)
+        return split_schema_path(name) if nested else (check_name(name, "schema"),)
 
     def table_info(self, table: str | tuple[str, str], *, version: int | None = None) -> TableInfo:
         """A table's definition now or at `version`; NotFoundError names what is missing."""

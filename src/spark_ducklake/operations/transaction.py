@@ -16,7 +16,7 @@ block are tracked by name (staged_names.py).
 from __future__ import annotations
 
 import copy
-from collections.abc import Iterator
+from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass, replace
 
@@ -31,6 +31,7 @@ from ..spec.arguments import check_assignments, check_condition, check_data
 from ..spec.commit_properties import CommitProperties
 from ..spec.model import TableInfo
 from ..spec.names import parse_table_name as split_name
+from ..spec.names import schema_key
 from .context import LakeContext
 from .delete_update import pruning_filter, stage_delete_op, stage_update
 from .error_causes import call_translated, translate_methods
@@ -82,15 +83,17 @@ class Transaction:
         self.aborted = False  # lake.sql: a statement failed and aborted it; only ROLLBACK / COMMIT end it
 
     # ----------------------------------------------------------------------------------------- DDL
-    def create_schema(self, name: str) -> None:
-        """CREATE SCHEMA, visible to the rest of this transaction."""
-        op = CreateSchema(name)
-        self.new_schemas[name] = op
+    def create_schema(self, name: str | Sequence[str]) -> None:
+        """CREATE SCHEMA, visible to the rest of this transaction; 'sales.europe' or ('sales', 'europe') is a
+        nested schema on a DuckLake 1.1 catalog (LakeContext.schema_path)."""
+        path = self.ctx.schema_path(name)
+        op = CreateSchema(schema_key(path), path=path)
+        self.new_schemas[op.name] = op
         self.ops.append(op)
 
-    def drop_schema(self, name: str, *, cascade: bool = False) -> None:
-        """DROP SCHEMA."""
-        self.ops.append(DropSchema(name, cascade))
+    def drop_schema(self, name: str | Sequence[str], *, cascade: bool = False) -> None:
+        """DROP SCHEMA (CASCADE: with its tables, views, macros and nested schemas)."""
+        self.ops.append(DropSchema(schema_key(self.ctx.schema_path(name)), cascade))
 
     def create_table(self, name: str, schema) -> None:
         """CREATE TABLE (Spark StructType, pyarrow Schema or DDL string)."""
@@ -387,7 +390,7 @@ class Transaction:
     def _schema(self, name: str) -> tuple[int, str]:
         if name in self.new_schemas:
             op = self.new_schemas[name]
-            return -1, self.ctx.data_path + paths_for.dir_name_for(name, op.schema_uuid)
+            return -1, self.ctx.data_path + op.dir_name
         with self.ctx.connect() as conn:
             sch = reader.find_schema(conn, self.read_snapshot, self.ctx.data_path, name)
         return sch.schema_id, sch.path

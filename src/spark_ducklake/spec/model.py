@@ -58,6 +58,7 @@ class SchemaInfo:
     name: str
     path: str  # absolute, ends with '/'
     begin_snapshot: int
+    parent_id: int | None = None  # the parent schema's id: a nested schema (DuckLake 1.1)
 
 
 @dataclass(frozen=True)

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+from collections.abc import Iterable, Sequence
 
 from ..errors import AlreadyExistsError, InvalidNameError
 
@@ -32,21 +32,42 @@ def check_unique(names: Iterable[str], kind: str, where: str) -> None:
         seen[name.lower()] = name
 
 
-def parse_table_name(name: object, default_schema: str = "main") -> tuple[str, str]:
-    """'table', 'schema.table', '"my.schema"."t"' (double quotes, "" inside) or a (schema, table) pair."""
+def schema_key(parts: Sequence[str]) -> str:
+    """The name a schema goes by in this package (`lake.schemas()`, `TableInfo.schema_name`, `schema=` arguments):
+    a top-level schema's own name as stored; a nested schema's path (DuckLake 1.1) joined with dots, a component
+    double-quoted when it holds a dot or a quote ('sales.europe', '"a.b".c')."""
+    parts = [check_name(part, "schema") for part in parts]
+    if not parts:
+        raise InvalidNameError("a schema path needs at least one name")
+    if len(parts) == 1:
+        return parts[0]
+    return ".".join('"' + p.replace('"', '""') + '"' if "." in p or '"' in p else p for p in parts)
+
+
+def split_schema_path(name: object) -> tuple[str, ...]:
+    """A schema path as its components: a ('sales', 'europe') tuple, or a string whose unquoted dots separate
+    components ('sales.europe'; '"sales.europe"' is one name), as DuckDB reads `CREATE SCHEMA lake.sales.europe`."""
     if isinstance(name, tuple | list):
-        if len(name) != 2:
+        return tuple(check_name(part, "schema") for part in name)
+    if not isinstance(name, str) or not name.strip():
+        raise InvalidNameError(f"schema name must be a non-empty string, got {name!r}")
+    return tuple(check_name(part, "schema") for part in _split_identifiers(name))
+
+
+def parse_table_name(name: object, default_schema: str = "main") -> tuple[str, str]:
+    """'table', 'schema.table', '"my.schema"."t"' (double quotes, "" inside), 'sales.europe.t' (a table of a nested
+    schema, DuckLake 1.1: the schema is `schema_key` of the parts before the table) or a (schema, ..., table)
+    tuple."""
+    if isinstance(name, tuple | list):
+        if len(name) < 2:
             raise InvalidNameError(f"a table name pair must be (schema, table), got {name!r}")
-        return check_name(name[0], "schema"), check_name(name[1], "table")
+        return schema_key(name[:-1]), check_name(name[-1], "table")
     if not isinstance(name, str) or not name.strip():
         raise InvalidNameError(f"table name must be a non-empty string, got {name!r}")
     parts = _split_identifiers(name)
     if len(parts) == 1:
         return default_schema, check_name(parts[0], "table")
-    if len(parts) == 2:
-        return check_name(parts[0], "schema"), check_name(parts[1], "table")
-    raise InvalidNameError(f"table name {name!r} has {len(parts)} dot-separated parts; quote names holding dots "
-                           "('\"my.schema\".\"t\"') or pass a (schema, table) pair")
+    return schema_key(parts[:-1]), check_name(parts[-1], "table")
 
 
 def _split_identifiers(text: str) -> list[str]:

@@ -9,11 +9,12 @@ import sqlalchemy as sa
 from ...errors import AlreadyExistsError, DuckLakeError, NotFoundError
 from ...spec import paths
 from ...spec.model import Column
-from ...spec.names import check_name
+from ...spec.names import check_name, schema_key, split_schema_path
 from ...spec.snapshot_changes import Change, quote_name
 from ...spec.uuid7 import new_uuid
 from ..commit import CommitContext
 from ..database.spec_tables import T, end_live_rows
+from ..database.versions import catalog_version
 from ..inlined.tables import create_inlined_data_table, inlined_shape
 from ..reads import reader
 
@@ -47,34 +48,84 @@ def _now_visible(ctx: CommitContext) -> int:
     return ctx.snapshot_id
 
 
+# The reference's refusal of `CREATE SCHEMA lake.a.b` on a catalog without parent schemas.
+NESTED_V10 = "DuckLake 1.0 does not support nested schemas"
+
+
+def nested_refusal(version: str, name: str) -> str:
+    """Why a nested schema cannot be created in a catalog of `version` (1.0, or the '1.1-dev1' layout, which has
+    no `parent_schema_id` either), with the way to 1.1."""
+    words = NESTED_V10 if version != "1.1-dev1" else (
+        "DuckLake 1.1-dev1 catalogs (the development layout) have no parent_schema_id: they do not support nested "
+        "schemas")
+    return (f"{words} (schema path {name}) - attach with automatic_migration=True and ducklake_version=\"1.1\" "
+            "to migrate the catalog to 1.1; a name holding a dot stays one schema when quoted ('\"a.b\"')")
+
+
 @dataclass
 class CreateSchema:
-    """CREATE SCHEMA name."""
+    """CREATE SCHEMA name; with a `path` of more than one name, a nested schema (DuckLake 1.1) inside the schema
+    the path's other names give, which must exist."""
 
-    name: str
+    name: str  # the schema_key of `path`
     schema_uuid: str = field(default_factory=new_uuid)  # fixed up front: writers need the schema's directory
+    path: tuple[str, ...] = ()  # the names from the top level down; () = (name,)
+
+    def __post_init__(self):
+        self.path = tuple(self.path) or (self.name,)
+
+    @property
+    def dir_name(self) -> str:
+        """The schema's directory relative to the data path: the reference names a nested schema's directory by
+        its uuid, beside the top-level ones (not inside its parent's)."""
+        if len(self.path) > 1:
+            return f"{self.schema_uuid}/"
+        return paths.dir_name_for(self.name, self.schema_uuid)
 
     def intents(self) -> list[Change]:
         return [Change("created_schema", quote_name(self.name))]
 
     def apply(self, ctx: CommitContext) -> None:
-        check_name(self.name, "schema")
+        for part in self.path:
+            check_name(part, "schema")
         sc = T["ducklake_schema"]
-        taken = _taken_name(ctx, sc, sc.c.schema_name, self.name)
-        if taken is not None:
-            raise AlreadyExistsError(f"schema {self.name!r} already exists" + _as(taken, self.name))
+        parent = None
+        if len(self.path) > 1:
+            if not reader.nested_schemas(ctx.conn):
+                raise DuckLakeError(nested_refusal(catalog_version(ctx.conn), self.name))
+            parent_key = schema_key(self.path[:-1])
+            parent = reader.find_schema(ctx.conn, _now_visible(ctx), ctx.data_path, parent_key).schema_id
+        if reader.nested_schemas(ctx.conn):
+            siblings = reader.list_schemas(ctx.conn, _now_visible(ctx), ctx.data_path)
+            for other in siblings:
+                if other.parent_id == parent and _stored_name(other).lower() == self.path[-1].lower():
+                    raise AlreadyExistsError(f"schema {self.name!r} already exists" + _as(other.name, self.name))
+                if other.name.lower() == self.name.lower():  # a top-level "a.b" and the path a.b
+                    raise AlreadyExistsError(
+                        f"schema {self.name!r} would go by the name of schema {other.name!r}: a top-level schema "
+                        "named with a dot and a nested schema path cannot share a name here")
+        else:
+            taken = _taken_name(ctx, sc, sc.c.schema_name, self.name)
+            if taken is not None:
+                raise AlreadyExistsError(f"schema {self.name!r} already exists" + _as(taken, self.name))
         schema_id, schema_uuid = ctx.catalog_id(), self.schema_uuid
         ctx.conn.execute(T["ducklake_schema"].insert().values(
             schema_id=schema_id, schema_uuid=schema_uuid, begin_snapshot=ctx.snapshot_id, end_snapshot=None,
-            schema_name=self.name, path=paths.dir_name_for(self.name, schema_uuid), path_is_relative=True,
+            schema_name=self.path[-1], path=self.dir_name, path_is_relative=True,
+            **({"parent_schema_id": parent} if parent is not None else {}),
         ))
         ctx.schema_changed = True
         ctx.record("created_schema", quote_name(self.name))
 
 
+def _stored_name(schema) -> str:
+    """A schema's own (last) name."""
+    return split_schema_path(schema.name)[-1] if schema.parent_id is not None else schema.name
+
+
 @dataclass
 class DropSchema:
-    """DROP SCHEMA name (must be empty unless `cascade`)."""
+    """DROP SCHEMA name (must be empty unless `cascade`; CASCADE drops its nested schemas too, deepest first)."""
 
     name: str
     cascade: bool = False
@@ -85,6 +136,8 @@ class DropSchema:
 
     def apply(self, ctx: CommitContext) -> None:
         schema = reader.find_schema(ctx.conn, _now_visible(ctx), ctx.data_path, self.name)
+        children = [s for s in reader.list_schemas(ctx.conn, _now_visible(ctx), ctx.data_path)
+                    if s.parent_id is not None and s.parent_id == schema.schema_id]
         tables = reader.list_tables(ctx.conn, _now_visible(ctx), ctx.data_path, schema=self.name)
         from .views import DropView, list_views
 
@@ -93,11 +146,13 @@ class DropSchema:
         from .macros import DropMacro
 
         macros = {m.macro_id: m for m in list_macros(ctx.conn, _now_visible(ctx), self.name)}
-        if (tables or views or macros) and not self.cascade:
-            names = ", ".join([t.name for t in tables] + [v.name for v in views] +
-                              [m.macro_name for m in macros.values()])
-            raise DuckLakeError(f"schema {self.name!r} is not empty (tables/views/macros: {names}); use "
+        if (children or tables or views or macros) and not self.cascade:
+            names = ", ".join([f"schema {c.name}" for c in children] + [t.name for t in tables] +
+                              [v.name for v in views] + [m.macro_name for m in macros.values()])
+            raise DuckLakeError(f"schema {self.name!r} is not empty (schemas/tables/views/macros: {names}); use "
                                 "cascade=True (DROP SCHEMA ... CASCADE)")
+        for child in children:  # the reference drops the whole tree
+            DropSchema(child.name, cascade=True).apply(ctx)
         for table in tables:
             DropTable(table.table_id).apply(ctx)
         for view in views:

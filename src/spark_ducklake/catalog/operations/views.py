@@ -71,11 +71,16 @@ def list_views(conn: sa.Connection, snapshot_id: int, *, schema: str | None = No
                       v.c.sql, v.c.column_aliases, v.c.begin_snapshot).select_from(
         v.join(sc, v.c.schema_id == sc.c.schema_id)).where(
         reader.visible(v, snapshot_id), reader.visible(sc, snapshot_id))
-    if schema is not None:
+    keys = reader.schema_keys(conn, snapshot_id)  # nested schemas go by their paths
+    if keys is not None and schema is not None:
+        query = query.where(v.c.schema_id.in_([i for i, key in keys.items() if key.lower() == schema.lower()]))
+    elif schema is not None:
         query = query.where(sa.func.lower(sc.c.schema_name) == schema.lower())
     if name is not None:
         query = query.where(sa.func.lower(v.c.view_name) == name.lower())
     rows = list(conn.execute(query.order_by(v.c.view_id)))
+    if keys is not None:
+        rows = [r._replace(schema_name=keys[r.schema_id]) for r in rows if r.schema_id in keys]
     comments = {}
     if rows:
         found = conn.execute(sa.select(tag.c.object_id, tag.c.value).where(

@@ -9,7 +9,7 @@ from dataclasses import dataclass
 import sqlalchemy as sa
 
 from ..database.spec_tables import T
-from .reader import visible
+from .reader import schema_keys, visible
 
 NO_TYPE = "unknown"  # the reference's parameter_type/default_value_type when none was given
 
@@ -49,9 +49,15 @@ def list_macros(conn: sa.Connection, snapshot_id: int, schema: str | None = None
         .where(visible(m, snapshot_id), visible(sc, snapshot_id))
         .order_by(sc.c.schema_name, m.c.macro_name, impl.c.impl_id)
     )
-    if schema is not None:
+    keys = schema_keys(conn, snapshot_id)  # nested schemas go by their paths
+    if keys is not None and schema is not None:
+        query = query.where(m.c.schema_id.in_([i for i, key in keys.items() if key.lower() == schema.lower()]))
+    elif schema is not None:
         query = query.where(sa.func.lower(sc.c.schema_name) == schema.lower())
-    rows = conn.execute(query).all()
+    rows = conn.execute(query.add_columns(m.c.schema_id)).all()
+    if keys is not None:
+        rows = sorted((r._replace(schema_name=keys[r.schema_id]) for r in rows if r.schema_id in keys),
+                      key=lambda r: (r.schema_name, r.macro_name, r.impl_id))
     if not rows:
         return []
     p = T["ducklake_macro_parameters"]

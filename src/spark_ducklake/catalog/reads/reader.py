@@ -13,7 +13,9 @@ import sqlalchemy as sa
 from ...errors import NotFoundError
 from ...spec import paths
 from ...spec.model import Column, DataFile, DeleteFile, SchemaInfo, Snapshot, TableInfo
+from ...spec.names import schema_key
 from ..database.spec_tables import T
+from ..database.versions import catalog_table
 
 
 def visible(table: sa.Table, snapshot_id: int):
@@ -74,22 +76,64 @@ def list_snapshots(conn: sa.Connection, since: int | None = None) -> list[Snapsh
     return [_to_snapshot(row) for row in conn.execute(query)]
 
 
+def nested_schemas(conn: sa.Connection) -> bool:
+    """Whether the connection's catalog records parent schemas (`ducklake_schema.parent_schema_id`: format 1.1;
+    neither 1.0 nor the development builds' '1.1-dev1' layout has it)."""
+    table = catalog_table(conn, "ducklake_schema")
+    return table is not None and "parent_schema_id" in table.c
+
+
 def list_schemas(conn: sa.Connection, snapshot_id: int, data_path: str, name: str | None = None) -> list[SchemaInfo]:
-    """Schemas visible at the snapshot (only the one called `name`, if given)."""
+    """Schemas visible at the snapshot (only the one called `name`, if given), each named by its `schema_key`:
+    a nested schema by its dotted path. A schema whose parent is not visible counts as dropped, as in the
+    reference."""
     sc = T["ducklake_schema"]
-    query = sa.select(sc.c.schema_id, sc.c.schema_name, sc.c.path, sc.c.path_is_relative, sc.c.begin_snapshot)
-    if name is not None:
+    nested = nested_schemas(conn)
+    columns = [sc.c.schema_id, sc.c.schema_name, sc.c.path, sc.c.path_is_relative, sc.c.begin_snapshot]
+    query = sa.select(*columns, *([sc.c.parent_schema_id] if nested else []))
+    if name is not None and not nested:
         query = query.where(sc.c.schema_name == name)
-    rows = conn.execute(query.where(visible(sc, snapshot_id)).order_by(sc.c.schema_id))
-    return [
-        SchemaInfo(row.schema_id, row.schema_name, paths.join(data_path, row.path, row.path_is_relative),
-                   row.begin_snapshot)
-        for row in rows
-    ]
+    rows = conn.execute(query.where(visible(sc, snapshot_id)).order_by(sc.c.schema_id)).all()
+    parents = {row.schema_id: row.parent_schema_id for row in rows} if nested else {}
+    by_id = {row.schema_id: row for row in rows}
+    out = []
+    for row in rows:
+        path = schema_path(row.schema_id, by_id, parents)
+        if path is None:
+            continue
+        key = schema_key(path)
+        if name is not None and key != name:
+            continue
+        out.append(SchemaInfo(row.schema_id, key, paths.join(data_path, row.path, row.path_is_relative),
+                              row.begin_snapshot, parents.get(row.schema_id)))
+    return out
+
+
+def schema_keys(conn: sa.Connection, snapshot_id: int) -> dict[int, str] | None:
+    """Ids of the schemas visible at the snapshot and the names they go by, on catalogs with nested schemas
+    (None on the others: there a schema's name is its `schema_name`)."""
+    if not nested_schemas(conn):
+        return None
+    return {s.schema_id: s.name for s in list_schemas(conn, snapshot_id, "")}
+
+
+def schema_path(schema_id: int, rows: dict, parents: dict[int, int | None]) -> tuple[str, ...] | None:
+    """The names from the top-level schema down to `schema_id`; None when an ancestor is not among `rows` (not
+    visible: the schema counts as dropped) or the parents form a cycle."""
+    path: list[str] = []
+    seen: set[int] = set()
+    current: int | None = schema_id
+    while current is not None:
+        if current in seen or current not in rows:
+            return None
+        seen.add(current)
+        path.append(rows[current].schema_name)
+        current = parents.get(current)
+    return tuple(reversed(path))
 
 
 def find_schema(conn: sa.Connection, snapshot_id: int, data_path: str, name: str) -> SchemaInfo:
-    """A schema by name; NotFoundError naming it when missing."""
+    """A schema by name (a nested schema by its path); NotFoundError naming it when missing."""
     for schema in list_schemas(conn, snapshot_id, data_path, name=name):
         return schema
     raise NotFoundError(f"schema {name!r} does not exist")
