@@ -99,6 +99,20 @@ def _compare_with_binary(lake: DuckLake, catalog: str, table: str) -> None:
         assert _ours(ours) == _theirs(rows, ours.column_names), f"table_changes({table}, {a}, {b})"
 
 
+def _metadata_functions_match(lake: DuckLake, catalog: str) -> None:
+    """The binary's table_info, list_files and snapshots() on our lake are ours, field for field."""
+    info, files, snapshots = run(attach_sql(catalog) + "FROM ducklake_table_info('lake'); FROM ducklake_list_files("
+                                 "'lake', 't'); SELECT snapshot_id, schema_version, changes FROM lake.snapshots();")
+
+    def text(rows) -> list[tuple]:  # JSON prints UBIGINTs as strings: compare every field as text
+        return sorted((tuple(str(v) for v in row) for row in rows), key=repr)
+
+    assert text(lake.table_info()) == text(r.values() for r in info)
+    assert text(lake.list_files("t")) == text(r.values() for r in files)
+    assert [(s.snapshot_id, s.schema_version, s.changes) for s in lake.snapshots()] == [
+        (r["snapshot_id"], r["schema_version"], r["changes"]) for r in snapshots]
+
+
 def _layout_checks(lake: DuckLake) -> None:
     """Our catalog rows are 1.1's: prefixed inlined columns, row_group_count from each file's footer."""
     with lake.engine.connect() as conn:
@@ -139,6 +153,7 @@ def test_we_write_a_11_lake_the_binary_reads(new_catalog, tmp_path):
         if new_catalog.endswith(".ducklake"):
             lake.close()  # one writer of a DuckDB file at a time; the binary only reads it
         _compare_with_binary(lake, new_catalog, "t")
+        _metadata_functions_match(lake, new_catalog)
         comments = query(attach_sql(new_catalog), "SELECT column_name, comment FROM duckdb_columns() "
                          "WHERE database_name = 'lake' AND table_name = 'v' ORDER BY column_name")
         assert comments == [{"column_name": "id", "comment": "the id"}, {"column_name": "label", "comment": "second"}]
