@@ -9,6 +9,8 @@ from typing import TYPE_CHECKING
 from sqlglot import exp
 
 from ..errors import UnsupportedSqlError
+from ..spec.names import schema_key
+from . import session
 
 if TYPE_CHECKING:
     from ..lake import DuckLake
@@ -60,6 +62,9 @@ class CatalogNames:
 def resolve_table(ctx: QueryContext, node: exp.Table, names: CatalogNames | None = None) -> tuple[str, str]:
     """(schema, table) of a reference: `t` (schema main), `schema.t`, `<lake>.schema.t` or `<lake>.t`; names
     looked up in `names` when given, else in the catalog now."""
+    parts = [part.name for part in node.parts]
+    if len(parts) > 3 or (len(parts) == 3 and parts[0].lower() != ctx.catalog_name.lower()):
+        return _nested_table(ctx, node, parts, names)
     catalog, db = node.args.get("catalog"), node.args.get("db")
     if catalog is not None:
         if catalog.name.lower() != ctx.catalog_name.lower():
@@ -72,6 +77,34 @@ def resolve_table(ctx: QueryContext, node: exp.Table, names: CatalogNames | None
     if db.name.lower() == ctx.catalog_name.lower() and db.name not in schemas:
         return _stored_case(ctx, "main", node.name, names)
     return _stored_case(ctx, db.name, node.name, names)
+
+
+def _nested_table(ctx: QueryContext, node: exp.Table, parts: list[str],
+                  names: CatalogNames | None) -> tuple[str, str]:
+    """A table of a nested schema (DuckLake 1.1): `[<lake>.]sales.europe.t`. A leading name equal to the lake's
+    is the lake unless the whole path names a schema; without it, the first name is a schema when the path names
+    one, else a catalog that is not this lake (as before nested schemas)."""
+    schemas = set(names.schemas if names is not None else ctx.lake.schemas())
+    tx = session.current(ctx.lake)
+    if tx is not None:  # schemas created in the open transaction
+        schemas |= set(tx.new_schemas)
+    ours = parts[0].lower() == ctx.catalog_name.lower()
+    for path in ([parts[1:-1], parts[:-1]] if ours else [parts[:-1]]):
+        stored = _schema_case(schema_key(path), schemas)
+        if stored is not None:
+            return _stored_case(ctx, stored, parts[-1], names)
+    if ours:
+        return _stored_case(ctx, schema_key(parts[1:-1]), parts[-1], names)  # NotFoundError names the schema
+    raise UnsupportedSqlError(f"catalog {parts[0]!r} in {node.sql(dialect=ctx.dialect)!r} is not this lake (named "
+                              f"{ctx.catalog_name!r} here; pass catalog_name= to lake.sql), nor is "
+                              f"{schema_key(parts[:-1])!r} a schema of it")
+
+
+def _schema_case(key: str, schemas: set[str]) -> str | None:
+    """The schema `key` names, as stored: the exact spelling first, else one in another case."""
+    if key in schemas:
+        return key
+    return next((s for s in sorted(schemas) if s.lower() == key.lower()), None)
 
 
 def _stored_case(ctx: QueryContext, schema: str, name: str, names: CatalogNames | None) -> tuple[str, str]:

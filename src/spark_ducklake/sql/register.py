@@ -12,7 +12,9 @@ from __future__ import annotations
 import warnings
 from typing import TYPE_CHECKING, NamedTuple
 
+from ..catalog.reads import reader
 from ..errors import InvalidArgumentError
+from ..spec.names import split_schema_path
 
 if TYPE_CHECKING:
     from ..lake import DuckLake
@@ -37,13 +39,16 @@ def register(lake: DuckLake, spark=None, view_name: str = "{schema}_{table}") ->
         raise InvalidArgumentError(f"view_name must contain {{table}}, got {view_name!r}")
     session = lake.spark
     snapshot = lake.current_snapshot()
+    with lake.context.connect() as conn:  # a nested schema's view names join its path with '_': sales_europe_t
+        nested = {s.name: "_".join(split_schema_path(s.name))
+                  for s in reader.list_schemas(conn, snapshot, lake.data_path) if s.parent_id is not None}
     views = []
     for info in lake.tables(version=snapshot):
-        name = view_name.format(schema=info.schema_name, table=info.name)
+        name = view_name.format(schema=nested.get(info.schema_name, info.schema_name), table=info.name)
         lake.read((info.schema_name, info.name), version=snapshot).createOrReplaceTempView(name)
         views.append(RegisteredView(name, info.qualified_name, snapshot))
     for view in lake.views(version=snapshot):
-        name = view_name.format(schema=view.schema_name, table=view.name)
+        name = view_name.format(schema=nested.get(view.schema_name, view.schema_name), table=view.name)
         try:
             _view_frame(lake, view.schema_name, view.name, snapshot).createOrReplaceTempView(name)
         except Exception as exc:  # noqa: BLE001 - one view Spark cannot run must not stop the rest

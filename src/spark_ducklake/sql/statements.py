@@ -10,7 +10,11 @@ import sqlglot
 from sqlglot import exp
 from sqlglot.tokens import TokenType
 
-from ..errors import InvalidArgumentError, UnsupportedSqlError
+from ..catalog.database.versions import catalog_version
+from ..catalog.operations.ddl import nested_refusal
+from ..catalog.reads.reader import nested_schemas
+from ..errors import DuckLakeError, InvalidArgumentError, UnsupportedSqlError
+from ..spec.names import schema_key
 from . import session
 from .params import bind
 from .queries import run_query
@@ -154,8 +158,51 @@ def _run_one(lake: DuckLake, text: str, dialect: str, catalog_name: str):
     handler = handlers.get(type(tree))
     if handler is None:
         raise UnsupportedSqlError(f"{_head(text)} ({type(tree).__name__}) is not supported by lake.sql")
+    if isinstance(tree, exp.Create | exp.Drop) and str(tree.args.get("kind") or "").upper() == "SCHEMA":
+        tree.meta[_SCHEMA_PATHS] = _schema_paths(text, dialect)
     label = _label(tree)
     return _committed(lake, label, lambda: handler(ctx, tx, tree))
+
+
+_SCHEMA_PATHS = "ducklake_schema_paths"  # tree.meta: the names of CREATE / DROP SCHEMA, as written
+
+
+def _schema_paths(text: str, dialect: str) -> list[tuple[str, ...]] | None:
+    """The dotted names of `CREATE SCHEMA [IF NOT EXISTS] a.b.c` / `DROP SCHEMA [IF EXISTS] a.b, c`, read from the
+    tokens: sqlglot's tree keeps two names of a schema at most (catalog.schema) and drops a third, the path of a
+    nested schema. None when the text is not of that shape."""
+    try:
+        tokens = [t for t in sqlglot.Dialect.get_or_raise(dialect).tokenize(text)]
+    except sqlglot.errors.SqlglotError:
+        return None
+    words = [t.text.upper() for t in tokens]
+    i = 2 if words[:1] in (["CREATE"], ["DROP"]) and words[1:2] == ["SCHEMA"] else None
+    if i is None:
+        return None
+    for filler in (["IF", "NOT", "EXISTS"], ["IF", "EXISTS"]):
+        if words[i:i + len(filler)] == filler:
+            i += len(filler)
+            break
+    paths, path = [], []
+    while i < len(tokens):
+        token = tokens[i]
+        if token.token_type in (TokenType.DOT, TokenType.COMMA) and not path:
+            return None
+        if token.token_type == TokenType.DOT:
+            i += 1
+            continue
+        if token.token_type == TokenType.COMMA:
+            paths.append(tuple(path))
+            path = []
+            i += 1
+            continue
+        if path and tokens[i - 1].token_type != TokenType.DOT:
+            break  # CASCADE, RESTRICT, a semicolon...
+        path.append(token.text)
+        i += 1
+    if path:
+        paths.append(tuple(path))
+    return paths or None
 
 
 def _targets(tree: exp.Expression) -> tuple[exp.Expression, ...]:
@@ -224,13 +271,32 @@ def _create(ctx: QueryContext, tx, tree: exp.Create):
     raise UnsupportedSqlError(f"CREATE {kind} is not supported by lake.sql")
 
 
+def _schema_path(ctx: QueryContext, node: exp.Table, path: tuple[str, ...] | None) -> tuple[str, ...]:
+    """The names of a schema of CREATE / DROP SCHEMA from the top level down: `s`, `<lake>.s`, and on DuckLake 1.1
+    catalogs `[<lake>.]sales.europe` (a nested schema; the lake's name in front is the lake)."""
+    if path is None or len(path) == 1 or (len(path) == 2 and path[0].lower() == ctx.catalog_name.lower()):
+        return (_schema_name(ctx, node),)
+    prefixed = path[0].lower() == ctx.catalog_name.lower()
+    path = path[1:] if prefixed else path
+    with ctx.lake.context.connect() as conn:
+        nested, version = nested_schemas(conn), catalog_version(conn)
+    if not nested and not prefixed and len(path) == 2:  # before 1.1 this read as catalog.schema: say both
+        raise UnsupportedSqlError(f"catalog {path[0]!r} is not this lake (named {ctx.catalog_name!r} here), and as "
+                                  f"a schema path: {nested_refusal(version, schema_key(path))}")
+    if not nested:
+        raise DuckLakeError(nested_refusal(version, schema_key(path)))
+    return path
+
+
 def _create_schema(ctx: QueryContext, tx, tree: exp.Create):
-    name = _schema_name(ctx, tree.this)
+    paths = tree.meta.get(_SCHEMA_PATHS)
+    path = _schema_path(ctx, tree.this, paths[0] if paths and len(paths) == 1 else None)
+    name = schema_key(path)
     exists = bool(tree.args.get("exists"))
     if tx is None:
-        ctx.lake.create_schema(name, if_not_exists=exists)
+        ctx.lake.create_schema(path, if_not_exists=exists)
     elif not (exists and name.lower() in {s.lower() for s in ctx.lake.schemas()}):
-        tx.create_schema(name)
+        tx.create_schema(path)
 
 
 def _create_table(ctx: QueryContext, tx, tree: exp.Create):
@@ -313,8 +379,11 @@ def _drop(ctx: QueryContext, tx, tree: exp.Drop):
     exists = bool(tree.args.get("exists"))
     nodes = tree.args.get("tables") or []
     if kind == "SCHEMA":
-        for node in nodes:
-            _drop_schema(ctx, tx, _schema_name(ctx, node), exists, bool(tree.args.get("cascade")))
+        paths = tree.meta.get(_SCHEMA_PATHS)
+        paths = paths if paths and len(paths) == len(nodes) else [None] * len(nodes)
+        for node, path in zip(nodes, paths, strict=True):
+            name = schema_key(_schema_path(ctx, node, path))
+            _drop_schema(ctx, tx, name, exists, bool(tree.args.get("cascade")))
         return None
     if kind == "VIEW":
         from .views import drop_view_statement

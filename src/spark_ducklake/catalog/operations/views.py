@@ -79,15 +79,16 @@ def list_views(conn: sa.Connection, snapshot_id: int, *, schema: str | None = No
     if name is not None:
         query = query.where(sa.func.lower(v.c.view_name) == name.lower())
     rows = list(conn.execute(query.order_by(v.c.view_id)))
-    if keys is not None:
-        rows = [r._replace(schema_name=keys[r.schema_id]) for r in rows if r.schema_id in keys]
+    if keys is not None:  # a view of a schema with a dropped parent is gone with it
+        rows = [r for r in rows if r.schema_id in keys]
     comments = {}
     if rows:
         found = conn.execute(sa.select(tag.c.object_id, tag.c.value).where(
             reader.visible(tag, snapshot_id), tag.c.key == "comment",
             tag.c.object_id.in_([r.view_id for r in rows])))
         comments = dict(found.all())
-    return [ViewInfo(r.view_id, str(r.view_uuid), r.schema_id, r.schema_name, r.view_name, r.dialect, r.sql,
+    return [ViewInfo(r.view_id, str(r.view_uuid), r.schema_id, keys[r.schema_id] if keys else r.schema_name,
+                     r.view_name, r.dialect, r.sql,
                      parse_aliases(r.column_aliases), r.begin_snapshot, comments.get(r.view_id)) for r in rows]
 
 

@@ -55,9 +55,9 @@ def list_macros(conn: sa.Connection, snapshot_id: int, schema: str | None = None
     elif schema is not None:
         query = query.where(sa.func.lower(sc.c.schema_name) == schema.lower())
     rows = conn.execute(query.add_columns(m.c.schema_id)).all()
-    if keys is not None:
-        rows = sorted((r._replace(schema_name=keys[r.schema_id]) for r in rows if r.schema_id in keys),
-                      key=lambda r: (r.schema_name, r.macro_name, r.impl_id))
+    if keys is not None:  # by path; a macro of a schema with a dropped parent is gone with it
+        rows = sorted((r for r in rows if r.schema_id in keys),
+                      key=lambda r: (keys[r.schema_id], r.macro_name, r.impl_id))
     if not rows:
         return []
     p = T["ducklake_macro_parameters"]
@@ -74,5 +74,6 @@ def list_macros(conn: sa.Connection, snapshot_id: int, schema: str | None = None
             # the reference keeps a default only when its type is known ('NULL'/'unknown' means none)
             None if default_type in (None, NO_TYPE) else default,
             None if default_type in (None, NO_TYPE) else default_type))
-    return [MacroRow(r.schema_name, r.macro_name, r.macro_id, r.impl_id, r.type, r.dialect, r.sql,
+    return [MacroRow(keys[r.schema_id] if keys else r.schema_name, r.macro_name, r.macro_id, r.impl_id, r.type,
+                     r.dialect, r.sql,
                      tuple(params.get((r.macro_id, r.impl_id), ()))) for r in rows]
