@@ -151,6 +151,11 @@ def test_file_scope_rules_name_their_reason():
     assert file_reason(parse_text("statement error\nALTER TABLE t SET PARTITIONED BY (epoch_day(d))\n----\n"
                                   "DuckLake 1.0 does not support\n")) is None  # the 1.0 refusal is in scope
     assert file_reason(parse_text("statement ok\nSELECT 1\n", "a.test_slow")).startswith("slow test file")
+    for text in ("query I\nFROM m.ducklake_view_column_tag\n----\n1\n",  # 1.1 features: in scope on 1.1 runs
+                 "statement ok\nALTER TABLE t SET PARTITIONED BY (epoch_day(d))\n"):
+        assert file_reason(parse_text(text), ducklake_version="1.0") is not None
+        assert file_reason(parse_text(text), ducklake_version="1.1-dev1") is None
+        assert file_reason(parse_text(text), ducklake_version="1.1") is None
 
 
 def test_statement_scope_rules_name_their_reason():
@@ -179,6 +184,8 @@ def test_statement_scope_rules_name_their_reason():
                 "ALTER TABLE lk.t RENAME TO t2", "CALL ducklake_rewrite_data_files('lk', 't', delete_threshold => 0)",
                 "FROM lk.snapshots()", "WITH c AS (SELECT 1 AS x) SELECT * FROM c", "SELECT * FROM range(3)"):
         assert statement_reason(sql, state) is None, sql
+    assert statement_reason("SELECT row_group_count FROM lk.ducklake_data_file",
+                            ScopeState(lakes={"lk"}, ducklake_version="1.1-dev1")) is None  # a 1.1 column
     state.default = "lk"  # after USE lk, unqualified names are lake tables
     assert statement_reason("CREATE TABLE t(i INT)", state) is None
     assert statement_reason("CALL merge_adjacent_files()", state) is None
@@ -296,6 +303,100 @@ def test_one_file_end_to_end_through_lake_sql(spark):
     totals = count([result])["TOTAL"]
     assert (totals.statements, totals.in_scope, totals.passed, totals.message, totals.failed) == (11, 10, 8, 1, 2)
     assert dict(totals.skipped) == {"PRAGMA (a DuckDB setting or function)": 1}
+
+
+VERSIONS = """# name: test/sql/made/versions.test
+require ducklake
+
+statement ok
+ATTACH 'ducklake:{TEST_DIR}/new.db' AS dl (DATA_PATH '{TEST_DIR}/new')
+
+query I
+SELECT value FROM __ducklake_metadata_dl.ducklake_metadata WHERE key = 'version'
+----
+1.1-dev1
+
+statement ok
+ATTACH 'ducklake:{TEST_DIR}/old.db' AS old (DATA_PATH '{TEST_DIR}/old', DUCKLAKE_VERSION '1.0')
+
+statement ok
+DETACH old
+
+statement ok
+ATTACH 'ducklake:{TEST_DIR}/old.db' AS old (DATA_PATH '{TEST_DIR}/old')
+
+query I
+SELECT value FROM __ducklake_metadata_old.ducklake_metadata WHERE key = 'version'
+----
+1.0
+
+statement ok
+DETACH old
+
+statement ok
+ATTACH 'ducklake:{TEST_DIR}/old.db' AS old (DATA_PATH '{TEST_DIR}/old', AUTOMATIC_MIGRATION TRUE)
+
+query I
+SELECT value FROM __ducklake_metadata_old.ducklake_metadata WHERE key = 'version'
+----
+1.1-dev1
+
+statement ok
+SET ducklake_default_version = '2.0'
+
+statement error
+ATTACH 'ducklake:{TEST_DIR}/bad.db' AS bad (DATA_PATH '{TEST_DIR}/bad')
+----
+Unsupported ducklake_version
+
+statement ok
+SET ducklake_default_version = '1.0'
+
+statement ok
+ATTACH 'ducklake:{TEST_DIR}/ten.db' AS ten (DATA_PATH '{TEST_DIR}/ten')
+
+query I
+SELECT value FROM __ducklake_metadata_ten.ducklake_metadata WHERE key = 'version'
+----
+1.0
+
+statement ok
+RESET ducklake_default_version
+"""
+
+
+def test_the_runs_version_is_what_an_attach_without_one_creates_and_migrates_to(spark, monkeypatch):
+    """The run's version plays the reference's DUCKLAKE_LATEST_VERSION: a new catalog's version and the target of
+    AUTOMATIC_MIGRATION; an existing catalog keeps its own; SET ducklake_default_version asks for one (the
+    runner applies it at ATTACH, as DuckDB does)."""
+    from tests.conformance.execute import FileRunner
+
+    monkeypatch.delenv("SPARK_DUCKLAKE_DEFAULT_VERSION", raising=False)  # as the runner's main() does
+    runner = FileRunner(spark, "sqlite", spark_functions=frozenset(), ducklake_version="1.1-dev1")
+    result = runner.run(parse_text(VERSIONS, "test/sql/made/versions.test"))
+    assert [o.status for o in result.outcomes] == ["pass"] * 15, result.outcomes
+    with pytest.raises(ValueError, match="ducklake_version must be one of"):
+        FileRunner(spark, "sqlite", spark_functions=frozenset(), ducklake_version="0.9")
+
+
+def test_summary_puts_the_versions_side_by_side():
+    from tests.conformance.execute import FileResult, Outcome
+    from tests.conformance.report import side_by_side, to_json, v11_features
+
+    assert v11_features("test/sql/partitioning/x.test", "SET PARTITIONED BY (epoch_year(ts))") == \
+        ["epoch transforms"]
+    assert v11_features("test/sql/migration/v10.test", "SELECT row_group_count") == ["row group counts", "migrations"]
+    pages = []
+    for version, status in (("1.0", "fail"), ("1.1-dev1", "pass")):
+        result = FileResult("test/sql/partitioning/epoch.test", None, [Outcome(1, "statement", "pass"),
+                                                                        Outcome(2, "query", status, "wrong result")],
+                            features=["epoch transforms"])
+        pages.append(to_json([result], {"catalog": "sqlite", "ducklake_version": version, "commit": "c"}))
+    text = side_by_side(pages[::-1])
+    assert "## Catalog sqlite: DuckLake 1.0 vs 1.1-dev1" in text
+    assert "| partitioning | 2 | 1 | 50.0 | 2 | 2 | 100.0 |" in text
+    assert "| epoch transforms | 1 (0) | 2 | 1 | 50.0 | 1 (0) | 2 | 2 | 100.0 |" in text
+    assert "- partitioning/epoch.test: 1 failed, e.g. line 2: wrong result" in text
 
 
 METADATA_READS = """# name: test/sql/made/metadata_reads.test

@@ -1,5 +1,7 @@
-"""`python -m tests.conformance [DIR ...] --catalog sqlite --json out.json --markdown out.md`: run the reference's
-sqllogictest files through lake.sql and print per-directory counts (rich tables) and the top failure reasons."""
+"""`python -m tests.conformance [DIR ...] --catalog sqlite --ducklake-version 1.1-dev1 --json out.json --markdown
+out.md`: run the reference's sqllogictest files through lake.sql and print per-directory counts (rich tables) and
+the top failure reasons. `--summarize a.json b.json ... --markdown out.md` writes one page from earlier runs: per
+catalog, the DuckLake versions' per-directory pass rates side by side, then each run's details."""
 
 from __future__ import annotations
 
@@ -14,8 +16,11 @@ from pathlib import Path
 from rich.console import Console
 from rich.table import Table
 
+from spark_ducklake.catalog.attach import DEFAULT_VERSION_ENV
+
+from .execute import DEFAULT_DUCKLAKE_VERSION, DUCKLAKE_VERSIONS, FileRunner
 from .parser import parse_text
-from .report import to_json, to_markdown
+from .report import side_by_side, to_json, to_markdown, v11_features
 from .source import PINNED_COMMIT, test_files
 
 
@@ -23,27 +28,33 @@ def main(argv: list[str] | None = None) -> int:
     """Run the selected directories (all of test/sql by default); exit 0 (the counts are the result)."""
     args = _arguments(argv)
     if args.summarize:  # no run: one markdown page from earlier --json results
-        pages = [json.loads(Path(p).read_text()) for p in args.summarize]
-        text = "\n".join(to_markdown(d, f"Conformance: catalog {d['catalog']}") for d in pages)
+        pages = [_with_features(json.loads(Path(p).read_text()), args.mirror) for p in args.summarize]
+        text = side_by_side(pages) + "\n" + "\n".join(to_markdown(d, _title(d)) for d in pages)
         Path(args.markdown).write_text(_HEADER + text) if args.markdown else print(text)
         return 0
     root = test_files(args.commit, args.mirror) / "test" / "sql"
     paths = _select(root, args.dirs, args.match)
+    if args.v11_features:
+        paths = [p for p in paths if v11_features(str(p.relative_to(root.parent.parent)), p.read_text())]
     console = Console(width=150)
     logging.getLogger("sqlglot").setLevel(logging.ERROR)  # "falling back to parsing as a Command" per CALL
-    console.print(f"{len(paths)} files from duckdb/ducklake@{args.commit[:12]}, catalog {args.catalog}")
+    console.print(f"{len(paths)} files from duckdb/ducklake@{args.commit[:12]}, catalog {args.catalog}, "
+                  f"DuckLake {args.ducklake_version}")
+    # The runner names the version of every catalog it creates (FileRunner._version); the library's default-version
+    # setting would also ask it of existing catalogs, which the reference's default does not.
+    os.environ.pop(DEFAULT_VERSION_ENV, None)
     from spark_ducklake.spark.session import get_or_create_spark
-
-    from .execute import FileRunner
 
     os.environ.setdefault("SPARK_DUCKLAKE_MASTER", "local[2]")
     os.environ.setdefault("PYSPARK_SUBMIT_ARGS", "--conf spark.ui.showConsoleProgress=false pyspark-shell")
     spark = get_or_create_spark()
-    runner = FileRunner(spark, args.catalog, slow=args.slow)
+    runner = FileRunner(spark, args.catalog, slow=args.slow, ducklake_version=args.ducklake_version)
     results, started = [], time.monotonic()
     for index, path in enumerate(paths, 1):
-        test = parse_text(path.read_text(), str(path.relative_to(root.parent.parent)))
+        text, name = path.read_text(), str(path.relative_to(root.parent.parent))
+        test = parse_text(text, name)
         result = runner.run(test)
+        result.features = v11_features(name, text)
         results.append(result)
         good = sum(o.status in ("pass", "message") for o in result.outcomes)
         bad = sum(o.status == "fail" for o in result.outcomes)
@@ -53,8 +64,23 @@ def main(argv: list[str] | None = None) -> int:
     data = _save(args, results, time.monotonic() - started)
     _print(console, data, args.top)
     if args.markdown:
-        Path(args.markdown).write_text(_HEADER + to_markdown(data, f"Conformance: catalog {args.catalog}"))
+        Path(args.markdown).write_text(_HEADER + to_markdown(data, _title(data)))
     return 0
+
+
+def _title(data: dict) -> str:
+    return f"Conformance: catalog {data['catalog']}, DuckLake {data.get('ducklake_version', '1.0')}"
+
+
+def _with_features(data: dict, mirror: str | None) -> dict:
+    """Results of a run made before files carried their 1.1 features: the features, read from the test files."""
+    if all("features" in f for f in data["files"]):
+        return data
+    root = test_files(data.get("commit", PINNED_COMMIT), mirror)
+    for entry in data["files"]:
+        path = root / entry["path"]
+        entry["features"] = v11_features(entry["path"], path.read_text()) if path.exists() else []
+    return data
 
 
 _HEADER = ("# Conformance: the reference's sqllogictest files through lake.sql\n\n"
@@ -63,8 +89,9 @@ _HEADER = ("# Conformance: the reference's sqllogictest files through lake.sql\n
 
 
 def _save(args, results: list, seconds: float) -> dict:
-    data = to_json(results, {"commit": args.commit, "catalog": args.catalog, "seconds": round(seconds, 1),
-                             "directories_run": args.dirs or ["(all)"]})
+    data = to_json(results, {"commit": args.commit, "catalog": args.catalog, "ducklake_version": args.ducklake_version,
+                             "seconds": round(seconds, 1), "directories_run": args.dirs or ["(all)"],
+                             "selection": "v11 features" if args.v11_features else args.match or "all"})
     if args.json:
         Path(args.json).parent.mkdir(parents=True, exist_ok=True)
         Path(args.json).write_text(json.dumps(data, default=str))
@@ -75,14 +102,20 @@ def _arguments(argv):
     parser = argparse.ArgumentParser(prog="python -m tests.conformance", description=__doc__)
     parser.add_argument("dirs", nargs="*", help="directories under test/sql (default: all)")
     parser.add_argument("--catalog", choices=("sqlite", "duckdb", "postgres"), default="sqlite")
+    parser.add_argument("--ducklake-version", choices=DUCKLAKE_VERSIONS, default=DEFAULT_DUCKLAKE_VERSION,
+                        help="version of the catalogs an ATTACH without DUCKLAKE_VERSION creates, and the target of "
+                             "AUTOMATIC_MIGRATION (default: %(default)s, what the pinned test files expect)")
     parser.add_argument("--json", help="write the full results here")
     parser.add_argument("--markdown", help="write a summary here")
     parser.add_argument("--commit", default=PINNED_COMMIT, help="duckdb/ducklake commit (default: pinned)")
     parser.add_argument("--mirror", help="a local git dir of duckdb/ducklake (default: $DUCKLAKE_TESTS_MIRROR)")
     parser.add_argument("--match", help="only files whose path contains this")
     parser.add_argument("--slow", action="store_true", help="also run .test_slow files")
+    parser.add_argument("--v11-features", action="store_true",
+                        help="only files that test a DuckLake 1.1 feature (report.V11_FEATURES)")
     parser.add_argument("--top", type=int, default=20, help="failure reasons shown")
-    parser.add_argument("--summarize", nargs="+", metavar="JSON", help="write --markdown from these results only")
+    parser.add_argument("--summarize", nargs="+", metavar="JSON",
+                        help="write --markdown from these results only (runs of one catalog side by side)")
     return parser.parse_args(argv)
 
 

@@ -19,6 +19,13 @@ from .render import compare, render_value
 from .scope import ScopeState, file_reason, record_reason, statement_reason
 
 PG_DSN = "host=127.0.0.1 port=5432 user=postgres dbname=test"
+# The version of the catalogs a run creates (--ducklake-version): what the pinned test files expect when an ATTACH
+# names none, the reference's DUCKLAKE_LATEST_VERSION at that commit (the offline 1.1 binary writes it too).
+DEFAULT_DUCKLAKE_VERSION = "1.1-dev1"
+DUCKLAKE_VERSIONS = ("1.0", "1.1", "1.1-dev1")
+_DEFAULT_VERSION_SETTING = re.compile(r"^(?P<word>SET|RESET)\s+(?:(?:GLOBAL|SESSION|LOCAL)\s+)?"
+                                      r"ducklake_default_version\b(?:\s*(?:=|\bTO\b)\s*(?P<value>.+?))?\s*;?\s*$",
+                                      re.IGNORECASE | re.DOTALL)
 METADATA_DATABASE = "DETACH / USE of the metadata database (DuckDB's attached catalog database)"
 
 
@@ -46,6 +53,7 @@ class FileResult:
     reason: str | None = None
     outcomes: list[Outcome] = field(default_factory=list)
     seconds: float = 0.0
+    features: list[str] = field(default_factory=list)  # the DuckLake 1.1 features it tests (report.v11_features)
 
 
 class Catalogs:
@@ -92,8 +100,11 @@ class FileRunner:
     """Runs test files on one Spark session and one catalog backend."""
 
     def __init__(self, spark, catalog: str = "sqlite", spark_functions: frozenset[str] | None = None,
-                 slow: bool = False):
-        self.spark, self.slow = spark, slow
+                 slow: bool = False, ducklake_version: str = DEFAULT_DUCKLAKE_VERSION):
+        if ducklake_version not in DUCKLAKE_VERSIONS:
+            raise ValueError(f"ducklake_version must be one of {', '.join(DUCKLAKE_VERSIONS)}; "
+                             f"got {ducklake_version!r}")
+        self.spark, self.slow, self.ducklake_version = spark, slow, ducklake_version
         self.catalogs = Catalogs(catalog)
         if spark_functions is None:
             spark_functions = frozenset(r[0].lower() for r in spark.sql("SHOW FUNCTIONS").collect())
@@ -102,7 +113,7 @@ class FileRunner:
     def run(self, test: TestFile) -> FileResult:
         """Run one parsed file in a fresh directory; every lake is closed and every catalog dropped after."""
         started = time.monotonic()
-        result = FileResult(test.path, file_reason(test, self.slow))
+        result = FileResult(test.path, file_reason(test, self.slow, self.ducklake_version))
         if result.reason is not None:
             result.outcomes = [Outcome(r.line, r.kind, "skip", result.reason) for r in test.records]
         else:
@@ -126,7 +137,9 @@ class _Run:
     def __init__(self, runner: FileRunner, test: TestFile, workdir: Path):
         self.runner, self.test, self.workdir = runner, test, workdir
         self.lakes: dict = {}
-        self.state = ScopeState(spark_functions=runner.spark_functions)
+        self.state = ScopeState(spark_functions=runner.spark_functions, ducklake_version=runner.ducklake_version)
+        self.default_version: str | None = None  # SET ducklake_default_version (DuckDB's setting, read by ATTACH)
+        self.attached: set[str] = set()  # catalog strings attached in this file: they hold a lake now
         self.labels: dict[str, str] = {}
         stem = Path(test.path).name.split(".")[0]
         self.variables = {"TEST_DIR": str(workdir), "__TEST_DIR__": str(workdir), "BASE_TEST_NAME": stem}
@@ -174,6 +187,11 @@ class _Run:
         word = sql.split(None, 1)[0].upper() if sql.strip() else ""
         if word in ("ATTACH", "DETACH", "USE"):
             return self._session(record, sql, word)
+        setting = _DEFAULT_VERSION_SETTING.match(sql.strip())
+        if setting:  # a DuckDB session setting ATTACH reads: the runner's, as ATTACH is
+            value = (setting.group("value") or "").strip().strip("'\"")
+            self.default_version = value if setting.group("word").upper() == "SET" else None
+            return Outcome(record.line, record.kind, "pass", "", sql)
         self.state.note(sql)
         reason = statement_reason(sql, self.state)
         if reason:
@@ -267,14 +285,27 @@ class _Run:
         location = spec.location
         catalog = self.runner.catalogs.catalog_string(location)
         keywords = dict(spec.keywords)
-        if "data_path" not in keywords and not _exists(catalog):
+        exists = _exists(catalog) or catalog in self.attached
+        if "data_path" not in keywords and not exists:
             keywords["data_path"] = location.rsplit(":", 1)[-1] + ".files"
+        if "ducklake_version" not in keywords:
+            keywords["ducklake_version"] = self._version(exists, keywords.get("automatic_migration", False))
         lake = DuckLake.attach(catalog, keywords.pop("data_path", None), spark=self.runner.spark, **keywords)
+        self.attached.add(catalog)
         self.lakes[spec.name] = lake
         self.state.lakes.add(spec.name)
         self.state.foreign.pop(spec.name, None)
         self.state.metadata[spec.metadata_catalog.lower()] = spec.name  # its catalog tables: read by lake.sql
         return None
+
+    def _version(self, exists: bool, migrate: bool) -> str | None:
+        """The ducklake_version of an ATTACH naming none, as the reference decides it: the session's
+        ducklake_default_version when set (new and existing catalogs alike); else the run's version, which plays
+        the reference's DUCKLAKE_LATEST_VERSION, for a new catalog or as the target of AUTOMATIC_MIGRATION; else
+        None (an existing catalog keeps its version)."""
+        if self.default_version is not None:
+            return self.default_version
+        return self.runner.ducklake_version if not exists or migrate else None
 
     def _detach(self, sql: str) -> None:
         parsed = parse_detach(sql)

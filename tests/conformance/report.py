@@ -74,6 +74,24 @@ def _generic(reason: str) -> str:
     return reason[:140]
 
 
+# The DuckLake 1.1 features a file tests, by what its text or path says (a file can test several): the new 1.1
+# catalog tables, columns, transforms and migrations (/work/shared/reference/ducklake-docs-1.1, CHANGES-1.0-to-1.1).
+V11_FEATURES = {
+    "epoch transforms": re.compile(r"\bepoch_(?:year|month|day|hour)\s*\(", re.IGNORECASE),
+    "view column tags": re.compile(r"\bducklake_view_column_tag\b|view_column", re.IGNORECASE),
+    "row group counts": re.compile(r"\brow_group_count\b", re.IGNORECASE),
+    "inlined column renames": re.compile(r"inlined_column_rename", re.IGNORECASE),
+    "deletion vectors": re.compile(r"\bwrite_deletion_vectors\b|deletion_vector", re.IGNORECASE),
+    "_ducklake_row_id": re.compile(r"\b_ducklake_row_id\b", re.IGNORECASE),
+    "migrations": re.compile(r"test/sql/migration/|\bAUTOMATIC_MIGRATION\b", re.IGNORECASE),
+}
+
+
+def v11_features(path: str, text: str) -> list[str]:
+    """The V11_FEATURES a test file (its path under test/sql and its text) exercises."""
+    return [name for name, rule in V11_FEATURES.items() if rule.search(path) or rule.search(text)]
+
+
 def to_json(results: list[FileResult], meta: dict) -> dict:
     """Everything: meta (commit, catalog, seconds), per-directory counts, each file's outcomes."""
     counts = count(results)
@@ -110,4 +128,72 @@ def to_markdown(data: dict, title: str) -> str:
     lines += [f"- {reason}: {n}" for reason, n in skipped.most_common()]
     lines += ["", "Top failure reasons (names and numbers blanked):", ""]
     lines += [f"- {r['count']} x {r['reason']} (e.g. {r['example']})" for r in data["failure_reasons"][:25]]
+    return "\n".join(lines) + "\n"
+
+
+def _percent(passed: int, in_scope: int) -> str:
+    return f"{100.0 * passed / in_scope:.1f}" if in_scope else "-"
+
+
+def feature_counts(data: dict) -> dict[str, dict]:
+    """Per V11_FEATURES name: files, files out, in scope, passed (files without `features` count nowhere)."""
+    out = {name: {"files": 0, "files_out": 0, "in_scope": 0, "passed": 0} for name in V11_FEATURES}
+    for entry in data["files"]:
+        for name in entry.get("features", []):
+            row = out[name]
+            row["files"] += 1
+            row["files_out"] += entry["reason"] is not None
+            ran = [o for o in entry["outcomes"] if o["status"] != "skip"]
+            row["in_scope"] += len(ran)
+            row["passed"] += sum(o["status"] in ("pass", "message") for o in ran)
+    return out
+
+
+def side_by_side(pages: list[dict]) -> str:
+    """One section per catalog backend: the runs' per-directory in-scope counts and pass rates side by side (one
+    column group per DuckLake version, 1.0 first), the 1.1 feature files per version, then each run's failing
+    1.1 feature files."""
+    lines: list[str] = []
+    by_catalog: dict[str, list[dict]] = {}
+    for page in pages:
+        by_catalog.setdefault(page["catalog"], []).append(page)
+    for catalog, runs in by_catalog.items():
+        runs = sorted(runs, key=lambda d: d.get("ducklake_version", "1.0"))
+        versions = [d.get("ducklake_version", "1.0") for d in runs]
+        lines += [f"## Catalog {catalog}: DuckLake {' vs '.join(versions)}", "",
+                  "; ".join(f"{v}: commit {d.get('commit', '?')[:12]}, {d.get('seconds', 0):.0f} s, "
+                            f"{len(d['files'])} files ({d.get('selection', 'all')})"
+                            for v, d in zip(versions, runs, strict=True)), "",
+                  "| directory | " + " | ".join(f"{v} in scope | {v} passed | {v} %" for v in versions) + " |",
+                  "|---|" + "---|---|---|" * len(versions)]
+        names = sorted({n for d in runs for n in d["directories"] if n != "TOTAL"}) + ["TOTAL"]
+        for name in names:
+            bold = "**" if name == "TOTAL" else ""
+            cells = []
+            for d in runs:
+                row = d["directories"].get(name)
+                share = "-" if row is None else f"{bold}{_percent(row['passed'], row['in_scope'])}{bold}"
+                cells += ["-", "-", "-"] if row is None else [str(row["in_scope"]), str(row["passed"]), share]
+            lines.append(f"| {bold}{name}{bold} | " + " | ".join(cells) + " |")
+        lines += ["", "DuckLake 1.1 feature files (report.V11_FEATURES; a file can count under several):", "",
+                  "| feature | " + " | ".join(f"{v} files (out) | {v} in scope | {v} passed | {v} %" for v in versions)
+                  + " |", "|---|" + "---|---|---|---|" * len(versions)]
+        features = [feature_counts(d) for d in runs]
+        for name in V11_FEATURES:
+            cells = []
+            for counts in features:
+                row = counts[name]
+                cells += [f"{row['files']} ({row['files_out']})", str(row["in_scope"]), str(row["passed"]),
+                          _percent(row["passed"], row["in_scope"])]
+            lines.append(f"| {name} | " + " | ".join(cells) + " |")
+        for version, d in zip(versions, runs, strict=True):
+            failing = [(e["path"].split("test/sql/", 1)[-1], e) for e in d["files"] if e.get("features")
+                       and any(o["status"] == "fail" for o in e["outcomes"])]
+            if not failing:
+                continue
+            lines += ["", f"Failing 1.1 feature files on {version} ({catalog}):", ""]
+            for path, entry in failing:
+                bad = [o for o in entry["outcomes"] if o["status"] == "fail"]
+                lines.append(f"- {path}: {len(bad)} failed, e.g. line {bad[0]['line']}: {bad[0]['reason'][:120]}")
+        lines.append("")
     return "\n".join(lines) + "\n"

@@ -67,7 +67,8 @@ METADATA_WRITE = "writes the metadata database directly"
 _SYSTEM_TABLES = {"information_schema", "pg_catalog", "system", "temp"}
 # Catalog tables and columns the reference added after the DuckLake 1.0 spec (/work/shared/reference docs 1.0
 # have none of them): a file querying view column comments (not one that only creates the table for a migration
-# fixture: that write is out as a metadata write), a statement naming a newer column.
+# fixture: that write is out as a metadata write), a statement naming a newer column. Out only on a run of 1.0
+# catalogs (--ducklake-version 1.0); on 1.1 catalogs they are the spec's and in scope.
 _NEWER_TABLE = re.compile(r"\bducklake_view_column_tag\b", re.IGNORECASE)
 _NEWER_COLUMN = re.compile(r"\brow_group_count\b", re.IGNORECASE)
 NEWER_SPEC = "a catalog table or column newer than the DuckLake 1.0 spec"
@@ -84,6 +85,7 @@ class ScopeState:
     foreign: dict[str, str] = field(default_factory=dict)  # attached name -> why it is not a lake we run
     macros: set[str] = field(default_factory=set)  # lake macros the file created: DuckLake's, not DuckDB's
     metadata: dict[str, str] = field(default_factory=dict)  # metadata catalog name (lower) -> its lake's name
+    ducklake_version: str = "1.0"  # the version of the run's new catalogs (the runner's --ducklake-version)
 
     def note(self, sql: str) -> None:
         """Remember the macro a CREATE MACRO statement names (whether or not it then runs)."""
@@ -92,8 +94,15 @@ class ScopeState:
             self.macros.add(match.group(1).lower())
 
 
-def file_reason(test: TestFile, slow: bool = False) -> str | None:
-    """Why a whole file is out of scope, or None."""
+def is_v11(version: str) -> bool:
+    """Whether a run's catalogs are DuckLake 1.1 ('1.1' or the reference's '1.1-dev1'), where the newer catalog
+    tables, columns and partition transforms are in scope."""
+    return version.startswith("1.1")
+
+
+def file_reason(test: TestFile, slow: bool = False, ducklake_version: str = "1.0") -> str | None:
+    """Why a whole file is out of scope on catalogs of `ducklake_version`, or None."""
+    newer = not is_v11(ducklake_version)  # 1.1 features are out only on a run of 1.0 catalogs
     if test.path.endswith(".test_slow") and not slow:
         return "slow test file (.test_slow; run with --slow)"
     for item in test.items:
@@ -110,9 +119,9 @@ def file_reason(test: TestFile, slow: bool = False) -> str | None:
                 return "unzips a stored database (DuckDB test fixture)"
         elif _COPY_TO.search(item.sql):
             return "makes its input files with DuckDB (COPY ... TO)"
-        elif item.kind == "query" and _NEWER_TABLE.search(item.sql):  # a file checking what it holds
+        elif newer and item.kind == "query" and _NEWER_TABLE.search(item.sql):  # a file checking what it holds
             return f"view column comments: {NEWER_SPEC} (ducklake_view_column_tag)"
-        elif item.expect == "ok" and _EPOCH_TRANSFORM.search(item.sql):
+        elif newer and item.expect == "ok" and _EPOCH_TRANSFORM.search(item.sql):
             return ("partitions by an epoch transform (a DuckLake 1.1 catalog feature: the reference refuses it on "
                     "the 1.0 catalogs this library writes)")
         elif item.connection is not None:
@@ -160,7 +169,7 @@ def statement_reason(sql: str, state: ScopeState) -> str | None:
         return None  # partition / sort keys are the lake's transforms (epoch_year(ts), bucket(4, id)), not calls
     if re.search(r"':memory:'|\bmemory\.", text, re.IGNORECASE):
         return "non-lake table (DuckDB's in-memory database)"
-    if _NEWER_COLUMN.search(text):
+    if not is_v11(state.ducklake_version) and _NEWER_COLUMN.search(text):
         return f"{NEWER_SPEC} (row_group_count)"
     if DUCKDB_ONLY_TYPES.search(text):
         return "DuckDB-only type (not a DuckLake type)"
