@@ -186,10 +186,17 @@ def merge_table_column_stats(
     current: dict[int, TableColumnStats] | None,
     new_files: list[dict[int, ColumnStats]],
     types: dict[int, str],
+    unknown_bounds_stay: bool = False,
 ) -> dict[int, TableColumnStats]:
-    """Table-level stats after adding files: bounds widened, comparing values by type (not as strings)."""
+    """Table-level stats after adding files: bounds widened, comparing values by type (not as strings).
+
+    `unknown_bounds_stay` (DuckLake 1.1 catalogs) follows the 1.1 reference: a stored row without bounds on a
+    table with rows means the bounds are unknown (e.g. cleared by the 1.1 migration), and they stay unknown rather
+    than being seeded from the new files alone."""
     merged = {cid: TableColumnStats(**vars(s)) for cid, s in (current or {}).items()}
     first_write = current is None
+    unknown = {cid for cid, s in (current or {}).items() if s.min_value is None and s.max_value is None} \
+        if unknown_bounds_stay else set()
     for file_stats in new_files:
         for cid, fs in file_stats.items():
             type_str = types.get(cid)
@@ -215,10 +222,11 @@ def merge_table_column_stats(
                     entry.contains_nan = None if entry.contains_nan is not True else True
                 elif fs.contains_nan:
                     entry.contains_nan = True
-            entry.min_value, entry.min_is_exact = _bound(type_str, (entry.min_value, entry.min_is_exact),
-                                                         (fs.min_value, fs.min_is_exact), min)
-            entry.max_value, entry.max_is_exact = _bound(type_str, (entry.max_value, entry.max_is_exact),
-                                                         (fs.max_value, fs.max_is_exact), max)
+            if cid not in unknown:
+                entry.min_value, entry.min_is_exact = _bound(type_str, (entry.min_value, entry.min_is_exact),
+                                                             (fs.min_value, fs.min_is_exact), min)
+                entry.max_value, entry.max_is_exact = _bound(type_str, (entry.max_value, entry.max_is_exact),
+                                                             (fs.max_value, fs.max_is_exact), max)
             if type_str in EXTRA_STATS_TYPES and (fs.value_count or fs.extra_stats is not None):
                 # (a file of NULLs alone says nothing of bounding boxes or shredding: it leaves them as they are)
                 merge = extra_stats.merge_geometry if type_str == "geometry" else extra_stats.merge_variant

@@ -8,7 +8,8 @@ run again; the version row changes last.
 
 1.0 -> 1.1 (the 1.1 reference's MigrateV10, asked for with a 1.1 `ducklake_version`): the inlined data tables'
 system columns get their `_ducklake_` names first (so a conflict aborts while the catalog is still 1.0), then the
-layout's new columns and `ducklake_view_column_tag` are added and the version row is set.
+layout's new columns and `ducklake_view_column_tag` are added, the released 1.1's repairs run (`repairs.py`; not
+for '1.1-dev1', whose build had none) and the version row is set.
 """
 
 from __future__ import annotations
@@ -19,6 +20,7 @@ import sqlalchemy as sa
 
 from ...errors import CatalogError
 from .dialects import dialect_for
+from .repairs import repair_for_v11
 from .spec_tables import LAYOUTS, SPEC_VERSION, T, added_columns
 from .versions import LATEST, V10, is_v11, layout_of, remember_version
 
@@ -149,6 +151,8 @@ def migrate_to_v11(conn: sa.Connection, target: str) -> None:
         for column in columns:
             _add_column(conn, table, column)
     LAYOUTS[layout_of(target)].tables["ducklake_view_column_tag"].create(conn, checkfirst=True)
+    if not target.endswith("-dev1"):  # the released 1.1 repairs old defects; the development build did not
+        repair_for_v11(conn)
     md = T["ducklake_metadata"]
     conn.execute(md.update().where(md.c.key == "version").values(value=target))
     remember_version(conn, target)

@@ -86,7 +86,9 @@ def merge_column_stats(ctx: CommitContext, table_id: int, columns, new: list[dic
     else:
         checked = False
     types = {col.column_id: col.type for top in columns for col in top.walk() if not col.is_nested}
-    merged = stats.merge_table_column_stats(seen or None, new, types)
+    # The released 1.1 layout (it has the exactness flags) keeps unknown table bounds unknown, as its reference does.
+    released_v11 = bool(layout_values(ctx.conn, tcs.name, min_is_exact=None))
+    merged = stats.merge_table_column_stats(seen or None, new, types, unknown_bounds_stay=released_v11)
     for cid, s in sorted(merged.items()):
         if cid in seen and s == seen[cid]:
             continue
