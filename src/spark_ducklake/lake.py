@@ -103,6 +103,7 @@ class DuckLake:
         small_data_threshold: int | str | None = None,
         ducklake_version: str | None = None,
         encrypted: bool | None = None,
+        write_deletion_vectors: bool | None = None,
     ) -> DuckLake:
         """Open (or create) a lake; `catalog` takes the reference's ATTACH strings. Never starts Spark.
 
@@ -120,7 +121,9 @@ class DuckLake:
         builds of 1.1 write; docs/catalogs.md, "Versions"); an existing catalog keeps its own. Without it, SPARK_DUCKLAKE_DEFAULT_VERSION (the reference's
         `ducklake_default_version` setting) is asked for, of new and existing catalogs alike. `encrypted=True` (the
         reference's ENCRYPTED) creates an encrypted lake (every file gets its own key; docs/types.md, "Encrypted
-        lakes"); on an existing lake an explicit value must match it."""
+        lakes"); on an existing lake an explicit value must match it. `write_deletion_vectors` (the reference's
+        WRITE_DELETION_VECTORS) makes this handle's deletes write Puffin deletion vectors where no
+        write_deletion_vectors option is set (docs/types.md, "Deletion vectors")."""
         version = default_ducklake_version() if ducklake_version is None else check_ducklake_version(ducklake_version)
         return cls(LakeContext.attach(
             catalog, data_path, spark=spark, create_if_missing=create_if_missing, read_only=read_only,
@@ -130,7 +133,7 @@ class DuckLake:
             metadata_catalog=metadata_catalog, retry=retry_policy(
                 ducklake_max_retry_count=ducklake_max_retry_count, ducklake_retry_wait_ms=ducklake_retry_wait_ms,
                 ducklake_retry_backoff=ducklake_retry_backoff), small_data_threshold=small_data_threshold,
-            encrypted=encrypted, ducklake_version=version))
+            encrypted=encrypted, ducklake_version=version, write_deletion_vectors=write_deletion_vectors))
 
     def close(self) -> None:
         """Release catalog connections (DuckDB catalog files can then be opened elsewhere)."""

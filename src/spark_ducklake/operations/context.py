@@ -49,12 +49,14 @@ class LakeContext:
                  read_only: bool = False, data_inlining_row_limit: int | None = None,
                  pinned_snapshot: int | None = None, author: str | None = None,
                  retry: RetryPolicy | None = None, metadata_catalog: str | None = None,
-                 small_data_threshold: int | str | None = None):
+                 small_data_threshold: int | str | None = None, write_deletion_vectors: bool | None = None):
         self.location = location
         self.engine = engine
         self.data_path = data_path
         self.read_only = read_only or pinned_snapshot is not None
         self.data_inlining_row_limit = data_inlining_row_limit
+        # the reference's WRITE_DELETION_VECTORS attach option: below a stored write_deletion_vectors option
+        self.write_deletion_vectors = write_deletion_vectors
         self.pinned_snapshot = pinned_snapshot
         self.author = author
         self.retry = retry or RetryPolicy()  # the ducklake_*retry* settings; lake.sql's SET changes them
@@ -75,7 +77,7 @@ class LakeContext:
                override_data_path: bool = False, metadata_schema: str | None = None,
                metadata_catalog: str | None = None, retry: RetryPolicy | None = None,
                small_data_threshold: int | str | None = None, encrypted: bool | None = None,
-               ducklake_version: str | None = None) -> LakeContext:
+               ducklake_version: str | None = None, write_deletion_vectors: bool | None = None) -> LakeContext:
         """Open (or create) a lake from an ATTACH string; a driver error becomes a CatalogError naming its cause."""
         location = with_metadata_schema(parse_catalog(catalog), metadata_schema)
         metadata_catalog = check_metadata_catalog(metadata_catalog)
@@ -88,6 +90,8 @@ class LakeContext:
             data_inlining_row_limit = checked_option("data_inlining_row_limit", data_inlining_row_limit)
         if encrypted is not None:
             encrypted = checked_option("encrypted", encrypted)
+        if write_deletion_vectors is not None:
+            write_deletion_vectors = checked_option("write_deletion_vectors", write_deletion_vectors)
         try:
             opened = attach_catalog(location, data_path, create_if_missing=create_if_missing, read_only=read_only,
                                     snapshot_version=snapshot_version, snapshot_time=snapshot_time,
@@ -103,7 +107,7 @@ class LakeContext:
             return cls(location, opened.engine, opened.data_path, spark=spark, read_only=read_only,
                        data_inlining_row_limit=data_inlining_row_limit, pinned_snapshot=opened.pinned_snapshot,
                        author=author, retry=retry, metadata_catalog=metadata_catalog,
-                       small_data_threshold=small_data_threshold)
+                       small_data_threshold=small_data_threshold, write_deletion_vectors=write_deletion_vectors)
         # raised outside the handler: the driver's error (and its text, which may hold a password) stays unchained
         raise CatalogError(f"cannot open catalog {location.describe()}: {failure}")
 
@@ -196,10 +200,17 @@ class LakeContext:
                                                  with_snapshots=inlined_sources, with_source=inlined_sources),
                 inlined_deletes=inlined_tables.inlined_deletes(conn, info.table_id, snap),
                 names_stable=reader.column_names_stable(conn, info.table_id),
-                deletion_vectors=(reader.option_value(reader.options(conn), "write_deletion_vectors",
-                                                      table_id=info.table_id, schema_id=info.schema_id)
-                                  or "").lower() in ("true", "1"),
+                deletion_vectors=self.writes_deletion_vectors(conn, info),
             )
+
+    def writes_deletion_vectors(self, conn: sa.Connection, table: TableInfo) -> bool:
+        """Whether new delete files of `table` are Puffin deletion vectors: the write_deletion_vectors option of the
+        table, its schema or the lake, else this handle's attach-time value (the reference's precedence)."""
+        value = reader.option_value(reader.options(conn), "write_deletion_vectors", table_id=table.table_id,
+                                    schema_id=table.schema_id)
+        if value is None:
+            return bool(self.write_deletion_vectors)
+        return value.lower() in ("true", "1")
 
     def option(self, key: str, table: TableInfo | None = None) -> str | None:
         """An option's value in the most specific scope that sets it."""
@@ -208,21 +219,24 @@ class LakeContext:
         return reader.option_value(rows, key, table_id=table.table_id if table else None,
                                    schema_id=table.schema_id if table else None)
 
-    def options_of(self, table: TableInfo | None = None) -> Callable[[str], str | None]:
-        """`option(key, table)` for many keys on one catalog read (a writer resolves ten of them)."""
-        with self.connect() as conn:
-            rows = reader.options(conn)
+    def options_of(self, table: TableInfo | None = None,
+                   conn: sa.Connection | None = None) -> Callable[[str], str | None]:
+        """`option(key, table)` for many keys on one catalog read (a writer resolves ten of them), on `conn` if
+        given (a write's one round of reads)."""
+        if conn is None:
+            with self.connect() as conn:
+                return self.options_of(table, conn)
+        rows = reader.options(conn)
         return lambda key: reader.option_value(rows, key, table_id=table.table_id if table else None,
                                                schema_id=table.schema_id if table else None)
 
-    def inlining_limit(self, table: TableInfo | None, conn: sa.Connection | None = None) -> int:
-        """The data_inlining_row_limit in force: table, schema, global option, attach value, default 10."""
-        if conn is None:
-            with self.connect() as conn:
-                return self.inlining_limit(table, conn)
-        value = reader.option_value(reader.options(conn), "data_inlining_row_limit",
-                                    table_id=table.table_id if table else None,
-                                    schema_id=table.schema_id if table else None)
+    def inlining_limit(self, table: TableInfo | None, conn: sa.Connection | None = None, *,
+                       options: Callable[[str], str | None] | None = None) -> int:
+        """The data_inlining_row_limit in force: table, schema, global option, attach value, default 10.
+        `options`: the lookup `options_of(table)` returned, when the caller has read the options already."""
+        if options is None:
+            options = self.options_of(table, conn)
+        value = options("data_inlining_row_limit")
         if value is not None:
             return int(value)
         if self.data_inlining_row_limit is not None:

@@ -6,7 +6,7 @@ from dataclasses import dataclass, field
 
 import sqlalchemy as sa
 
-from ...errors import AlreadyExistsError, DuckLakeError, NotFoundError
+from ...errors import AlreadyExistsError, DuckLakeError, InvalidNameError, NotFoundError
 from ...spec import paths
 from ...spec.model import Column
 from ...spec.names import check_name, schema_key, split_schema_path
@@ -14,7 +14,7 @@ from ...spec.snapshot_changes import Change, quote_name
 from ...spec.uuid7 import new_uuid
 from ..commit import CommitContext
 from ..database.spec_tables import T, end_live_rows
-from ..database.versions import catalog_version
+from ..database.versions import catalog_is_v11, catalog_version
 from ..inlined.tables import create_inlined_data_table, inlined_shape
 from ..reads import reader
 
@@ -183,6 +183,7 @@ class CreateTable:
         check_name(self.name, "table")
         if not self.columns:
             raise DuckLakeError(f"table {self.schema}.{self.name} needs at least one column")
+        check_column_names(ctx, [col.name for col in self.columns])
         schema = reader.find_schema(ctx.conn, _now_visible(ctx), ctx.data_path, self.schema)
         _check_table_name_free(ctx, schema.schema_id, self.schema, self.name)
         table_id, table_uuid = ctx.catalog_id(), self.table_uuid
@@ -197,6 +198,20 @@ class CreateTable:
         _record_schema_version(ctx, table_id)
         create_inlined_data_table(ctx.conn, table_id, ctx.schema_version, self.columns)
         ctx.record("created_table", quote_name(self.schema, self.name))
+
+
+# DuckLake 1.1 names the inlined data tables' system columns `_ducklake_row_id`, ...: the reference refuses a new
+# column name with that prefix on a 1.1 catalog (DuckLakeUtil::ValidateInlinedSystemColumn; test/sql/alter/
+# issue_944.test). On 1.0 catalogs such names are ordinary here: our inlined tables key their system columns apart.
+RESERVED_COLUMN_PREFIX = "_ducklake_"
+
+
+def check_column_names(ctx: CommitContext, names: list[str]) -> None:
+    """InvalidNameError for a new top-level column name the catalog's version reserves, in the reference's words."""
+    reserved = [n for n in names if n.lower().startswith(RESERVED_COLUMN_PREFIX)]
+    if reserved and catalog_is_v11(ctx.conn):
+        raise InvalidNameError(f'Column name "{reserved[0]}" is reserved by DuckLake for internal use: column names '
+                               f'starting with "{RESERVED_COLUMN_PREFIX}" are not allowed.')
 
 
 def _check_table_name_free(ctx: CommitContext, schema_id: int, schema: str, name: str, *where) -> None:
@@ -287,6 +302,8 @@ class AlterColumns:
         return [Change("altered_table", str(self.table_id))]
 
     def apply(self, ctx: CommitContext) -> None:
+        had = {col.name.lower() for col in self.old}
+        check_column_names(ctx, [col.name for col in self.new if col.name.lower() not in had])  # added, renamed
         before, after = _flatten(self.old), _flatten(self.new)
         c = T["ducklake_column"]
         ended = [cid for cid, row in before.items() if after.get(cid) != row]

@@ -150,8 +150,8 @@ def _fraction(name: str, value) -> float:
 
 def checked_option(name: str, value):
     """An attach-time value checked as `set_option` checks the option's (data_inlining_row_limit: an int;
-    encrypted: a bool), for options a handle holds without storing them."""
-    if name == "encrypted":
+    encrypted, write_deletion_vectors: a bool), for options a handle holds without storing them."""
+    if name in ("encrypted", "write_deletion_vectors"):
         return _boolean(name, value) == "true"
     return int(normalize(name, value))
 
