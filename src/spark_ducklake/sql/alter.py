@@ -74,8 +74,13 @@ def layout_change(ctx: QueryContext, text: str) -> tuple | None:
         return node, _LAYOUT[kind], []
     if len(rest) < 3 or rest[0].token_type != TokenType.L_PAREN or rest[-1].token_type != TokenType.R_PAREN:
         raise UnsupportedSqlError(f"SET {kind} BY needs a parenthesised list of keys in {text!r}")
-    keys, depth, start = [], 0, rest[1].start
-    for token in rest[1:-1]:
+    return node, _LAYOUT[kind], _split_keys(text, rest[1:-1])
+
+
+def _split_keys(text: str, tokens: list) -> list[str]:
+    """The comma-separated keys between a list's parentheses, each as written."""
+    keys, depth, start = [], 0, tokens[0].start
+    for token in tokens:
         if token.token_type == TokenType.L_PAREN:
             depth += 1
         elif token.token_type == TokenType.R_PAREN:
@@ -83,8 +88,41 @@ def layout_change(ctx: QueryContext, text: str) -> tuple | None:
         elif token.token_type == TokenType.COMMA and depth == 0:
             keys.append(text[start:token.start].strip())
             start = token.end + 1
-    keys.append(text[start:rest[-1].start].strip())
-    return node, _LAYOUT[kind], keys
+    keys.append(text[start:tokens[-1].end + 1].strip())
+    return keys
+
+
+def create_partition_keys(dialect: str, text: str) -> list[str] | None:
+    """The keys of `CREATE [OR REPLACE] TABLE ... PARTITIONED BY (k, ...)` as written, for `set_partitioning`
+    (sqlglot's tree rewrites some: Spark's `year(ts)` becomes YEAR(TO_DATE(ts))); None without such a clause."""
+    try:
+        tokens = sqlglot.tokenize(text, read=dialect)
+    except sqlglot.errors.TokenError:
+        return None
+    words = [t.text.upper() for t in tokens]
+    if not words or words[0] != "CREATE" or "TABLE" not in words[:4]:
+        return None
+    depth = 0
+    for i, token in enumerate(tokens):
+        if token.token_type == TokenType.L_PAREN:
+            depth += 1
+        elif token.token_type == TokenType.R_PAREN:
+            depth -= 1
+        elif depth == 0 and (words[i] == "PARTITIONED BY" or words[i:i + 2] == ["PARTITIONED", "BY"]):
+            first = i + (1 if words[i] == "PARTITIONED BY" else 2)
+            break
+    else:
+        return None
+    if first >= len(tokens) or tokens[first].token_type != TokenType.L_PAREN:
+        raise UnsupportedSqlError(f"PARTITIONED BY needs a parenthesised list of keys in {text!r}")
+    depth = 0
+    for j in range(first, len(tokens)):
+        depth += {TokenType.L_PAREN: 1, TokenType.R_PAREN: -1}.get(tokens[j].token_type, 0)
+        if depth == 0:
+            if j == first + 1:
+                raise UnsupportedSqlError(f"PARTITIONED BY needs at least one key in {text!r}")
+            return _split_keys(text, tokens[first + 1:j])
+    raise UnsupportedSqlError(f"PARTITIONED BY: unbalanced parentheses in {text!r}")
 
 
 def run_layout(ctx: QueryContext, tx, node: exp.Table, kind: str, keys: list[str]):

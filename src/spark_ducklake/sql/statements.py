@@ -160,11 +160,14 @@ def _run_one(lake: DuckLake, text: str, dialect: str, catalog_name: str):
         raise UnsupportedSqlError(f"{_head(text)} ({type(tree).__name__}) is not supported by lake.sql")
     if isinstance(tree, exp.Create | exp.Drop) and str(tree.args.get("kind") or "").upper() == "SCHEMA":
         tree.meta[_SCHEMA_PATHS] = _schema_paths(text, dialect)
+    if isinstance(tree, exp.Create) and str(tree.args.get("kind") or "").upper() == "TABLE":
+        tree.meta[_PARTITION_KEYS] = alter.create_partition_keys(dialect, text)
     label = _label(tree)
     return _committed(lake, label, lambda: handler(ctx, tx, tree))
 
 
 _SCHEMA_PATHS = "ducklake_schema_paths"  # tree.meta: the names of CREATE / DROP SCHEMA, as written
+_PARTITION_KEYS = "ducklake_partition_keys"  # tree.meta: the keys of CREATE TABLE ... PARTITIONED BY, as written
 
 
 def _schema_paths(text: str, dialect: str) -> list[tuple[str, ...]] | None:
@@ -299,14 +302,28 @@ def _create_schema(ctx: QueryContext, tx, tree: exp.Create):
         tx.create_schema(path)
 
 
+def _partition_keys(ctx: QueryContext, tree: exp.Create) -> list[str] | None:
+    """The keys of the statement's PARTITIONED BY (None without one); refuses the table properties it cannot
+    keep."""
+    properties = tree.args.get("properties")
+    listed = properties.expressions if properties is not None else []
+    others = [p for p in listed if not isinstance(p, exp.PartitionedByProperty)]
+    if others:
+        names = ", ".join(p.sql(dialect=ctx.dialect) for p in others)
+        raise UnsupportedSqlError(f"CREATE TABLE with {names} is not supported by lake.sql")
+    if not listed:
+        return None
+    return tree.meta.get(_PARTITION_KEYS) or [k.sql(dialect=ctx.dialect) for k in listed[0].this.expressions]
+
+
 def _create_table(ctx: QueryContext, tx, tree: exp.Create):
     from .alter import column_ddl
 
-    properties = tree.args.get("properties")
-    if properties is not None and properties.expressions:
-        names = ", ".join(p.sql(dialect=ctx.dialect) for p in properties.expressions)
-        raise UnsupportedSqlError(f"CREATE TABLE with {names} is not supported by lake.sql (partitioning: ALTER "
-                                  "TABLE ... SET PARTITIONED BY after creating the table)")
+    partition_keys = _partition_keys(ctx, tree)
+    if partition_keys is not None and tx is None:  # the table and its partitioning: one snapshot
+        with ctx.lake.transaction() as own:
+            created = _create_table(ctx, own, tree)
+        return None if created is None and own.snapshot_id is None else own.snapshot_id
     target = tree.this.this if isinstance(tree.this, exp.Schema) else tree.this
     key = resolve_table(ctx, target)
     exists = bool(tree.args.get("exists"))
@@ -317,6 +334,10 @@ def _create_table(ctx: QueryContext, tx, tree: exp.Create):
         if isinstance(tree.this, exp.Schema):
             raise UnsupportedSqlError("CREATE TABLE with both a column list and AS SELECT is not supported")
         frame = run_query(ctx, query)
+        if partition_keys is not None:  # the partitioning applies to the rows written now
+            tx.create_table(key, frame.schema)
+            tx.set_partitioning(key, partition_keys)
+            return tx.write(frame, key, mode="append", one_file_if_small=ctx.dialect == "duckdb")
         if tx is not None:
             return tx.write(frame, key, mode="error", one_file_if_small=ctx.dialect == "duckdb")
         with ctx.lake.transaction() as own:  # a small result is one file, as DuckDB writes it
@@ -332,10 +353,14 @@ def _create_table(ctx: QueryContext, tx, tree: exp.Create):
     special = {} if ctx.dialect != "duckdb" else {  # USMALLINT, TIME, UUID, ... (sql/duck_types.py)
         col.name: kind for col in columns if (kind := ducklake_type(col.args.get("kind"))) is not None}
     if defaults or special:  # `i INTEGER DEFAULT 42`: stored on the new column (sql/defaults.py)
-        return create_table(ctx, tx, key, ddl, defaults, special)
-    if tx is None:
+        result = create_table(ctx, tx, key, ddl, defaults, special)
+    elif tx is None:
         return ctx.lake.create_table(key, ddl)
-    return tx.create_table(key, ddl)
+    else:
+        result = tx.create_table(key, ddl)
+    if partition_keys is not None:
+        tx.set_partitioning(key, partition_keys)
+    return result
 
 
 def _replace_table(ctx: QueryContext, tx, tree: exp.Create):
@@ -365,6 +390,9 @@ def _drop_then_create(ctx: QueryContext, tx, tree: exp.Create, key: tuple[str, s
         raise UnsupportedSqlError("CREATE TABLE with both a column list and AS SELECT is not supported")
     frame = run_query(ctx, query)
     tx.create_table(key, frame.schema)  # the new table, so the write does not find the dropped one
+    partition_keys = _partition_keys(ctx, tree)
+    if partition_keys is not None:
+        tx.set_partitioning(key, partition_keys)
     return tx.write(frame, key, mode="append", one_file_if_small=ctx.dialect == "duckdb")
 
 
