@@ -61,3 +61,22 @@ def test_ducklake_prefixed_column_names_are_reserved_on_11_catalogs(tmp_path, sp
     old = DuckLake.attach(f"sqlite:{tmp_path / 'o.sqlite'}", f"{tmp_path}/old/", spark=spark, ducklake_version="1.0")
     old.sql("CREATE TABLE t(_ducklake_x INTEGER)", dialect="duckdb")
     old.close()
+
+
+def test_aliased_view_takes_comments_on_its_aliases_only(tmp_path):
+    """comments/comment_on_view_column.test: `CREATE VIEW pv(a1) AS SELECT 1 AS x, 2 AS y` takes a comment on a1
+    (keyed by the query's name x), and refuses x and y in the reference's words; a view without aliases takes its
+    query's names."""
+    lake = DuckLake.attach(f"sqlite:{tmp_path / 'c.sqlite'}", f"{tmp_path}/data/", ducklake_version="1.1-dev1")
+    lake.create_view("pv", "SELECT 1 AS x, 2 AS y", dialect="duckdb", column_aliases=["a1"])
+    lake.create_view("v", "SELECT 1 AS col_a", dialect="duckdb")
+    lake.sql("COMMENT ON COLUMN pv.a1 IS 'real'")
+    for column in ("x", "y"):
+        with pytest.raises(DuckLakeError, match=f'View "pv" does not have a column with name "{column}"'):
+            lake.sql(f"COMMENT ON COLUMN pv.{column} IS 'note'")
+    lake.sql("COMMENT ON COLUMN v.COL_A IS 'upper'")
+    with lake.context.connect() as conn:
+        rows = conn.execute(sa.text("SELECT column_name, value FROM ducklake_view_column_tag "
+                                    "WHERE end_snapshot IS NULL ORDER BY view_id")).all()
+    assert [tuple(r) for r in rows] == [("x", "real"), ("col_a", "upper")]
+    lake.close()

@@ -472,8 +472,8 @@ def test_comment_on_aliased_view_column_in_sql_reads_in_the_binary(tmp_path):
     lake = DuckLake.attach(catalog, str(tmp_path / "data"), ducklake_version="1.1-dev1")
     try:
         lake.create_table("t", "id BIGINT, other BIGINT")
-        lake.create_view("v", "SELECT id, other FROM t", dialect="duckdb", column_aliases=["x"])
-        lake.sql("COMMENT ON COLUMN v.x IS 'via sql'")
+        lake.create_view("v", "SELECT id, other FROM t", dialect="duckdb", column_aliases=["x", "other"])
+        lake.sql("COMMENT ON COLUMN v.x IS 'via sql'")  # an aliased view takes comments on its aliases only
         lake.sql("COMMENT ON COLUMN v.other IS 'plain'")
     finally:
         lake.close()

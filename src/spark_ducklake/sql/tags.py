@@ -51,7 +51,9 @@ def _target(lake: DuckLake, conn, snap: int, name: tuple[str, str], column: str 
 
 def view_column_name(view: ViewInfo, column: str) -> str:
     """The name DuckLake 1.1 keys a view column's tags by: the view query's output name, before the view's column
-    aliases (`CREATE VIEW v (x) AS SELECT id ...`: `x` is stored as `id`)."""
+    aliases (`CREATE VIEW v (x) AS SELECT id ...`: `x` is stored as `id`). A view with aliases takes comments on
+    its aliased columns only, as the 1.1 reference does (`CREATE VIEW pv (a1) AS SELECT 1 AS x, 2 AS y`: `y` is
+    refused too; test/sql/comments/comment_on_view_column.test)."""
     import sqlglot
 
     try:
@@ -66,9 +68,10 @@ def view_column_name(view: ViewInfo, column: str) -> str:
     for i, alias in enumerate(view.column_aliases):
         if alias.lower() == column.lower() and i < len(outputs):
             return outputs[i]
-    if column.lower() in lowered[len(view.column_aliases):]:
+    if not view.column_aliases and column.lower() in lowered:
         return outputs[lowered.index(column.lower(), len(view.column_aliases))]
-    raise NotFoundError(f"column {column!r} of view {view.schema_name}.{view.name} does not exist")
+    raise NotFoundError(f'View "{view.name}" does not have a column with name "{column}" '
+                        f"({view.schema_name}.{view.name})")
 
 
 def set_tag(lake: DuckLake, name: tuple[str, str], key: str, value: str | None, *, column: str | None = None,
