@@ -17,6 +17,7 @@ cd "$(dirname "$0")/.."
 bash scripts/setup.sh test || exit 1
 .venv/bin/ruff check src tests bench scripts || exit 1
 .venv/bin/lint-imports || exit 1
+.venv/bin/mypy || exit 1  # configured in pyproject.toml ([tool.mypy])
 
 lanes="${SPARK_DUCKLAKE_LANES:-catalog local connect user cluster s3 wheel}"
 pytest=(.venv/bin/python -m pytest -q --durations=25)

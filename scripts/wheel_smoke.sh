@@ -6,6 +6,9 @@ cd "$(dirname "$0")/.."
 work="$(mktemp -d "${TMPDIR:-/tmp}/ducklake-wheel-XXXXXX")"
 trap 'rm -rf "$work"' EXIT
 .venv/bin/python -m pip wheel --quiet --no-deps --wheel-dir "$work/dist" .
+# PEP 561: the wheel ships py.typed, so users' type checkers read the package's annotations.
+.venv/bin/python -c 'import sys, zipfile; sys.exit("spark_ducklake/py.typed" not in zipfile.ZipFile(sys.argv[1]).namelist())' \
+    "$work"/dist/spark_ducklake-*.whl || { echo "the wheel lacks spark_ducklake/py.typed"; exit 1; }
 python3 -m venv "$work/venv"
 "$work/venv/bin/python" -m pip install --quiet --upgrade pip
 "$work/venv/bin/python" -m pip install --quiet "$work"/dist/spark_ducklake-*.whl
