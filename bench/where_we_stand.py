@@ -1,8 +1,8 @@
-"""The README's "Where we stand" table, regenerated from bench/results: one row per goal of the issues, each from
-the newest run that measured it (quick or full sizes, as its metric says), with whether the goal is met.
+"""docs/benchmarks.md's "Where we stand" table, regenerated from bench/results: one row per goal of the issues, each
+from the newest run that measured it (quick or full sizes, as its metric says), with whether the goal is met.
 
-    .venv/bin/python bench/where_we_stand.py            # rewrite the block in README.md
-    .venv/bin/python bench/where_we_stand.py --check    # exit 1 when README.md is out of date
+    .venv/bin/python bench/where_we_stand.py            # rewrite the block in docs/benchmarks.md
+    .venv/bin/python bench/where_we_stand.py --check    # exit 1 when docs/benchmarks.md is out of date
 """
 
 from __future__ import annotations
@@ -15,7 +15,7 @@ import sys
 from dataclasses import dataclass
 
 HERE = os.path.dirname(os.path.abspath(__file__))
-README = os.path.join(os.path.dirname(HERE), "README.md")
+PAGE = os.path.join(os.path.dirname(HERE), "docs", "benchmarks.md")  # the README links to it
 RESULT_DIRS = ("results/full_tpch", "results/full", "results/full_planning", "results/merge_on_read",
                "results/small_data_transaction", "results/flush_under_load", "results")
 START, END = "<!-- where-we-stand:start -->", "<!-- where-we-stand:end -->"
@@ -104,7 +104,7 @@ def pick(goal: Goal, rows: list[tuple[str, dict]]) -> tuple[str, dict] | None:
 
 
 def table(rows: list[tuple[str, dict]]) -> str:
-    """The Markdown block for README.md."""
+    """The Markdown block for docs/benchmarks.md."""
     lines = ["| goal | measured | value | target | met | from |", "| --- | --- | ---: | ---: | :---: | --- |"]
     for goal in GOALS:
         found = pick(goal, rows)
@@ -124,26 +124,26 @@ def table(rows: list[tuple[str, dict]]) -> str:
     return "\n".join(lines)
 
 
-def render(readme: str, block: str) -> str:
-    """README text with the block between the markers replaced."""
-    if START not in readme or END not in readme:
-        raise SystemExit(f"README.md has no {START} ... {END} block")
-    head, rest = readme.split(START, 1)
+def render(page: str, block: str) -> str:
+    """The page's text with the block between the markers replaced."""
+    if START not in page or END not in page:
+        raise SystemExit(f"docs/benchmarks.md has no {START} ... {END} block")
+    head, rest = page.split(START, 1)
     _, tail = rest.split(END, 1)
     return f"{head}{START}\n{block}\n{END}{tail}"
 
 
 def main() -> None:
-    """Rewrite (or --check) the README block."""
+    """Rewrite (or --check) the block in docs/benchmarks.md."""
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    parser.add_argument("--check", action="store_true", help="exit 1 if README.md is out of date")
+    parser.add_argument("--check", action="store_true", help="exit 1 if docs/benchmarks.md is out of date")
     args = parser.parse_args()
-    with open(README) as fh:
+    with open(PAGE) as fh:
         text = fh.read()
     new = render(text, table(load_rows()))
     if args.check:
         sys.exit(0 if new == text else 1)
-    with open(README, "w") as fh:
+    with open(PAGE, "w") as fh:
         fh.write(new)
 
 

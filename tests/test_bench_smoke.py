@@ -62,11 +62,11 @@ def test_small_commits_and_report(tmp_path, monkeypatch):
     assert "cores" in text and "pyiceberg" in text
 
 
-def test_readme_where_we_stand_is_regenerated_from_the_results():
-    """README.md's table is what bench/where_we_stand.py makes of bench/results: rerun it after a bench run."""
+def test_where_we_stand_is_regenerated_from_the_results():
+    """docs/benchmarks.md's table is what bench/where_we_stand.py makes of bench/results: rerun it after a bench run."""
     import where_we_stand
 
-    with open(where_we_stand.README) as fh:
+    with open(where_we_stand.PAGE) as fh:
         text = fh.read()
     assert where_we_stand.render(text, where_we_stand.table(where_we_stand.load_rows())) == text
     assert "merge-on-read" in text.split(where_we_stand.START, 1)[1]
