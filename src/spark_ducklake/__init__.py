@@ -1,4 +1,18 @@
-"""spark-ducklake: the DuckLake 1.0 lakehouse format for Apache Spark."""
+"""spark-ducklake: the DuckLake 1.0 lakehouse format for Apache Spark.
+
+The layers, top down (docs/architecture.md; pyproject.toml's `layers` contract):
+
+- cli.py, catalog_service.py  the `spark-ducklake` command; what Spark's JVM catalog plugin asks our Python code
+- demo.py                     the README's main job; terminal.py: rich renderings for the CLI and the demo
+- duckdb_reference.py         opening a lake with DuckDB's reference `ducklake` extension
+- lake.py                     `DuckLake`, the handle on one lake; table.py: `DuckLakeTable`, a table's handle
+- sql/                        `lake.sql()`: statements parsed with sqlglot, run on the public API
+- operations/                 one user-level action each, orchestrating a Spark job (or pyarrow) and one commit
+- spark/                      the data plane: everything that moves table data
+- catalog/                    the catalog: DuckLake metadata in a SQL database, pure Python
+- spec/                       the DuckLake spec as plain Python: data model, types, names
+- errors.py, version.py       the exceptions we raise; the package version
+"""
 
 from .errors import (
     AlreadyExistsError,

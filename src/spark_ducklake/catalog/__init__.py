@@ -11,6 +11,8 @@ only those below it (pyproject.toml's `catalog-layers` contract):
 - retry_settings.py  the reference's ducklake_max_retry_count / retry_wait_ms / retry_backoff -> RetryPolicy
 - conflicts.py the spec's conflict rules: may our changes commit after a snapshot committed meanwhile
 - stats.py     column statistics from Parquet footers, merged into table-level stats
+- extra_stats.py  `extra_stats` of geometry and variant columns, from Parquet footers, as DuckDB writes them
+- encryption.py   encrypted lakes (per-file keys in `ducklake_data_file.encryption_key`): what is supported
 - database/    dialects, engines, the spec tables, bootstrap and migration
 - reads/       the catalog as of a snapshot: tables, files, options, name mappings
 - inlined/     small inserts and deletes stored as catalog rows

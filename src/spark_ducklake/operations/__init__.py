@@ -7,13 +7,20 @@ Imports `spark`, `catalog`, `spec` and `errors`; never `sql`, `lake` or `table`.
 
 - context.py        `LakeContext`, what every operation needs of an attached lake
 - error_causes.py   raw driver and Spark errors turned into DuckLakeErrors naming the cause
-- datasource.py     `spark.read.format("ducklake")` batch reads and writes (Python Data Source API)
+- datasource.py     `spark.read.format("ducklake")` batch reads and writes (Python Data Source API);
+                    datasource_write.py: what `df.write.format("ducklake")` tasks write and its planner commits
 - write.py          conform the data, inline it or stage Parquet files on Spark, commit once
 - delete_update.py  DELETE and UPDATE: executors find and rewrite rows, the driver commits once
 - merge.py          MERGE INTO with delta-spark's builder
 - schema_change.py  `update_schema` (after pyiceberg's UpdateSchema) and its one-change shortcuts
 - history.py        the change feed between two snapshots, and restoring a table
-- transaction.py    many operations staged, committed as one snapshot or not at all
+- transaction.py    many operations staged, committed as one snapshot or not at all; staged inside it:
+  - staged_changes.py  row-level changes to one table, each seeing the ones before it (read-your-writes)
+  - staged_reads.py    the lake as the open transaction would leave it, for reads inside it
+  - staged_alters.py   several ALTERs of one table, and writes between them, in one snapshot
+  - staged_names.py    RENAME and DROP of tables, also of tables created in the transaction
+  - staged_layout.py   SET/RESET PARTITIONED BY and SORTED BY
+  - staged_flush.py    `CALL flush_inlined_data(...)` inside BEGIN ... COMMIT
 - maintenance/      flush, compaction, expire, cleanup, add_data_files, checkpoint
 - streaming/        Structured Streaming: the `ducklake` stream source and the exactly-once sink
 - local/            small data without Spark: reads, writes, deletes, updates with pyarrow on the driver

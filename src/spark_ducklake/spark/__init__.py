@@ -8,17 +8,24 @@ pyarrow, pandas and numpy (tests/test_user_session.py checks this).
 - shipping.py        the package zipped and shipped to executors once per session
 - scan_plan.py       a planned scan: the catalog's answer for one snapshot, turned into a DataFrame on demand
 - scan.py            a table's DataFrame at a snapshot on Spark's Parquet reader (field ids, deletes, inlined rows)
+- file_log.py        scans handed to Spark as a streaming file-sink log, so planning never lists a file;
+                     jvm_index.py: the optional JVM file index that reads that log faster than Spark's
+- position_filter.py deleted positions applied as a Spark filter on bitmap literals: no join, no Spark job
+- workers.py         whether Spark's Python workers can run our Arrow jobs, checked once per session
 - arrow_files.py     reading files with pyarrow on executors, for types Spark's reader cannot decode
 - virtual_columns.py the values of DuckDB's virtual columns in a scan (rowid, snapshot_id, filename, ...)
 - mapped_files.py    reading files without field ids by name (add_data_files, name mappings)
 - change_feed.py     table_insertions / table_deletions / table_changes between two snapshots
 - write.py           writing a DataFrame as DuckLake data files (native Parquet writer, field ids)
 - write_in_place.py  writing files straight to their final names, for object stores
-- file_layout.py     what both writers estimate: a row's width on disk, whether files need a name mapping
 - partition.py       partition key columns and where each written file belongs
 - file_layout.py     estimates both writers share: a row's width on disk, whether files need a name mapping
 - conform.py         fitting incoming data to a table (new-table columns, checks before a write)
 - deletes.py         finding the positions a condition matches; delete_files.py writes them as the reference does
+- deletion_vectors.py  Iceberg's deletion-vector-v1 blobs (Puffin files), the delete files DuckDB can write
+- geometry_arrow.py  Spark's GEOMETRY values reduced to the WKB pyarrow writes; variant_footer.py: Parquet's
+                     VARIANT logical type on the variant columns pyarrow writes
+- encrypted/         encrypted lakes: DuckDB's AES-GCM Parquet files read and written on Spark
 - footers.py         describing an existing Parquet file from its footer (add_data_files)
 - types.py           DuckLake columns <-> Spark types; columns.py, sorting.py: Spark Columns for names, sort keys
 - expressions.py     checking user SQL strings before any data moves; ddl.py: DDL column lists to Spark types

@@ -14,5 +14,9 @@ on executors, so none may pull in SQLAlchemy, pyspark or the catalog.
 - intervals.py         DuckDB INTERVAL text (option values) and the points in time they mean
 - internal_columns.py  the reserved internal Parquet columns and their field ids
 - bucket_hash.py       Iceberg's bucket() hash in numpy (runs on executors)
+- epoch.py             DuckLake 1.1's epoch partition transforms (years, months, days, hours since 1970)
+- variant.py           JSON text -> a variant's binary form; variant_unshred.py: a shredded variant back to it
+- wkt.py               geometries as WKT text <-> ISO WKB bytes
+- duckdb_keywords.py   DuckDB's SQL keywords and its rule for quoting a name
 - uuid7.py             time-ordered UUIDs for catalog objects and file names
 """

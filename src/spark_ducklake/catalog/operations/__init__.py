@@ -12,6 +12,8 @@ restamping a partial delete file, is a function the data plane passes in).
 - partitioning.py   partition specs (`year(ts)`, `bucket(8, id)`) and their catalog rows
 - sorting.py        `SET SORTED BY` / `RESET SORTED BY` (ducklake_sort_info / _expression)
 - tags.py           tags and comments, as the reference's COMMENT ON writes them
+- macros.py         lake macros (ducklake_macro*): creating and dropping them
+- registered_files.py  existing Parquet files registered in a table (`ducklake_add_data_files`)
 - views.py          lake views: reading them at a snapshot, creating and dropping them
 - stream_guards.py  which micro-batch of a streaming query a table last committed (exactly-once sinks)
 """

@@ -1,4 +1,10 @@
-"""One `Dialect` per catalog database (SQLite, DuckDB, PostgreSQL, MySQL/MariaDB), found by name or connection."""
+"""One `Dialect` per catalog database (SQLite, DuckDB, PostgreSQL, MySQL/MariaDB), found by name or connection.
+
+- base.py      the base `Dialect`: what a catalog database contributes to a lake; subclasses override what differs
+- sqlite.py    a file, the reference's storage of booleans and timestamps, writers queued on the write lock
+- duckdb.py    a file one process writes at a time, native types, UPDATE without a row count
+- postgres.py  a libpq connection string, writers queued on a transaction-scoped advisory lock
+- mysql.py     MySQL/MariaDB: what they need around a commit, and the reference's types there"""
 
 from __future__ import annotations
 
