@@ -7,6 +7,7 @@ from __future__ import annotations
 import numbers
 from collections import Counter
 from datetime import datetime
+from typing import Any
 
 import pyarrow as pa
 
@@ -15,18 +16,18 @@ from ..errors import InvalidArgumentError, NotFoundError, SchemaMismatchError
 MAX_SNAPSHOT_ID = 2**63 - 1  # snapshot ids are BIGINT in every catalog database
 
 
-def snapshot_version(value, name: str = "version") -> int | None:
+def snapshot_version(value: Any, name: str = "version") -> int | None:
     """An integer snapshot id (None stays None); ids no catalog can hold do not exist."""
     if value is None:
         return None
     if isinstance(value, bool) or not isinstance(value, numbers.Integral):
         raise InvalidArgumentError(f"{name} must be an integer snapshot id, got {type(value).__name__} {value!r}")
-    if not 0 <= value <= MAX_SNAPSHOT_ID:
+    if not 0 <= value <= MAX_SNAPSHOT_ID:  # type: ignore[operator]  # typeshed's Integral has no order
         raise NotFoundError(f"snapshot {value} does not exist (snapshot ids run from 0 to {MAX_SNAPSHOT_ID})")
     return int(value)
 
 
-def snapshot_time(value, name: str = "timestamp") -> datetime | None:
+def snapshot_time(value: Any, name: str = "timestamp") -> datetime | None:
     """A datetime (naive: UTC), or an ISO 8601 string such as '2026-11-23 10:00:00+00:00' (None stays None)."""
     if value is None or isinstance(value, datetime):
         return value
@@ -39,7 +40,7 @@ def snapshot_time(value, name: str = "timestamp") -> datetime | None:
     raise InvalidArgumentError(f"{name} must be a datetime or an ISO 8601 string, got {type(value).__name__}")
 
 
-def one_snapshot(version, timestamp, names: tuple[str, str] = ("version", "timestamp")) -> None:
+def one_snapshot(version: object, timestamp: object, names: tuple[str, str] = ("version", "timestamp")) -> None:
     """A read addresses a snapshot by id or by time, not both (the reference: "Either ... not both")."""
     if version is not None and timestamp is not None:
         raise InvalidArgumentError(f"give {names[0]} or {names[1]}, not both (got {names[0]}={version!r}, "
@@ -49,12 +50,12 @@ def one_snapshot(version, timestamp, names: tuple[str, str] = ("version", "times
 DATA_KINDS = "a pyarrow Table, a pandas DataFrame or a Spark DataFrame"
 
 
-def _is_class(value, module: str, class_name: str) -> bool:
+def _is_class(value: object, module: str, class_name: str) -> bool:
     """Whether `value` is a `class_name` of package `module` (pyspark classic or Connect, pandas), unimported."""
     return any(c.__name__ == class_name and c.__module__.startswith(module) for c in type(value).__mro__)
 
 
-def check_data(data, what: str = "the data") -> None:
+def check_data(data: Any, what: str = "the data") -> None:
     """`data` is a pyarrow Table, a pandas or a Spark DataFrame, and (Arrow, pandas) names no column twice."""
     if isinstance(data, pa.Table) or _is_class(data, "pandas.", "DataFrame"):
         names = data.column_names if isinstance(data, pa.Table) else [str(c) for c in data.columns]
@@ -68,7 +69,7 @@ def check_data(data, what: str = "the data") -> None:
     raise InvalidArgumentError(f"{what} must be {DATA_KINDS}, got {type(data).__name__}{hint}")
 
 
-def check_condition(condition, what: str = "condition", *, optional: bool = True) -> None:
+def check_condition(condition: object, what: str = "condition", *, optional: bool = True) -> None:
     """A condition is a SQL string (UTF-8 encodable: py4j fails on a lone surrogate without saying why) or a Spark
     Column (or None when `optional`)."""
     if isinstance(condition, str) and any("\ud800" <= ch <= "\udfff" for ch in condition):
@@ -80,7 +81,7 @@ def check_condition(condition, what: str = "condition", *, optional: bool = True
                                f"{condition!r}"[:300])
 
 
-def check_assignments(values, what: str = "set") -> None:
+def check_assignments(values: object, what: str = "set") -> None:
     """SET / insert values: a dict of column name -> SQL string or Spark Column."""
     if not isinstance(values, dict):
         raise InvalidArgumentError(f"{what} must be a dict of column name -> SQL string or Spark Column, got "

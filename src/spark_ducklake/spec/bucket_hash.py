@@ -13,17 +13,18 @@ from collections.abc import Sequence
 from decimal import Decimal
 
 import numpy as np
+import numpy.typing as npt
 
 from ..errors import SchemaMismatchError
 
 _C1, _C2 = np.uint32(0xCC9E2D51), np.uint32(0x1B873593)
 
 
-def _rotl(x, r: int):
-    return (x << np.uint32(r)) | (x >> np.uint32(32 - r))
+def _rotl(x: np.ndarray, r: int) -> np.ndarray:
+    return (x << np.uint32(r)) | (x >> np.uint32(32 - r))  # type: ignore[no-any-return]  # numpy: Any
 
 
-def _fmix(h):
+def _fmix(h: np.ndarray) -> np.ndarray:
     h ^= h >> np.uint32(16)
     h *= np.uint32(0x85EBCA6B)
     h ^= h >> np.uint32(13)
@@ -56,7 +57,7 @@ def murmur3_32(blobs: Sequence[bytes], seed: int = 0) -> np.ndarray:
         return _fmix(h)
 
 
-def bucket_int64(values, buckets: int) -> np.ndarray:
+def bucket_int64(values: npt.ArrayLike, buckets: int) -> np.ndarray:
     """Bucket numbers of an int64 array (murmur3_32 of each 8-byte little-endian value), at once."""
     v = np.asarray(values, dtype=np.int64).view(np.uint64)
     h = np.zeros(len(v), dtype=np.uint32)
@@ -66,23 +67,23 @@ def bucket_int64(values, buckets: int) -> np.ndarray:
             h = _rotl(h ^ k, 13) * np.uint32(5) + np.uint32(0xE6546B64)
         h ^= np.uint32(8)
         h = _fmix(h)
-    return ((h & np.uint32(0x7FFFFFFF)) % np.uint32(buckets)).astype(np.int32)
+    return ((h & np.uint32(0x7FFFFFFF)) % np.uint32(buckets)).astype(np.int32)  # type: ignore[no-any-return]  # numpy: Any
 
 
-def bucket_many(values: Sequence, type_str: str, buckets: int) -> np.ndarray:
+def bucket_many(values: Sequence[object], type_str: str, buckets: int) -> np.ndarray:
     """Bucket numbers of non-null Python values of one DuckLake type, at once."""
     h = murmur3_32([hash_bytes(v, type_str) for v in values])
-    return ((h & np.uint32(0x7FFFFFFF)) % np.uint32(buckets)).astype(np.int32)
+    return ((h & np.uint32(0x7FFFFFFF)) % np.uint32(buckets)).astype(np.int32)  # type: ignore[no-any-return]  # numpy: Any
 
 
-def bucket_of(value, type_str: str, buckets: int) -> int | None:
+def bucket_of(value: object, type_str: str, buckets: int) -> int | None:
     """Iceberg's bucket: (murmur3_32(bytes of value) & INT_MAX) % N, with Iceberg's byte encodings."""
     if value is None:
         return None
     return int(bucket_many([value], type_str, buckets)[0])
 
 
-def hash_bytes(value, type_str: str) -> bytes:
+def hash_bytes(value: object, type_str: str) -> bytes:
     """The bytes Iceberg hashes: integers, dates (days) and timestamps (micros) as 8-byte little-endian longs,
     strings as UTF-8, decimals as the unscaled value's minimal big-endian two's complement, uuids as 16 bytes."""
     if isinstance(value, bool | np.bool_):
@@ -103,7 +104,8 @@ def hash_bytes(value, type_str: str) -> bytes:
     if isinstance(value, bytes | bytearray):
         return bytes(value)
     if isinstance(value, Decimal):
-        unscaled = int(value.scaleb(-value.as_tuple().exponent)) if value.as_tuple().exponent < 0 else int(value)
+        # A finite Decimal's exponent is an int (its str forms "n", "N", "F" are NaN and infinity).
+        unscaled = int(value.scaleb(-value.as_tuple().exponent)) if value.as_tuple().exponent < 0 else int(value)  # type: ignore[operator]
         if type_str.startswith("decimal"):
             scale = int(type_str.split(",")[1].rstrip(")"))
             unscaled = int(value.scaleb(scale))

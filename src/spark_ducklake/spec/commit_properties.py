@@ -18,7 +18,7 @@ class CommitProperties:
     commit_message: str | None = None
     extra_info: str | None = None
 
-    def __post_init__(self):
+    def __post_init__(self) -> None:
         for name in COMMIT_KEYWORDS:  # stored as text: another type would come back as its str()
             value = getattr(self, name)
             if value is not None and not isinstance(value, str):

@@ -56,14 +56,14 @@ def parse_interval(text: str) -> Interval:
         unit = part.group(2).lower() if part else None
         if unit not in _UNITS:
             raise DuckLakeError(f"not an interval: {text!r} (use e.g. '7 days', '24h', '1 week' or '00:30:00')")
-        amount = float(part.group(1))
+        amount = float(part.group(1))  # type: ignore[union-attr]  # a match: `unit` is None without one
         unit_months, unit_duration = _UNITS[unit]
         if unit_months:
             if amount != int(amount):
                 raise DuckLakeError(f"not an interval: {text!r} (months and years must be whole numbers)")
             months += int(amount) * unit_months
         duration += amount * unit_duration
-        rest = rest[part.end():]
+        rest = rest[part.end():]  # type: ignore[union-attr]  # a match, as above
     return Interval(months, duration)
 
 

@@ -3,8 +3,10 @@
 from __future__ import annotations
 
 import re
+from collections.abc import Iterator
 from dataclasses import dataclass, field
 from datetime import datetime
+from typing import Any
 
 NESTED_TYPES = ("list", "struct", "map")
 
@@ -43,7 +45,7 @@ class Column:
         """True for list, struct and map columns."""
         return self.type in NESTED_TYPES
 
-    def walk(self):
+    def walk(self) -> Iterator[Column]:
         """Yield this column and all nested children, depth first."""
         yield self
         for child in self.children:
@@ -118,7 +120,7 @@ class TableInfo:
     columns: list[Column]
     begin_snapshot: int
     partition: PartitionSpec | None = None  # loaded by writers; None = not looked up
-    sort_keys: list | None = None  # catalog.operations.sorting.SortKey list, loaded by writers
+    sort_keys: list[Any] | None = None  # catalog.operations.sorting.SortKey list, loaded by writers
 
     @property
     def qualified_name(self) -> str:
@@ -168,7 +170,7 @@ class DataFile:
     # Top-level column ids the file lacks though its rows are read under them (None: not looked up).
     absent_columns: frozenset[int] | None = None
     # Files with a mapping_id: the catalog.name_maps.NameMap to read them by, and hive-path column values.
-    name_map: tuple | None = None
+    name_map: tuple[Any, ...] | None = None
     hive_values: dict[int, object] | None = None
     encryption_key: str | None = field(default=None, repr=False)  # as DeleteFile's
 

@@ -73,6 +73,8 @@ def parse_changes(text: str | None) -> list[Change]:
     """Split a changes_made string on top-level commas (commas inside quotes belong to names)."""
     if not text:
         return []
+    entries: list[str]
+    buf: list[str]
     entries, buf, quoted = [], [], False
     for ch in text:
         if ch == '"':

@@ -9,7 +9,9 @@ from __future__ import annotations
 import datetime as dt
 import re
 import struct
+from collections.abc import Callable, Iterator
 from decimal import Decimal
+from typing import Any
 
 import pyarrow as pa
 
@@ -51,17 +53,17 @@ VARIANT_ARROW = pa.struct([pa.field("value", pa.binary(), False),
                            pa.field("metadata", pa.binary(), False, metadata={b"variant": b"true"})])
 
 
-class GeometryWKB(pa.ExtensionType):
+class GeometryWKB(pa.ExtensionType):  # type: ignore[misc]  # pyarrow ships no type information
     """WKB in GeoArrow's extension type: pyarrow writes it as Parquet's GEOMETRY type, with its statistics."""
 
-    def __init__(self):
+    def __init__(self) -> None:
         super().__init__(pa.binary(), "geoarrow.wkb")
 
     def __arrow_ext_serialize__(self) -> bytes:
         return b"{}"
 
     @classmethod
-    def __arrow_ext_deserialize__(cls, storage_type, serialized):
+    def __arrow_ext_deserialize__(cls, storage_type: pa.DataType, serialized: bytes) -> GeometryWKB:
         return cls()
 
 
@@ -149,7 +151,7 @@ def columns_from_arrow(schema: pa.Schema, first_id: int = 1) -> list[Column]:
     return [_from_arrow(f.name, f.type, f.nullable, counter) for f in schema]
 
 
-def _from_arrow(name: str, dtype: pa.DataType, nullable: bool, counter) -> Column:
+def _from_arrow(name: str, dtype: pa.DataType, nullable: bool, counter: Iterator[int]) -> Column:
     col = Column(column_id=next(counter), name=name, type="", nullable=nullable)
     if pa.types.is_map(dtype):
         col.type = "map"
@@ -216,7 +218,7 @@ def promotion_list() -> str:
 
 
 # ----------------------------------------------------------------------------------------- literals
-def parse_literal(type_str: str, text: str | None):
+def parse_literal(type_str: str, text: str | None) -> Any:
     """A default or statistics string (spec encoding) as a Python value of the column's Spark/Arrow type."""
     if text is None or text == "NULL":
         return None
@@ -291,7 +293,7 @@ def float_text(type_str: str, value: float) -> str:
     return repr(float(value))
 
 
-def format_literal(type_str: str, value) -> str | None:
+def format_literal(type_str: str, value: Any) -> str | None:
     """A Python value in the spec's string encoding (stats, defaults)."""
     if value is None:
         return None
@@ -300,7 +302,7 @@ def format_literal(type_str: str, value) -> str | None:
     if type_str in ("float32", "float64"):
         return float_text(type_str, value)
     if type_str.startswith("decimal"):
-        scale = int(_DECIMAL.fullmatch(type_str).group(2))
+        scale = int(_DECIMAL.fullmatch(type_str).group(2))  # type: ignore[union-attr]  # a decimal(p,s) type string
         return f"{Decimal(value):.{scale}f}"
     if type_str == "blob":
         return bytes(value).hex().upper()
@@ -360,7 +362,7 @@ def parse_pg_interval(text: str) -> str:
     return render_interval(months, days, micros)
 
 
-def convert_nested(col: Column, value, leaf):
+def convert_nested(col: Column, value: Any, leaf: Callable[[Column, Any], Any]) -> Any:
     """Apply `leaf(col, value)` to every scalar of a (possibly nested) value; maps become (key, value) pairs."""
     if value is None:
         return None

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import json
 import struct
+from typing import Any
 
 _INT64_MIN, _INT64_MAX = -(1 << 63), (1 << 63) - 1
 
@@ -29,7 +30,7 @@ def from_json(text: str) -> dict[str, bytes]:
     return {"value": _value(data, ids), "metadata": metadata}
 
 
-def _keys(data, out: set[str]) -> set[str]:
+def _keys(data: object, out: set[str]) -> set[str]:
     if isinstance(data, dict):
         for key, item in data.items():
             out.add(key)
@@ -40,7 +41,7 @@ def _keys(data, out: set[str]) -> set[str]:
     return out
 
 
-def _value(data, ids: dict[str, int]) -> bytes:
+def _value(data: Any, ids: dict[str, int]) -> bytes:
     if data is None:
         return b"\x00"
     if data is True or data is False:

@@ -10,6 +10,7 @@ import datetime as dt
 import struct
 import uuid
 from decimal import Decimal
+from typing import Any
 
 import pyarrow as pa
 
@@ -22,7 +23,7 @@ _EPOCH_TZ = dt.datetime(1970, 1, 1, tzinfo=dt.timezone.utc)
 _NULL = b"\x00"
 
 
-def unshred(group: dict | None, typed_type: pa.DataType | None, metadata: bytes) -> bytes | None:
+def unshred(group: dict[str, Any] | None, typed_type: pa.DataType | None, metadata: bytes) -> bytes | None:
     """The binary value of one shredded variant group ({'value', 'typed_value'}); None when missing (both
     null: an object field that is absent)."""
     if group is None:
@@ -39,7 +40,7 @@ def unshred(group: dict | None, typed_type: pa.DataType | None, metadata: bytes)
     return group.get("value")
 
 
-def unshred_values(col: Column, arrow_type: pa.DataType, value):
+def unshred_values(col: Column, arrow_type: pa.DataType, value: Any) -> Any:
     """One value of column `col` (read by pyarrow as `arrow_type`) with every variant in it, at any depth,
     as {'value', 'metadata'}: shredded ones rebuilt, a null row kept None."""
     if value is None:
@@ -98,7 +99,7 @@ def _object_fields(value: bytes, metadata: bytes) -> dict[str, bytes]:
     return out
 
 
-def _object(value: bytes | None, typed: dict, typed_type: pa.StructType, metadata: bytes) -> bytes:
+def _object(value: bytes | None, typed: dict[str, Any], typed_type: pa.StructType, metadata: bytes) -> bytes:
     fields = _object_fields(value, metadata) if value else {}
     for i in range(typed_type.num_fields):
         name = typed_type.field(i).name
@@ -108,7 +109,7 @@ def _object(value: bytes | None, typed: dict, typed_type: pa.StructType, metadat
     return object_value(fields, _keys(metadata))
 
 
-def _primitive(value, t: pa.DataType) -> bytes:
+def _primitive(value: Any, t: pa.DataType) -> bytes:
     """A typed_value as the variant primitive of its type (the spec's shredded type table)."""
     def prim(type_id: int, payload: bytes = b"") -> bytes:
         return bytes([type_id << 2]) + payload

@@ -11,6 +11,7 @@ from __future__ import annotations
 import math
 import re
 import struct
+from typing import Any
 
 KINDS = ("POINT", "LINESTRING", "POLYGON", "MULTIPOINT", "MULTILINESTRING", "MULTIPOLYGON", "GEOMETRYCOLLECTION")
 _CODE = {name: code for code, name in enumerate(KINDS, start=1)}
@@ -35,7 +36,7 @@ def wkt_to_wkb(text: str) -> bytes:
 
 
 class _Parser:
-    def __init__(self, text: str):
+    def __init__(self, text: str) -> None:
         self.text, self.tokens, self.pos = text, [], 0
         index, end = 0, len(text.rstrip())
         while index < end:
@@ -119,13 +120,13 @@ class _Parser:
                 dims = dims if dims is not None else _dims_of(part)
             elif (self.peek() or "").upper() == "EMPTY":
                 self.take()
-                part = self._empty(child, dims or "")
+                part = self._empty(child, dims or "")  # type: ignore[arg-type]  # a MULTI kind: child is set
             elif child == "POINT" and self.peek() != "(":  # MULTIPOINT (1 2, 3 4): points without parentheses
                 values, dims = self._coords(dims)
                 part = _header("POINT", dims) + struct.pack("<" + "d" * len(values), *values)
             else:
                 self.take("(")
-                part = self._body(child, dims)
+                part = self._body(child, dims)  # type: ignore[arg-type]  # a MULTI kind: child is set
                 dims = _dims_of(part)
             parts.append(part)
             if self.take() == ")":
@@ -178,10 +179,10 @@ def wkb_to_wkt(data: bytes) -> str:
 
 
 class _Reader:
-    def __init__(self, data: bytes):
+    def __init__(self, data: bytes) -> None:
         self.data, self.pos, self.order = data, 0, "<"
 
-    def unpack(self, fmt: str):
+    def unpack(self, fmt: str) -> tuple[Any, ...]:
         size = struct.calcsize(self.order + fmt)
         if self.pos + size > len(self.data):
             raise WktError("WKB ends inside a geometry")

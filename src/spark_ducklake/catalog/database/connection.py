@@ -17,7 +17,7 @@ class Secret:
 
     __slots__ = ("_value",)
 
-    def __init__(self, value: str):
+    def __init__(self, value: str) -> None:
         self._value = value
 
     def reveal(self) -> str:
@@ -145,7 +145,7 @@ def create_engine(location: CatalogLocation, *, read_only: bool = False) -> sa.E
     schema = location.metadata_schema
     if schema is not None and location.dialect.has_schemas:
         @sa.event.listens_for(engine, "connect", insert=True)
-        def _use_schema(dbapi_connection, _record):  # noqa: ANN001 - SQLAlchemy event signature
+        def _use_schema(dbapi_connection, _record) -> None:  # noqa: ANN001 - SQLAlchemy event signature
             location.dialect.use_schema(dbapi_connection, schema)
     return engine
 

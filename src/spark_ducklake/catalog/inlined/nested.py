@@ -84,7 +84,7 @@ _SPACE = " \t\n\r\v\f"
 class _NestedReader:
     """Type-directed parser of DuckDB's nested text; `sql_structs` marks the reference's SQL-style structs."""
 
-    def __init__(self, text: str):
+    def __init__(self, text: str) -> None:
         self.text = text
         self.pos = 0
 

@@ -24,7 +24,7 @@ class InlinedStorage:
     reference_sql_structs: ClassVar[bool] = True  # a top-level struct may be the reference's SQL-style text
     text_holds_nul: ClassVar[bool] = True  # whether text columns hold a NUL character
 
-    def __init__(self, dialect: Dialect):
+    def __init__(self, dialect: Dialect) -> None:
         self.dialect = dialect
 
     def column_type(self, col: Column) -> sa.types.TypeEngine:

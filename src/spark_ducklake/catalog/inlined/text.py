@@ -56,7 +56,7 @@ class CastFromText(UserDefinedType):
 
     cache_ok = True
 
-    def __init__(self, spec: str):
+    def __init__(self, spec: str) -> None:
         self.spec = spec
 
     def get_col_spec(self, **kw) -> str:

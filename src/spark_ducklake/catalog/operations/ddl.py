@@ -71,7 +71,7 @@ class CreateSchema:
     schema_uuid: str = field(default_factory=new_uuid)  # fixed up front: writers need the schema's directory
     path: tuple[str, ...] = ()  # the names from the top level down; () = (name,)
 
-    def __post_init__(self):
+    def __post_init__(self) -> None:
         self.path = tuple(self.path) or (self.name,)
 
     @property

@@ -68,6 +68,6 @@ def _explicit_transactions(engine: sa.Engine) -> None:
     # pysqlite's implicit transactions start too late for read-then-write commits; take the write lock
     # up front (BEGIN IMMEDIATE) so concurrent writers queue on the busy timeout instead of deadlocking.
     @sa.event.listens_for(engine, "begin")
-    def _begin(conn):  # noqa: ANN001 - SQLAlchemy event signature
+    def _begin(conn) -> None:  # noqa: ANN001 - SQLAlchemy event signature
         mode = conn.get_execution_options().get("sqlite_begin", "DEFERRED")
         conn.exec_driver_sql(f"BEGIN {mode}")
