@@ -100,6 +100,9 @@ def test_drop_schema_with_nested_schemas(tmp_path):
     lake.create_table("sales.europe.north.orders", ORDERS)
     lake.write(pa.table({"order_id": pa.array([1], pa.int32()), "amount": [1.0]}), "sales.europe.north.orders")
     lake.sql("CREATE VIEW sales.europe.v AS SELECT 1 AS one", dialect="duckdb")
+    lake.sql("CREATE MACRO lake.sales.europe.m(x) AS x + 1", dialect="duckdb")
+    assert [v.name for v in lake.views("sales.europe")] == ["v"]
+    assert [(m.schema_name, m.macro_name) for m in lake.macros()] == [("sales.europe", "m")]
     full = lake.current_snapshot()
     before = lake.current_snapshot()
     with pytest.raises(DuckLakeError, match="schema sales.europe"):  # it has a nested schema: CASCADE only
@@ -109,7 +112,7 @@ def test_drop_schema_with_nested_schemas(tmp_path):
     assert lake.schemas() == ["main", "sales", "sales.europe"]
     lake.create_schema("sales.europe.north")  # the name is free again
     lake.drop_schema("sales", cascade=True)  # the whole tree, its views too
-    assert lake.schemas() == ["main"] and lake.tables() == [] and lake.views() == []
+    assert lake.schemas() == ["main"] and lake.tables() == [] and lake.views() == [] and lake.macros() == []
     assert _schema_rows(lake).keys() == {"main"}
     # time travel still sees the tree as it was
     assert [t.qualified_name for t in lake.tables(version=full)] == ["sales.europe.north.orders"]

@@ -15,6 +15,7 @@ from ..catalog.operations.macros import CreateMacro, DropMacro, MacroImpl, kind_
 from ..catalog.reads.macros import MacroParameter
 from ..errors import AlreadyExistsError, NotFoundError, UnsupportedSqlError
 from ..spec.duckdb_keywords import needs_quotes
+from ..spec.names import schema_key
 from . import session
 from .sandbox import refuse_outside_reads
 
@@ -91,6 +92,13 @@ def _target(ctx: QueryContext, text: str) -> tuple[str, str]:
         node = sqlglot.parse_one(text, into=exp.Table, read="duckdb")
     except sqlglot.errors.SqlglotError:
         raise UnsupportedSqlError(f"not a macro name: {text!r}") from None
+    parts = [part.name for part in node.parts]
+    ours = parts[0].lower() == ctx.catalog_name.lower()
+    if len(parts) > 3 or (len(parts) == 3 and not ours):  # a macro of a nested schema (DuckLake 1.1)
+        key = schema_key(parts[1:-1] if ours else parts[:-1])
+        tx = session.current(ctx.lake)
+        if len(parts) > 3 or key in ctx.lake.schemas() or (tx is not None and key in tx.new_schemas):
+            return key, parts[-1]
     catalog = node.args.get("catalog")
     if catalog is not None and catalog.name.lower() != ctx.catalog_name.lower():
         raise UnsupportedSqlError(f"catalog {catalog.name!r} is not this lake (named {ctx.catalog_name!r} here)")
