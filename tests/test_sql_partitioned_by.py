@@ -1,6 +1,6 @@
 """`CREATE TABLE ... PARTITIONED BY (...)` in lake.sql, both dialects: the table gets the partitioning
 `lake.set_partitioning` gives (Spark's years/days/bucket spellings as there), in the snapshot that creates it.
-Catalog-only: no statement here needs Spark."""
+Catalog-only but for CREATE TABLE ... AS SELECT, whose query runs on Spark."""
 
 from __future__ import annotations
 
@@ -38,7 +38,8 @@ def _partitioning(tmp_path, table: str) -> list[tuple]:
 
 
 def _created(tmp_path, table: str) -> int:
-    return _catalog(tmp_path, "SELECT begin_snapshot FROM ducklake_table WHERE table_name = ?", table)[0][0]
+    return _catalog(tmp_path, "SELECT begin_snapshot FROM ducklake_table WHERE table_name = ? "
+                              "AND end_snapshot IS NULL", table)[0][0]
 
 
 @pytest.mark.parametrize("dialect", ["spark", "duckdb"])
@@ -85,3 +86,19 @@ def test_bad_keys_leave_the_catalog_unchanged(lake, tmp_path):
     assert _catalog(tmp_path, "SELECT COUNT(*) FROM ducklake_table") == [(0,)]
     with pytest.raises(UnsupportedSqlError, match="TBLPROPERTIES|not supported"):
         lake.sql("CREATE TABLE t (id BIGINT) PARTITIONED BY (id) TBLPROPERTIES ('a' = 'b')")
+
+
+@pytest.mark.spark  # the query of AS SELECT runs on Spark
+@pytest.mark.parametrize("dialect", ["spark", "duckdb"])
+def test_create_as_select_writes_partitioned(spark, lake, tmp_path, dialect):
+    lake.sql("CREATE TABLE t (id BIGINT, region VARCHAR)", dialect="duckdb")
+    lake.sql("INSERT INTO t VALUES (1, 'a'), (2, 'b')")
+    lake.sql('CREATE TABLE c PARTITIONED BY ("region") AS SELECT * FROM t' if dialect == "duckdb" else
+             "CREATE TABLE c PARTITIONED BY (region) AS SELECT * FROM t", dialect=dialect)
+    lake.sql("CREATE OR REPLACE TABLE c PARTITIONED BY (region) AS SELECT * FROM t", dialect=dialect)
+    assert [row[1:3] for row in _partitioning(tmp_path, "c")] == [("region", "identity")]
+    assert _partitioning(tmp_path, "c")[0][3] == _created(tmp_path, "c")
+    assert sorted(_catalog(tmp_path, "SELECT v.partition_value FROM ducklake_file_partition_value v JOIN "
+                                     "ducklake_data_file f USING (data_file_id) WHERE f.end_snapshot IS NULL "
+                                     "AND f.table_id = (SELECT MAX(table_id) FROM ducklake_table)")) == [("a",), ("b",)]
+    assert sorted(lake.read_arrow("c").column("id").to_pylist()) == [1, 2]
