@@ -72,12 +72,12 @@ def rows_per_file(table: TableInfo, options: WriteOptions) -> int:
     return max(1000, options.target_file_size // estimated_row_width(table.columns))
 
 
-def row_group_bytes(table: TableInfo, options: WriteOptions) -> int | None:
+def row_group_bytes(columns: list[Column], options: WriteOptions) -> int | None:
     """Spark sizes row groups in bytes only: a row count is turned into bytes with the estimated row width."""
     if options.row_group_size_bytes:
         return options.row_group_size_bytes
     if options.row_group_size:
-        return options.row_group_size * estimated_row_width(table.columns)
+        return options.row_group_size * estimated_row_width(columns)
     return None
 
 
@@ -116,18 +116,26 @@ def with_field_ids(df, table: TableInfo, *, row_ids: bool = False, snapshot_ids:
 
 def configure_writer(writer, table: TableInfo, options: WriteOptions):
     """A DataFrameWriter with the lake's Parquet options (codec, row groups, format version) applied."""
-    writer = writer.option("compression", _CODECS.get(options.compression, options.compression))
-    # String statistics whole, never a truncated prefix, whatever the Hadoop configuration says: the catalog then
-    # records them as exact (DuckLake 1.1 min_is_exact / max_is_exact).
-    writer = writer.option("parquet.statistics.truncate.length", 2**31 - 1)
-    block_size = row_group_bytes(table, options)
-    if block_size:
-        writer = writer.option("parquet.block.size", block_size)
-    if options.parquet_version:
-        writer = writer.option("parquet.writer.version", f"PARQUET_{options.parquet_version}_0")
-    if options.compression == "zstd" and options.compression_level is not None:
-        writer = writer.option("parquet.compression.codec.zstd.level", options.compression_level)
+    for key, value in writer_options(table.columns, options).items():
+        writer = writer.option(key, value)
     return writer
+
+
+def writer_options(columns: list[Column], options: WriteOptions) -> dict[str, str]:
+    """The lake's Parquet options as Spark Parquet writer options (also what the catalog plugin's JVM writer is
+    handed: catalog_service.py)."""
+    out = {"compression": _CODECS.get(options.compression, options.compression),
+           # String statistics whole, never a truncated prefix, whatever the Hadoop configuration says: the catalog
+           # then records them as exact (DuckLake 1.1 min_is_exact / max_is_exact).
+           "parquet.statistics.truncate.length": str(2**31 - 1)}
+    block_size = row_group_bytes(columns, options)
+    if block_size:
+        out["parquet.block.size"] = str(block_size)
+    if options.parquet_version:
+        out["parquet.writer.version"] = f"PARQUET_{options.parquet_version}_0"
+    if options.compression == "zstd" and options.compression_level is not None:
+        out["parquet.compression.codec.zstd.level"] = str(options.compression_level)
+    return out
 
 
 def write_data_files(spark, df, table: TableInfo, *, options: WriteOptions | None = None,
