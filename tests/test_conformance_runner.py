@@ -397,6 +397,13 @@ def test_summary_puts_the_versions_side_by_side():
     assert "| partitioning | 2 | 1 | 50.0 | 2 | 2 | 100.0 |" in text
     assert "| epoch transforms | 1 (0) | 2 | 1 | 50.0 | 1 (0) | 2 | 2 | 100.0 |" in text
     assert "- partitioning/epoch.test: 1 failed, e.g. line 2: wrong result" in text
+    from tests.conformance.report import merge_runs
+
+    again = to_json([FileResult("test/sql/partitioning/epoch.test", None, [Outcome(1, "statement", "pass")] * 2,
+                                features=["epoch transforms"])], {"catalog": "sqlite", "ducklake_version": "1.0"})
+    merged = merge_runs([pages[0], again, pages[1]])  # a later run of 1.0 replaces its file
+    assert [(m["ducklake_version"], m["directories"]["TOTAL"]["passed"]) for m in merged] == [("1.0", 2),
+                                                                                             ("1.1-dev1", 2)]
 
 
 METADATA_READS = """# name: test/sql/made/metadata_reads.test

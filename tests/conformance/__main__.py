@@ -1,7 +1,8 @@
 """`python -m tests.conformance [DIR ...] --catalog sqlite --ducklake-version 1.1-dev1 --json out.json --markdown
 out.md`: run the reference's sqllogictest files through lake.sql and print per-directory counts (rich tables) and
 the top failure reasons. `--summarize a.json b.json ... --markdown out.md` writes one page from earlier runs: per
-catalog, the DuckLake versions' per-directory pass rates side by side, then each run's details."""
+catalog, the DuckLake versions' per-directory pass rates side by side, then each run's details (runs of the same
+catalog and version are merged, a later run's file replacing an earlier run's)."""
 
 from __future__ import annotations
 
@@ -20,7 +21,7 @@ from spark_ducklake.catalog.attach import DEFAULT_VERSION_ENV
 
 from .execute import DEFAULT_DUCKLAKE_VERSION, DUCKLAKE_VERSIONS, FileRunner
 from .parser import parse_text
-from .report import side_by_side, to_json, to_markdown, v11_features
+from .report import merge_runs, side_by_side, to_json, to_markdown, v11_features
 from .source import PINNED_COMMIT, test_files
 
 
@@ -28,7 +29,7 @@ def main(argv: list[str] | None = None) -> int:
     """Run the selected directories (all of test/sql by default); exit 0 (the counts are the result)."""
     args = _arguments(argv)
     if args.summarize:  # no run: one markdown page from earlier --json results
-        pages = [_with_features(json.loads(Path(p).read_text()), args.mirror) for p in args.summarize]
+        pages = merge_runs([_with_features(json.loads(Path(p).read_text()), args.mirror) for p in args.summarize])
         text = side_by_side(pages) + "\n" + "\n".join(to_markdown(d, _title(d)) for d in pages)
         Path(args.markdown).write_text(_HEADER + text) if args.markdown else print(text)
         return 0

@@ -6,7 +6,7 @@ import re
 from collections import Counter
 from dataclasses import asdict, dataclass, field
 
-from .execute import FileResult
+from .execute import FileResult, Outcome
 
 
 @dataclass
@@ -146,6 +146,29 @@ def feature_counts(data: dict) -> dict[str, dict]:
             ran = [o for o in entry["outcomes"] if o["status"] != "skip"]
             row["in_scope"] += len(ran)
             row["passed"] += sum(o["status"] in ("pass", "message") for o in ran)
+    return out
+
+
+def merge_runs(pages: list[dict]) -> list[dict]:
+    """Results of one catalog and version from several runs (say a full run, then some directories again after a
+    fix) as one: a file of a later run replaces the same file of an earlier one; counts recomputed."""
+    groups: dict[tuple, list[dict]] = {}
+    for page in pages:
+        groups.setdefault((page["catalog"], page.get("ducklake_version", "1.0")), []).append(page)
+    out = []
+    for runs in groups.values():
+        if len(runs) == 1 or not all(r["files"] for r in runs):
+            out.extend(runs)
+            continue
+        files: dict[str, dict] = {}
+        for run in runs:
+            files.update({entry["path"]: entry for entry in run["files"]})
+        results = [FileResult(e["path"], e["reason"], [Outcome(**o) for o in e["outcomes"]], e["seconds"],
+                              e.get("features", [])) for e in sorted(files.values(), key=lambda e: e["path"])]
+        meta = {k: v for k, v in runs[-1].items() if k not in ("directories", "failure_reasons", "files")}
+        meta["seconds"] = round(sum(r.get("seconds", 0) for r in runs), 1)
+        meta["selection"] = " + ".join(str(r.get("selection", "all")) for r in runs) + " (later runs replace files)"
+        out.append(to_json(results, meta))
     return out
 
 
