@@ -5,6 +5,7 @@ from __future__ import annotations
 import os
 from dataclasses import dataclass
 from datetime import datetime
+from typing import Any
 
 import sqlalchemy as sa
 
@@ -74,7 +75,7 @@ def attach_catalog(location: CatalogLocation, data_path: str | None, *, create_i
     return AttachedCatalog(location, engine, data_path, pinned)
 
 
-def check_encryption(metadata: dict, encrypted: bool | None) -> None:
+def check_encryption(metadata: dict[Any, Any], encrypted: bool | None) -> None:
     """An explicit ENCRYPTED setting must match the existing lake's, as the reference requires."""
     if encrypted is None or bool(encrypted) == is_encrypted(metadata):
         return

@@ -20,7 +20,7 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 from datetime import datetime, timezone
-from typing import Protocol
+from typing import Any, Protocol
 
 import sqlalchemy as sa
 
@@ -157,7 +157,7 @@ def _is_race(exc: sa.exc.DBAPIError) -> bool:
     return any(marker in text for marker in markers)
 
 
-def _attempt(engine: sa.Engine, operations, read_snapshot: int, data_path: str, info: CommitProperties,
+def _attempt(engine: sa.Engine, operations: Any, read_snapshot: int, data_path: str, info: CommitProperties,
              based_on: list[int]) -> int:
     with write_transaction(engine, queued=False) as conn:
         if not any(change.kind in _DDL_KINDS for op in operations for change in op.intents()):
@@ -194,7 +194,7 @@ def preview(engine: sa.Engine, operations: list[Operation], *, read_snapshot: in
             dialect.unlock_commits(conn)
 
 
-def _write_snapshot(conn: sa.Connection, operations, read_snapshot: int, data_path: str, info: CommitProperties,
+def _write_snapshot(conn: sa.Connection, operations: Any, read_snapshot: int, data_path: str, info: CommitProperties,
                     based_on: list[int], *, require_changes: bool = True, check_message: bool = False) -> int:
     """Check conflicts, apply the operations and insert the snapshot rows, in `conn`'s queued transaction.
 
@@ -253,7 +253,7 @@ def _check_message_optional(conn: sa.Connection) -> None:
     _refuse_without_message(conn.execute(_message_option()).scalar())
 
 
-def _message_option() -> sa.Select:
+def _message_option() -> sa.Select[Any]:
     md = T["ducklake_metadata"]
     return sa.select(md.c.value).where(md.c.key == "require_commit_message", md.c.scope.is_(None))
 
@@ -271,7 +271,7 @@ _DDL_KINDS = {"created_schema", "dropped_schema", "created_table", "dropped_tabl
               "dropped_scalar_macro", "dropped_table_macro"}
 
 
-def _check_conflicts(conn: sa.Connection, operations, newer: list[Snapshot]) -> None:
+def _check_conflicts(conn: sa.Connection, operations: Any, newer: list[Snapshot]) -> None:
     ours = [change for op in operations for change in op.intents()]
     our_files: set[int] | None = set()  # None: "every file of the table" (an overwrite)
     for op in operations:
@@ -299,7 +299,7 @@ def _schema_names(conn: sa.Connection) -> dict[str, str]:
     return {str(i): n for i, n in conn.execute(sa.select(sc.c.schema_id, sc.c.schema_name))}
 
 
-def _files_deleted_in(conn: sa.Connection, snapshot_id: int, changes: list) -> set[int]:
+def _files_deleted_in(conn: sa.Connection, snapshot_id: int, changes: list[Any]) -> set[int]:
     """Data file ids a snapshot deleted from (delete files, ended files, inlined deletes), plus each table's
     inlined-rows key when it ended inlined rows."""
     dl, df = T["ducklake_delete_file"], T["ducklake_data_file"]

@@ -5,6 +5,8 @@ Rules: duckdb/advanced_features/conflict_resolution.md, in the `changes_made` vo
 
 from __future__ import annotations
 
+from collections.abc import Set
+
 from ..spec.snapshot_changes import COMPACT_KINDS, DELETE_KINDS, FLUSH_KINDS, INSERT_KINDS, Change, unquote_name
 
 # An intent only, never written to changes_made: the deletes a flush writes as delete files are rows deleted before
@@ -33,7 +35,7 @@ def find_conflict(
     for change in theirs:
         other.setdefault(change.kind, set()).add(change.value)
 
-    def both(kind_a: str | set[str], kind_b: str | set[str]) -> set[str]:
+    def both(kind_a: str | Set[str], kind_b: str | Set[str]) -> set[str]:
         a = set().union(*(mine.get(k, set()) for k in ([kind_a] if isinstance(kind_a, str) else kind_a)))
         b = set().union(*(other.get(k, set()) for k in ([kind_b] if isinstance(kind_b, str) else kind_b)))
         return a & b

@@ -10,6 +10,8 @@ tasks) is refused by name. Keys are never logged or shown.
 
 from __future__ import annotations
 
+from typing import Any
+
 DATA_SOURCE_REFUSED = ("format('ducklake') cannot {verb} table {table} of an ENCRYPTED lake: its files are "
                        "decrypted and encrypted by Spark's aes_decrypt/aes_encrypt in DataFrame jobs, which the "
                        "tasks of Spark's Python Data Source API cannot run (and pyarrow's Parquet decryption "
@@ -17,6 +19,6 @@ DATA_SOURCE_REFUSED = ("format('ducklake') cannot {verb} table {table} of an ENC
                        "'Encrypted lakes')")
 
 
-def is_encrypted(metadata: dict) -> bool:
+def is_encrypted(metadata: dict[Any, Any]) -> bool:
     """Whether `ducklake_metadata` says the lake encrypts its files."""
     return str(metadata.get("encrypted") or "false").strip().lower() in ("true", "1")

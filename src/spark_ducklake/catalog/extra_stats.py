@@ -7,6 +7,7 @@ shredded sub-fields (one `ducklake_file_variant_stats` row each) from its `typed
 from __future__ import annotations
 
 import json
+from typing import Any
 
 import pyarrow.parquet as pq
 
@@ -43,7 +44,7 @@ def _kind_name(code: int) -> str:
     return _GEOMETRY_KINDS.get(kind, "unknown") + _DIMENSIONS.get(dims, "")
 
 
-def _union_box(a: dict, b: dict) -> dict:
+def _union_box(a: dict[Any, Any], b: dict[Any, Any]) -> dict[Any, Any]:
     out = {}
     for key in _BOX:
         x, y = a.get(key), b.get(key)
@@ -52,7 +53,7 @@ def _union_box(a: dict, b: dict) -> dict:
     return out
 
 
-def render_geometry(box: dict, kinds: list[str]) -> str:
+def render_geometry(box: dict[Any, Any], kinds: list[str]) -> str:
     """DuckDB's text: six-decimal numbers, `null` for missing dimensions, types sorted."""
     parts = ", ".join(f'"{k}": ' + ("null" if box.get(k) is None else f"{box[k]:f}") for k in _BOX)
     return '{"bbox": {' + parts + '}, "types": ' + json.dumps(sorted(kinds)) + "}"
@@ -72,7 +73,7 @@ def variant_column_stats(metadata: pq.FileMetaData, indices: list[int]) -> tuple
     """(value count, null count, size in bytes, extra_stats JSON or None) of a variant column from its leaves."""
     prefix = None
     values = nulls = size = 0
-    typed: dict[str, dict] = {}
+    typed: dict[str, dict[Any, Any]] = {}
     untyped_empty: set[str] = set()
     for index in indices:
         parts = metadata.schema.column(index).path.split(".")
@@ -122,7 +123,7 @@ def _field_name(path: list[str]) -> str | None:
     return ".".join(names) if names else "root"
 
 
-def _shredded_type(column) -> str | None:
+def _shredded_type(column: Any) -> str | None:
     """The DuckLake type of a shredded Parquet leaf; None for types left out of stats."""
     logical = json.loads(column.logical_type.to_json())
     kind = logical.get("Type")
@@ -144,7 +145,7 @@ def _shredded_type(column) -> str | None:
     return None
 
 
-def _field_entry(field: str, shredded: str, stats_list, values: int, nulls: int, size: int) -> dict:
+def _field_entry(field: str, shredded: str, stats_list: Any, values: int, nulls: int, size: int) -> dict[Any, Any]:
     low = high = None
     known = True
     for st in stats_list:
@@ -164,7 +165,7 @@ def _field_entry(field: str, shredded: str, stats_list, values: int, nulls: int,
     return entry
 
 
-def _text(type_str: str, value) -> str | None:
+def _text(type_str: str, value: Any) -> str | None:
     if isinstance(value, bytes) and type_str == "varchar":
         value = value.decode("utf-8", "replace")
     try:
@@ -173,7 +174,7 @@ def _text(type_str: str, value) -> str | None:
         return None
 
 
-def _key(type_str: str, text: str):
+def _key(type_str: str, text: str) -> Any:
     return parse_literal(type_str, text)
 
 
@@ -202,7 +203,7 @@ def merge_variant(old: str | None, new: str | None) -> str | None:
     return json.dumps(out, separators=(",", ":")) if out else None
 
 
-def variant_stat_rows(data_file_id: int, table_id: int, column_id: int, extra: str | None) -> list[dict]:
+def variant_stat_rows(data_file_id: int, table_id: int, column_id: int, extra: str | None) -> list[dict[Any, Any]]:
     """The `ducklake_file_variant_stats` rows of one variant column's file stats."""
     entries = json.loads(extra) if extra else None
     if not isinstance(entries, list):  # none, or a geometry's bounding box

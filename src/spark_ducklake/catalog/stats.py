@@ -6,6 +6,7 @@ import datetime as dt
 import math
 import uuid
 from dataclasses import dataclass
+from typing import Any
 
 import pyarrow as pa
 import pyarrow.parquet as pq
@@ -169,7 +170,7 @@ def file_column_stats(metadata: pq.FileMetaData, columns: list[Column],
     return out
 
 
-def _decode(type_str: str, value):
+def _decode(type_str: str, value: Any) -> Any:
     """A Parquet statistics value (as pyarrow gives it) as a comparable Python value of the DuckLake type."""
     if type_str == "uuid":
         return str(uuid.UUID(bytes=bytes(value))) if isinstance(value, bytes | bytearray) else str(value)
@@ -235,7 +236,7 @@ def merge_table_column_stats(
 
 
 def _bound(type_str: str, old: tuple[str | None, bool | None], new: tuple[str | None, bool | None],
-           pick) -> tuple[str | None, bool | None]:
+           pick: Any) -> tuple[str | None, bool | None]:
     """The wider of two (bound, is exact) pairs. As the reference merges them: the winning bound keeps its own
     exactness, and equal bounds are exact only if both are (None, unknown, unless one is known inexact)."""
     if new[0] is None:

@@ -5,6 +5,7 @@ from __future__ import annotations
 import os
 import time
 from dataclasses import dataclass, field, replace
+from typing import Any
 
 import sqlalchemy as sa
 
@@ -35,7 +36,7 @@ class Secret:
     def __hash__(self) -> int:
         return hash(self._value)
 
-    def __reduce__(self):
+    def __reduce__(self) -> Any:
         return Secret, (self._value,)
 
 
@@ -145,7 +146,7 @@ def create_engine(location: CatalogLocation, *, read_only: bool = False) -> sa.E
     schema = location.metadata_schema
     if schema is not None and location.dialect.has_schemas:
         @sa.event.listens_for(engine, "connect", insert=True)
-        def _use_schema(dbapi_connection, _record) -> None:  # noqa: ANN001 - SQLAlchemy event signature
+        def _use_schema(dbapi_connection: Any, _record: Any) -> None:  # noqa: ANN001 - SQLAlchemy event signature
             location.dialect.use_schema(dbapi_connection, schema)
     return engine
 
@@ -162,11 +163,11 @@ def ping_when_idle(engine: sa.Engine, idle: float | None = None) -> None:
     `idle` seconds fails that one operation (a commit then changes nothing), and the pool starts afresh."""
 
     @sa.event.listens_for(engine, "checkin")
-    def _checked_in(_dbapi_connection, record) -> None:  # noqa: ANN001 - SQLAlchemy event signature
+    def _checked_in(_dbapi_connection: Any, record: Any) -> None:  # noqa: ANN001 - SQLAlchemy event signature
         record.info["idle_since"] = time.monotonic()
 
     @sa.event.listens_for(engine, "checkout")
-    def _checked_out(dbapi_connection, record, _proxy) -> None:  # noqa: ANN001 - SQLAlchemy event signature
+    def _checked_out(dbapi_connection: Any, record: Any, _proxy: Any) -> None:  # noqa: ANN001 - SQLAlchemy event signature
         since = record.info.get("idle_since")
         if since is None or time.monotonic() - since <= (IDLE_PING_SECONDS if idle is None else idle):
             return

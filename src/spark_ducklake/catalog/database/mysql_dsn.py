@@ -12,6 +12,7 @@ from __future__ import annotations
 import os
 import re
 import ssl
+from typing import Any
 
 from ...errors import CatalogError
 
@@ -31,7 +32,8 @@ def _value(text: str, pos: int) -> tuple[str, int]:
         return "", pos
     if text[pos] != '"':
         match = re.compile(r"[^\s=]*").match(text, pos)
-        return match.group(), match.end()
+        return match.group(), match.end()  # type: ignore[union-attr]  # [^\s=]* matches, if only ""
+    out: list[str]
     out, pos = [], pos + 1
     while pos < len(text):
         char = text[pos]
@@ -80,13 +82,13 @@ def printable(settings: dict[str, str]) -> str:
     return " ".join(f"{k}={'***' if k == 'password' else quoted(v)}" for k, v in settings.items())
 
 
-def connect_args(dsn: str) -> dict:
+def connect_args(dsn: str) -> dict[Any, Any]:
     """PyMySQL `connect()` keyword arguments for the catalog string, environment variables filling gaps."""
     settings = parse_dsn(dsn)
     for name, env in _ENV.items():
         if name not in settings and os.environ.get(env):
             settings[name] = os.environ[env]
-    args: dict = {"host": settings.get("host") or "localhost", "charset": "utf8mb4"}
+    args: dict[Any, Any] = {"host": settings.get("host") or "localhost", "charset": "utf8mb4"}
     if settings.get("user"):
         args["user"] = settings["user"]
     args["password"] = settings.get("password", "")
@@ -108,7 +110,7 @@ def connect_args(dsn: str) -> dict:
     return args
 
 
-def _ssl_args(settings: dict[str, str]) -> dict:
+def _ssl_args(settings: dict[str, str]) -> dict[Any, Any]:
     mode = settings.get("ssl_mode", "preferred").lower()
     if mode not in _SSL_MODES:
         raise CatalogError(f"ssl_mode must be one of {', '.join(sorted(_SSL_MODES))}, got {mode!r}")

@@ -21,6 +21,7 @@ from __future__ import annotations
 import re
 import struct
 from dataclasses import dataclass, field
+from typing import Any
 
 import sqlalchemy as sa
 
@@ -153,7 +154,7 @@ def _repaired(type_str: str, low: str | None, high: str | None, was_float: bool)
     return low, high
 
 
-def _widened(type_str: str, text: str | None, value: float | None, pick) -> str | None:
+def _widened(type_str: str, text: str | None, value: float | None, pick: Any) -> str | None:
     """A FLOAT bound read as DOUBLE: the wider of its DOUBLE reading and the FLOAT value it was written from."""
     if value is None:
         return text

@@ -4,6 +4,7 @@ like the reference."""
 from __future__ import annotations
 
 from datetime import datetime, timezone
+from typing import Any
 
 import sqlalchemy as sa
 from sqlalchemy.types import TypeDecorator
@@ -13,64 +14,64 @@ from .dialects import dialect_for
 SPEC_VERSION = "1.0"
 
 
-class CatalogBool(TypeDecorator):
+class CatalogBool(TypeDecorator[Any]):
     """BOOLEAN, stored as each catalog database stores it (BIGINT 0/1 in SQLite, as the reference does)."""
 
     impl = sa.Boolean
     cache_ok = True
 
-    def load_dialect_impl(self, dialect):
+    def load_dialect_impl(self, dialect: sa.Dialect) -> Any:
         return dialect.type_descriptor(dialect_for(dialect).bool_type())
 
-    def process_bind_param(self, value, dialect):
+    def process_bind_param(self, value: Any, dialect: sa.Dialect) -> Any:
         return None if value is None else dialect_for(dialect).bind_bool(value)
 
-    def process_result_value(self, value, dialect):
+    def process_result_value(self, value: Any, dialect: sa.Dialect) -> Any:
         return None if value is None else bool(value)
 
 
-class CatalogUuid(TypeDecorator):
+class CatalogUuid(TypeDecorator[Any]):
     """UUID, native where the database has one (text in SQLite and MySQL); always handed to Python as str."""
 
     impl = sa.String
     cache_ok = True
 
-    def load_dialect_impl(self, dialect):
+    def load_dialect_impl(self, dialect: sa.Dialect) -> Any:
         return dialect.type_descriptor(dialect_for(dialect).uuid_type())
 
-    def process_bind_param(self, value, dialect):
+    def process_bind_param(self, value: Any, dialect: sa.Dialect) -> Any:
         return None if value is None else str(value)
 
-    def process_result_value(self, value, dialect):
+    def process_result_value(self, value: Any, dialect: sa.Dialect) -> Any:
         return None if value is None else str(value)
 
 
-class CatalogText(TypeDecorator):
+class CatalogText(TypeDecorator[Any]):
     """VARCHAR, as each catalog database spells it (TEXT in MySQL, whose VARCHAR needs a length)."""
 
     impl = sa.String
     cache_ok = True
 
-    def load_dialect_impl(self, dialect):
+    def load_dialect_impl(self, dialect: sa.Dialect) -> Any:
         return dialect.type_descriptor(dialect_for(dialect).text_type())
 
 
-class CatalogTimestamp(TypeDecorator):
+class CatalogTimestamp(TypeDecorator[Any]):
     """TIMESTAMPTZ; SQLite keeps the reference's text form `2026-11-22 11:42:19.375589+00`, MySQL a DATETIME in
     UTC (whole seconds, as the reference creates it)."""
 
     impl = sa.DateTime
     cache_ok = True
 
-    def load_dialect_impl(self, dialect):
+    def load_dialect_impl(self, dialect: sa.Dialect) -> Any:
         return dialect.type_descriptor(dialect_for(dialect).timestamp_type())
 
-    def process_bind_param(self, value, dialect):
+    def process_bind_param(self, value: Any, dialect: sa.Dialect) -> Any:
         if value is None:
             return None
         return dialect_for(dialect).bind_timestamp(value.astimezone(timezone.utc))
 
-    def process_result_value(self, value, dialect):
+    def process_result_value(self, value: Any, dialect: sa.Dialect) -> Any:
         if value is None:
             return None
         if isinstance(value, str):
@@ -89,7 +90,7 @@ def parse_catalog_timestamp(text: str) -> datetime:
     return value if value.tzinfo else value.replace(tzinfo=timezone.utc)
 
 
-def _col(name: str, type_, **kw) -> sa.Column:
+def _col(name: str, type_: Any, **kw: Any) -> sa.Column[Any]:
     return sa.Column(name, type_, **kw)
 
 
@@ -101,9 +102,11 @@ TEXT = CatalogText
 # ('1.1-dev1') has row_group_count and ducklake_view_column_tag; the released 1.1 adds the stats exactness flags and
 # nested schemas' parent_schema_id (docs/catalogs.md, "Versions").
 LAYOUT_V10, LAYOUT_V11_DEV, LAYOUT_V11 = "1.0", "1.1-dev1", "1.1"
-_ADDED_V11_DEV = {"ducklake_data_file": ("row_group_count",), "ducklake_delete_file": ("row_group_count",)}
-_ADDED_V11 = {**_ADDED_V11_DEV, "ducklake_file_column_stats": ("min_is_exact", "max_is_exact"),
-              "ducklake_table_column_stats": ("min_is_exact", "max_is_exact"), "ducklake_schema": ("parent_schema_id",)}
+_ADDED_V11_DEV: dict[str, tuple[str, ...]] = {
+    "ducklake_data_file": ("row_group_count",), "ducklake_delete_file": ("row_group_count",)}
+_ADDED_V11: dict[str, tuple[str, ...]] = {
+    **_ADDED_V11_DEV, "ducklake_file_column_stats": ("min_is_exact", "max_is_exact"),
+    "ducklake_table_column_stats": ("min_is_exact", "max_is_exact"), "ducklake_schema": ("parent_schema_id",)}
 TABLES_V11 = ("ducklake_view_column_tag",)
 
 
@@ -119,7 +122,7 @@ def build_metadata(layout: str = LAYOUT_V11) -> sa.MetaData:
     extra = {"row_group_count": BIG, "min_is_exact": CatalogBool, "max_is_exact": CatalogBool,
              "parent_schema_id": BIG}
 
-    def table(name: str, *cols: sa.Column) -> sa.Table:
+    def table(name: str, *cols: sa.Column[Any]) -> sa.Table:
         return sa.Table(name, md, *cols, *(_col(c, extra[c]) for c in added.get(name, ())))
 
     table("ducklake_metadata", _col("key", TEXT, nullable=False), _col("value", TEXT, nullable=False),
@@ -211,7 +214,8 @@ METADATA = LAYOUTS[LAYOUT_V10]
 T = LAYOUTS[LAYOUT_V11].tables  # short alias used by the catalog modules: T["ducklake_snapshot"]
 
 
-def end_live_rows(conn: sa.Connection, table, snapshot_id: int, *where, end: sa.Column | None = None) -> int:
+def end_live_rows(conn: sa.Connection, table: sa.Table, snapshot_id: int, *where: Any,
+                  end: sa.Column[Any] | None = None) -> int:
     """Set end_snapshot (or the column `end`: inlined data tables name it per version) on the live rows matching
     `where`; returns how many were ended.
 

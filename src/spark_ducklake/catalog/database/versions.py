@@ -8,6 +8,7 @@ and written in the 1.1 layout; an existing catalog keeps the version string it h
 from __future__ import annotations
 
 import weakref
+from typing import Any
 
 import sqlalchemy as sa
 
@@ -67,13 +68,13 @@ def catalog_is_v11(conn: sa.Connection) -> bool:
     return is_v11(catalog_version(conn))
 
 
-def v11_values(conn: sa.Connection, **values) -> dict:
+def v11_values(conn: sa.Connection, **values: Any) -> dict[Any, Any]:
     """The values of columns only 1.1 catalogs have (`row_group_count`), or nothing on a 1.0 catalog: spread into
     a row's values."""
     return values if catalog_is_v11(conn) else {}
 
 
-def layout_values(conn: sa.Connection, table: str, **values) -> dict:
+def layout_values(conn: sa.Connection, table: str, **values: Any) -> dict[Any, Any]:
     """Those of `values` whose columns `table` has in the connection's catalog layout: spread into a row's values
     for columns not every layout has (the stats exactness flags are in 1.1, not in '1.1-dev1' or 1.0)."""
     columns = LAYOUTS[layout_of(catalog_version(conn))].tables[table].c

@@ -16,6 +16,7 @@ import datetime as dt
 import uuid
 from collections.abc import Mapping, Sequence
 from decimal import Decimal
+from typing import Any
 
 import pyarrow as pa
 import sqlalchemy as sa
@@ -81,7 +82,7 @@ def system_table(name: str, v11: bool) -> sa.Table:
     return sa.Table(name, sa.MetaData(), *_system_columns(v11))
 
 
-def _system_columns(v11: bool) -> list[sa.Column]:
+def _system_columns(v11: bool) -> list[sa.Column[Any]]:
     return [sa.Column(n, sa.BigInteger, key=k) for n, k in zip(system_names(v11), (ROW_ID, BEGIN, END), strict=True)]
 
 
@@ -101,7 +102,7 @@ def inlined_delete_table(metadata: sa.MetaData, dialect: Dialect | str, table_id
                     sa.Column("row_id", sa.BigInteger), sa.Column("begin_snapshot", sa.BigInteger))
 
 
-def select_columns(table: sa.Table, columns: list[Column], dialect: Dialect | str) -> list:
+def select_columns(table: sa.Table, columns: list[Column], dialect: Dialect | str) -> list[Any]:
     """SELECT list (row id labelled ROW_ID, then the columns) whose results `decode_rows` expects."""
     storage = storage_for(dialect)
     out = [table.c[ROW_ID].label(ROW_ID)]
@@ -130,7 +131,7 @@ def creates_table(columns: list[Column], dialect: Dialect | str) -> bool:
     return storage.creates_table(columns)
 
 
-def encode_rows(table: pa.Table, columns: list[Column], dialect: Dialect | str) -> list[dict]:
+def encode_rows(table: pa.Table, columns: list[Column], dialect: Dialect | str) -> list[dict[Any, Any]]:
     """Arrow rows -> parameter dicts for the inlined data table (without row_id / snapshots)."""
     storage = storage_for(dialect)
     encoded = []
@@ -143,7 +144,7 @@ def encode_rows(table: pa.Table, columns: list[Column], dialect: Dialect | str) 
         [{} for _ in range(table.num_rows)]
 
 
-def decode_rows(rows: Sequence[Mapping], columns: list[Column], dialect: Dialect | str) -> pa.Table:
+def decode_rows(rows: Sequence[Mapping[Any, Any]], columns: list[Column], dialect: Dialect | str) -> pa.Table:
     """Rows read from an inlined data table (with `select_columns`) -> Arrow table of the columns' types."""
     storage = storage_for(dialect)
     arrays = []
@@ -153,7 +154,7 @@ def decode_rows(rows: Sequence[Mapping], columns: list[Column], dialect: Dialect
     return pa.Table.from_arrays(arrays, schema=pa.schema([pa.field(c.name, to_arrow_type(c)) for c in columns]))
 
 
-def _decode(col: Column, value, storage: InlinedStorage):
+def _decode(col: Column, value: Any, storage: InlinedStorage) -> Any:
     if value is None:
         return None
     if isinstance(value, memoryview | bytearray):
@@ -169,7 +170,7 @@ def _decode(col: Column, value, storage: InlinedStorage):
     return _from_driver(col, storage.read(col, value))
 
 
-def _from_driver(col: Column, value):
+def _from_driver(col: Column, value: Any) -> Any:
     """A driver value (possibly nested Python lists/dicts) as the Python value Arrow expects."""
     if value is None:
         return None

@@ -25,7 +25,7 @@ class DuckDBStorage(InlinedStorage):
 
     reference_sql_structs = False  # nested values are native, never the reference's SQL text
 
-    def column_type(self, col: Column) -> sa.types.TypeEngine:
+    def column_type(self, col: Column) -> sa.types.TypeEngine[Any]:
         """The native DuckDB type."""
         native = _NATIVE.get(col.type)
         return native() if native is not None else CastFromText(duckdb_type_name(col))

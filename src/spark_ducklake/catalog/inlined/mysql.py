@@ -39,7 +39,7 @@ _MAX_TEXT_BYTES = 65_535  # TEXT and BLOB
 _EXACT_DOUBLE = 2**53
 
 
-def sql_type(col: Column):
+def sql_type(col: Column) -> sa.types.TypeEngine[Any]:
     """The inlined-data column type the reference creates for a (non-nested) column."""
     kind = col.type
     if kind in _INTS:
@@ -61,7 +61,7 @@ def sql_type(col: Column):
     return mysql.TEXT()
 
 
-def encode(col: Column, value, text_form):
+def encode(col: Column, value: Any, text_form: Any) -> Any:
     """A non-NULL Arrow scalar as bound for the column; `text_form` renders DuckDB's text form."""
     if not storable(col, value):  # writers check `storable` first; never let MySQL alter a value silently
         raise DuckLakeError(f"{value!r} cannot be inlined exactly into a MySQL catalog's {col.type} column")
@@ -85,7 +85,7 @@ def encode(col: Column, value, text_form):
     return text_form(col, value)
 
 
-def storable(col: Column, value) -> bool:
+def storable(col: Column, value: Any) -> bool:
     """Whether the reference's column for `col` holds this non-NULL value exactly."""
     kind = col.type
     if kind in ("float32", "float64"):
@@ -104,7 +104,7 @@ def storable(col: Column, value) -> bool:
 class MySQLStorage(InlinedStorage):
     """The reference's MySQL types; no nested columns, and no values those types would alter."""
 
-    def column_type(self, col: Column) -> sa.types.TypeEngine:
+    def column_type(self, col: Column) -> sa.types.TypeEngine[Any]:
         """The reference's MySQL type."""
         return sql_type(col)
 

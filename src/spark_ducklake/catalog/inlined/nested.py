@@ -17,20 +17,21 @@ from __future__ import annotations
 
 import re
 from collections.abc import Mapping
+from typing import Any, NoReturn
 
 from ...spec.model import Column
 from ...spec.types import render_interval
 from .text import BIG_INTS, SMALL_INTS, parse_scalar, scalar_text
 
 
-def readable_back(col: Column, value, *, text_holds_nul: bool = True) -> bool:
+def readable_back(col: Column, value: Any, *, text_holds_nul: bool = True) -> bool:
     """Whether DuckDB reads the nested value's text back as written: not for a string holding `]` or `}` two or
     more levels deep (its parser matches brackets there without regard to quotes), nor, where the catalog's text
     cannot hold one (`text_holds_nul` false), for a string with a NUL inside."""
     return not _unreadable(col, value, 0, text_holds_nul)
 
 
-def _unreadable(col: Column, value, depth: int, nul_ok: bool) -> bool:
+def _unreadable(col: Column, value: Any, depth: int, nul_ok: bool) -> bool:
     if value is None:
         return False
     if col.type == "list":
@@ -49,7 +50,7 @@ def _unreadable(col: Column, value, depth: int, nul_ok: bool) -> bool:
 def _sql_interval(text: str) -> str:
     """'12 months 3 days 1500000 microseconds' (the reference's SQL form) in DuckDB's rendering."""
     months, days, micros = (int(x) for x in re.fullmatch(r"(-?\d+) months (-?\d+) days (-?\d+) microseconds",
-                                                          text.strip()).groups())
+                                                          text.strip()).groups())  # type: ignore[union-attr]  # the SQL form
     return render_interval(months, days, micros)
 
 
@@ -57,7 +58,7 @@ def _quote(text: str, mark: str = "'") -> str:
     return mark + text.replace("\\", "\\\\").replace(mark, "\\" + mark) + mark
 
 
-def render(col: Column, value) -> str:
+def render(col: Column, value: Any) -> str:
     """A (nested) value in DuckDB's VARCHAR cast form, as DuckDB parses it back; struct names double-quoted."""
     if value is None:
         return "NULL"
@@ -88,7 +89,7 @@ class _NestedReader:
         self.text = text
         self.pos = 0
 
-    def fail(self, what: str):
+    def fail(self, what: str) -> NoReturn:
         raise ValueError(f"cannot parse inlined value {self.text!r} at {self.pos}: expected {what}")
 
     def skip(self) -> None:
@@ -113,7 +114,7 @@ class _NestedReader:
                 return True
         return False
 
-    def value(self, col: Column, sql_style: bool):
+    def value(self, col: Column, sql_style: bool) -> Any:
         if self.null():
             return None
         if col.type == "list":
@@ -121,7 +122,7 @@ class _NestedReader:
         if col.type == "map":
             key, item = col.children
 
-            def pair():
+            def pair() -> Any:
                 k = self.value(key, False)
                 self.expect("=")
                 return k, self.value(item, False)
@@ -132,9 +133,9 @@ class _NestedReader:
             return self.sql_scalar(col)
         return self.scalar(col, ",]}=")
 
-    def items(self, open_: str, close: str, item) -> list:
+    def items(self, open_: str, close: str, item: Any) -> list[Any]:
         self.expect(open_)
-        out = []
+        out: list[Any] = []
         if self.peek() == close:
             self.pos += 1
             return out
@@ -146,7 +147,7 @@ class _NestedReader:
             self.expect(close)
             return out
 
-    def struct(self, col: Column, sql_style: bool) -> dict:
+    def struct(self, col: Column, sql_style: bool) -> dict[Any, Any]:
         by_name = {c.name: c for c in col.children}
         self.expect("{")
         sql_style = sql_style and self.peek() == "'"  # what we write has double-quoted names
@@ -178,7 +179,7 @@ class _NestedReader:
         self.expect(mark)
         return "".join(out)
 
-    def scalar(self, col: Column | None, stops: str):
+    def scalar(self, col: Column | None, stops: str) -> Any:
         """A cast-style scalar: quoted with backslash escapes, or bare up to a separator (JSON may nest)."""
         if self.peek() in ("'", '"'):
             text = self.quoted()
@@ -215,7 +216,7 @@ class _NestedReader:
                 continue
             return "".join(out)
 
-    def sql_scalar(self, col: Column):
+    def sql_scalar(self, col: Column) -> Any:
         """A scalar of the reference's SQL-style struct: literal, CONCAT(...chr(0)...) or CAST('..' AS type)."""
         self.skip()
         if self.peek() == "'":
@@ -247,7 +248,7 @@ class _NestedReader:
         return chr(int(match.group(1)))
 
 
-def parse_nested(col: Column, text: str, reference_sql_structs: bool = True):
+def parse_nested(col: Column, text: str, reference_sql_structs: bool = True) -> Any:
     """DuckDB's text of a nested value -> Python value for Arrow (lists, dicts, lists of (key, value) pairs).
 
     `reference_sql_structs`: a top-level struct may be the reference's SQL-style rendering (SQLite/PostgreSQL).

@@ -31,7 +31,7 @@ class PostgresStorage(InlinedStorage):
 
     text_holds_nul = False
 
-    def column_type(self, col: Column) -> sa.types.TypeEngine:
+    def column_type(self, col: Column) -> sa.types.TypeEngine[Any]:
         """The reference's PostgreSQL type."""
         if col.type in ("int8", "int16"):
             return sa.SmallInteger()

@@ -27,7 +27,7 @@ class InlinedStorage:
     def __init__(self, dialect: Dialect) -> None:
         self.dialect = dialect
 
-    def column_type(self, col: Column) -> sa.types.TypeEngine:
+    def column_type(self, col: Column) -> sa.types.TypeEngine[Any]:
         """The column type the reference gives `col` in an inlined data table here."""
         if col.type in SMALL_INTS or col.type == "boolean":
             return sa.BigInteger()

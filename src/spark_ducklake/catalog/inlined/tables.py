@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from typing import Any
+
 import pyarrow as pa
 import sqlalchemy as sa
 
@@ -65,10 +67,10 @@ def current_inlined_table(conn: sa.Connection, table_id: int, columns: list[Colu
     return _TABLES[key]
 
 
-_TABLES: dict[tuple, sa.Table] = {}
+_TABLES: dict[tuple[Any, ...], sa.Table] = {}
 
 
-def inlined_shape(columns: list[Column]) -> list[tuple]:
+def inlined_shape(columns: list[Column]) -> list[tuple[Any, ...]]:
     """What an inlined data table's columns depend on: ids, names, types and nesting (not nullability or
     defaults)."""
     return [(c.column_id, c.name, c.type, len(c.children)) for top in columns for c in top.walk()]
@@ -87,7 +89,7 @@ def _same_shape(conn: sa.Connection, table_id: int, version: int, columns: list[
     return _SHAPES[key]
 
 
-_SHAPES: dict[tuple, bool] = {}
+_SHAPES: dict[tuple[Any, ...], bool] = {}
 
 
 def insert_rows(conn: sa.Connection, table: sa.Table, data: pa.Table, columns: list[Column],
@@ -153,7 +155,7 @@ def rows_changed_between(conn: sa.Connection, table_id: int, columns: list[Colum
 
 
 def _read_matching(conn: sa.Connection, table_id: int, columns: list[Column], with_snapshots: bool,
-                   condition, with_source: bool = False, columns_at: int | None = None) -> pa.Table | None:
+                   condition: Any, with_source: bool = False, columns_at: int | None = None) -> pa.Table | None:
     # `columns_at`: the snapshot `columns` are the table's columns at (None: unknown).
     sv = T["ducklake_schema_versions"]
     begins = dict(

@@ -10,6 +10,7 @@ from __future__ import annotations
 import datetime as dt
 import re
 from decimal import Decimal
+from typing import Any
 
 import sqlalchemy as sa
 from sqlalchemy.types import UserDefinedType
@@ -51,7 +52,7 @@ def duckdb_type_name(col: Column) -> str:
     return DUCK_NAMES[col.type]
 
 
-class CastFromText(UserDefinedType):
+class CastFromText(UserDefinedType[Any]):
     """A column type given as SQL text; values are bound as text and cast by the database."""
 
     cache_ok = True
@@ -59,10 +60,10 @@ class CastFromText(UserDefinedType):
     def __init__(self, spec: str) -> None:
         self.spec = spec
 
-    def get_col_spec(self, **kw) -> str:
+    def get_col_spec(self, **kw: Any) -> str:
         return self.spec
 
-    def bind_expression(self, bindvalue):
+    def bind_expression(self, bindvalue: Any) -> Any:
         return sa.cast(sa.cast(bindvalue, sa.String), self)
 
 
@@ -91,7 +92,7 @@ def _format_timestamp(value: dt.datetime) -> str:
     return f"{value.year:04d}-{value.month:02d}-{value.day:02d} " + _format_time(value.time())
 
 
-def scalar_text(col: Column, value) -> str:
+def scalar_text(col: Column, value: Any) -> str:
     """A non-NULL scalar in DuckDB's text form (what DuckDB renders and casts from)."""
     kind = col.type
     if kind == "boolean":
@@ -137,7 +138,7 @@ def _parse_offset(text: str) -> dt.timedelta:
     return -offset if sign == "-" else offset
 
 
-def parse_scalar(col: Column, text: str):
+def parse_scalar(col: Column, text: str) -> Any:
     """DuckDB's text form of a scalar -> the Python value Arrow expects for the column."""
     kind = col.type
     if kind in SMALL_INTS:

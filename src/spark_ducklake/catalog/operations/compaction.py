@@ -10,6 +10,7 @@ oldest row's snapshot; rows deleted meanwhile are marked in partial delete files
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from typing import Any
 
 import sqlalchemy as sa
 
@@ -29,7 +30,7 @@ from .file_rows import PlacedDelete, create_name_mapping, insert_delete_file, sc
 _CHUNK = 500  # ids per IN list (SQLite's parameter limit, long statements elsewhere)
 
 
-def _chunks(ids: list[int]):
+def _chunks(ids: list[int]) -> Any:
     for start in range(0, len(ids), _CHUNK):
         yield ids[start:start + _CHUNK]
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 import io
 from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Protocol
+from typing import Any, Protocol
 
 import pyarrow as pa
 import pyarrow.parquet as pq
@@ -48,7 +48,7 @@ def claim_rows(ctx: CommitContext, table_id: int, rows: int, size: int, new_ids:
 
 
 def exactness(conn: sa.Connection, s: ColumnStats | stats.TableColumnStats,
-              table: str = "ducklake_file_column_stats") -> dict:
+              table: str = "ducklake_file_column_stats") -> dict[Any, Any]:
     """A stats row's `min_is_exact` / `max_is_exact` where the catalog has them (1.1): NULL beside a NULL bound,
     as the reference writes them."""
     return layout_values(conn, table, min_is_exact=None if s.min_value is None else s.min_is_exact,
@@ -69,7 +69,7 @@ def read_column_stats(conn: sa.Connection, table_id: int) -> dict[int, stats.Tab
     }
 
 
-def merge_column_stats(ctx: CommitContext, table_id: int, columns, new: list[dict[int, ColumnStats]],
+def merge_column_stats(ctx: CommitContext, table_id: int, columns: Any, new: list[dict[int, ColumnStats]],
                         seen: dict[int, stats.TableColumnStats] | None = None) -> None:
     """Widen the table's column stats by the new rows' stats, writing only what changed.
 

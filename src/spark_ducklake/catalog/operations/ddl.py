@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from typing import Any
 
 import sqlalchemy as sa
 
@@ -26,7 +27,7 @@ class TableRef:
     table_id: int | None = None
 
 
-def _end(ctx: CommitContext, table: sa.Table, *where) -> int:
+def _end(ctx: CommitContext, table: sa.Table, *where: Any) -> int:
     return end_live_rows(ctx.conn, table, ctx.snapshot_id, *where)
 
 
@@ -37,7 +38,7 @@ def _record_schema_version(ctx: CommitContext, table_id: int) -> None:
     ))
 
 
-def _taken_name(ctx: CommitContext, table: sa.Table, column: sa.Column, name: str, *where) -> str | None:
+def _taken_name(ctx: CommitContext, table: sa.Table, column: sa.Column[Any], name: str, *where: Any) -> str | None:
     """The live name equal to `name` ignoring case, if any: DuckDB's names are case-insensitive."""
     return ctx.conn.execute(sa.select(column).where(
         reader.visible(table, _now_visible(ctx)), sa.func.lower(column) == name.lower(), *where).limit(1)).scalar()
@@ -118,7 +119,7 @@ class CreateSchema:
         ctx.record("created_schema", quote_name(self.name))
 
 
-def _stored_name(schema) -> str:
+def _stored_name(schema: Any) -> str:
     """A schema's own (last) name."""
     return split_schema_path(schema.name)[-1] if schema.parent_id is not None else schema.name
 
@@ -214,7 +215,7 @@ def check_column_names(ctx: CommitContext, names: list[str]) -> None:
                                f'starting with "{RESERVED_COLUMN_PREFIX}" are not allowed.')
 
 
-def _check_table_name_free(ctx: CommitContext, schema_id: int, schema: str, name: str, *where) -> None:
+def _check_table_name_free(ctx: CommitContext, schema_id: int, schema: str, name: str, *where: Any) -> None:
     t = T["ducklake_table"]
     taken = _taken_name(ctx, t, t.c.table_name, name, t.c.schema_id == schema_id, *where)
     if taken is not None:
@@ -329,9 +330,9 @@ class AlterColumns:
         ctx.record("altered_table", self.table_id)
 
 
-def _flatten(columns: list[Column]) -> dict[int, tuple]:
+def _flatten(columns: list[Column]) -> dict[int, tuple[Any, ...]]:
     """column_id -> the column row's content (name, type, defaults, nullability, parent, order)."""
-    out: dict[int, tuple] = {}
+    out: dict[int, tuple[Any, ...]] = {}
 
     def add(col: Column, parent: int | None, order: int) -> None:
         out[col.column_id] = (col.column_id, col.name, col.type, col.initial_default, col.default_value,
@@ -344,7 +345,7 @@ def _flatten(columns: list[Column]) -> dict[int, tuple]:
     return out
 
 
-def _column_row(ctx: CommitContext, table_id: int, row: tuple) -> dict:
+def _column_row(ctx: CommitContext, table_id: int, row: tuple[Any, ...]) -> dict[Any, Any]:
     column_id, name, type_, initial, default, nullable, parent, order, nested = row
     return {
         "column_id": column_id, "begin_snapshot": ctx.snapshot_id, "end_snapshot": None, "table_id": table_id,

@@ -4,6 +4,7 @@ files scheduled for deletion."""
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import Any
 
 import sqlalchemy as sa
 
@@ -15,16 +16,16 @@ from ..database.spec_tables import T
 from ..database.versions import v11_values
 
 
-def create_name_mapping(ctx: CommitContext, table_id: int, columns) -> int:
+def create_name_mapping(ctx: CommitContext, table_id: int, columns: Any) -> int:
     """A map_by_name mapping of the table's columns, as the reference records for files without field ids."""
     cm, nm = T["ducklake_column_mapping"], T["ducklake_name_mapping"]
     # The reference numbers mappings on their own (max + 1), not from next_catalog_id.
     top = ctx.conn.execute(sa.select(sa.func.max(cm.c.mapping_id))).scalar()
     mapping_id = 0 if top is None else top + 1
     ctx.conn.execute(cm.insert().values(mapping_id=mapping_id, table_id=table_id, type="map_by_name"))
-    rows: list[dict] = []
+    rows: list[dict[Any, Any]] = []
 
-    def add(col, parent: int | None, source: str) -> None:
+    def add(col: Any, parent: int | None, source: str) -> None:
         node = len(rows)
         rows.append({"mapping_id": mapping_id, "column_id": node, "source_name": source,
                      "target_field_id": col.column_id, "parent_column": parent, "is_partition": False})

@@ -7,6 +7,7 @@ A spec applies to files written while it is current; older files keep the spec t
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import Any
 
 import sqlalchemy as sa
 
@@ -67,7 +68,7 @@ def parse_keys(table: TableInfo, expressions: list[str], *, v11: bool = False) -
     return keys
 
 
-def _epoch_on_v10(name: str, args: list) -> str:
+def _epoch_on_v10(name: str, args: list[Any]) -> str:
     """The reference's refusal of an epoch transform on a 1.0 catalog (1.0 readers could not load the catalog),
     with the calendar transform a user of Spark's name may have meant, and the way to 1.1."""
     epoch = SPARK_NAMES.get(name, name)
@@ -79,7 +80,7 @@ def _epoch_on_v10(name: str, args: list) -> str:
             'with automatic_migration=True with ducklake_version="1.1")')
 
 
-def _bucket_transform(args: list, text: str) -> str:
+def _bucket_transform(args: list[Any], text: str) -> str:
     """`bucket(N)` of `bucket(N, col)`; the reference's errors for a wrong shape or count."""
     from sqlglot import exp
 
@@ -138,7 +139,7 @@ class SetPartitioning:
     def intents(self) -> list[Change]:
         return [] if not isinstance(self.table_id, int) else [Change("altered_table", str(self.table_id))]
 
-    def apply(self, ctx) -> None:
+    def apply(self, ctx: Any) -> None:
         from .ddl import _end, _record_schema_version
 
         table_id = self.table_id.table_id if not isinstance(self.table_id, int) else self.table_id

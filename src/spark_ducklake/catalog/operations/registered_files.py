@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import json
 from dataclasses import dataclass
+from typing import Any
 
 import sqlalchemy as sa
 
@@ -25,7 +26,7 @@ class AddDataFiles:
     """INSERT by registering existing files: data file rows, name mappings (one per distinct layout), stats."""
 
     table: TableInfo
-    files: list[dict]  # spark.footers.describe results
+    files: list[dict[Any, Any]]  # spark.footers.describe results
     stats: list[dict[int, ColumnStats]]  # each file's column stats, by column id
 
     def intents(self) -> list[Change]:
@@ -81,7 +82,7 @@ def _existing_mappings(conn: sa.Connection, table_id: int) -> dict[str, int]:
     if not ids:
         return {}
 
-    def entry(m) -> list:
+    def entry(m: Any) -> list[Any]:
         return [m.source, m.column_id, m.hive, [entry(c) for c in m.children]]
 
     maps = load_name_maps(conn, ids)
@@ -89,16 +90,16 @@ def _existing_mappings(conn: sa.Connection, table_id: int) -> dict[str, int]:
                                                                                              reverse=True)}
 
 
-def _create_mapping(ctx: CommitContext, table_id: int, entries: list) -> int:
+def _create_mapping(ctx: CommitContext, table_id: int, entries: list[Any]) -> int:
     """A map_by_name mapping from a file layout's entries ([source, field id, is_partition, children])."""
     cm, nm = T["ducklake_column_mapping"], T["ducklake_name_mapping"]
     # The reference draws mapping ids from the file id counter; older mappings may be numbered max + 1.
     top = ctx.conn.execute(sa.select(sa.func.max(cm.c.mapping_id))).scalar()
     mapping_id = max(ctx.file_id(), 0 if top is None else top + 1)
     ctx.conn.execute(cm.insert().values(mapping_id=mapping_id, table_id=table_id, type="map_by_name"))
-    rows: list[dict] = []
+    rows: list[dict[Any, Any]] = []
 
-    def add(entry, parent: int | None) -> None:
+    def add(entry: Any, parent: int | None) -> None:
         node = len(rows)
         source, field_id, is_partition, children = entry
         rows.append({"mapping_id": mapping_id, "column_id": node, "source_name": source,

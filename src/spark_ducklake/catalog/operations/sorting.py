@@ -8,6 +8,7 @@ side is spark/sorting.py).
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import Any
 
 import sqlalchemy as sa
 
@@ -80,7 +81,7 @@ class SetSorting:
     def intents(self) -> list[Change]:
         return [] if not isinstance(self.table_id, int) else [Change("altered_table", str(self.table_id))]
 
-    def apply(self, ctx) -> None:
+    def apply(self, ctx: Any) -> None:
         table_id = self.table_id.table_id if not isinstance(self.table_id, int) else self.table_id
         info, se = T["ducklake_sort_info"], T["ducklake_sort_expression"]
         end_live_rows(ctx.conn, info, ctx.snapshot_id, info.c.table_id == table_id)
@@ -97,7 +98,7 @@ class SetSorting:
             ctx.record("altered_table", table_id)
 
 
-def follow_renames(ctx, table_id: int, renamed: dict[str, str]) -> None:
+def follow_renames(ctx: Any, table_id: int, renamed: dict[str, str]) -> None:
     """After columns are renamed (old -> new name): the table's sort keys naming them, rewritten, as a new sort, the
     way the reference keeps a sorted table's keys valid across RENAME COLUMN."""
     import sqlglot

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import json
 from dataclasses import dataclass
+from typing import Any
 
 import sqlalchemy as sa
 
@@ -58,11 +59,11 @@ class GuardBatch:
     table: str
     batch_id: int
 
-    def intents(self) -> list:
+    def intents(self) -> list[Any]:
         """Changes nothing itself."""
         return []
 
-    def apply(self, ctx) -> None:
+    def apply(self, ctx: Any) -> None:
         """Raise BatchAlreadyCommitted when a snapshot records this batch (or a later one) of the query."""
         if holds_batch(ctx.conn, self.query_id, self.table, self.batch_id):
             raise BatchAlreadyCommitted(f"batch {self.batch_id} of query {self.query_id} is already in {self.table}")

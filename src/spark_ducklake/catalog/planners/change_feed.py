@@ -15,6 +15,7 @@ from __future__ import annotations
 from collections import defaultdict
 from dataclasses import dataclass, field
 from datetime import datetime, timezone
+from typing import Any
 
 import pyarrow as pa
 import sqlalchemy as sa
@@ -65,7 +66,7 @@ def upper_bound(conn: sa.Connection, bound: int | datetime) -> int:
     return _by_id(conn, bound)
 
 
-def _by_id(conn: sa.Connection, bound) -> int:
+def _by_id(conn: sa.Connection, bound: Any) -> int:
     if isinstance(bound, bool) or not isinstance(bound, int):
         raise TypeError(f"a snapshot bound is a snapshot id (int) or a datetime, got {bound!r}")
     return reader.get_snapshot(conn, bound).snapshot_id
@@ -130,14 +131,14 @@ def _data_files(conn: sa.Connection, table: TableInfo, end: int) -> list[tuple[D
     ]
 
 
-def _delete_files(conn: sa.Connection, table: TableInfo, end: int) -> dict[int, list[tuple]]:
+def _delete_files(conn: sa.Connection, table: TableInfo, end: int) -> dict[int, list[tuple[Any, ...]]]:
     """(path, begin_snapshot, partial_max, delete_count, encryption key) of every delete file begun by `end`, per
     data file id."""
     dl = T["ducklake_delete_file"]
     query = (sa.select(dl.c.data_file_id, dl.c.path, dl.c.path_is_relative, dl.c.begin_snapshot, dl.c.partial_max,
                        dl.c.delete_count, dl.c.encryption_key)
              .where(dl.c.table_id == table.table_id, dl.c.begin_snapshot <= end))
-    out: dict[int, list[tuple]] = defaultdict(list)
+    out: dict[int, list[tuple[Any, ...]]] = defaultdict(list)
     for r in conn.execute(query):
         out[r.data_file_id].append((paths.join(table.path, r.path, r.path_is_relative), r.begin_snapshot,
                                     r.partial_max, r.delete_count, r.encryption_key))

@@ -19,6 +19,7 @@ from __future__ import annotations
 
 from collections import defaultdict
 from dataclasses import dataclass, field
+from typing import Any
 
 import sqlalchemy as sa
 
@@ -152,7 +153,7 @@ def plan_merge(conn: sa.Connection, table: TableInfo, snapshot_id: int, *, targe
         return LATEST if compatible[version] else version
 
     values = _partition_values(conn, table.table_id)
-    groups: dict[tuple, list[DataFile]] = defaultdict(list)
+    groups: dict[tuple[Any, ...], list[DataFile]] = defaultdict(list)
     for f in sorted(files, key=_commit_order):
         key = (layout_of(f), f.partition_id, tuple(sorted(values.get(f.data_file_id, {}).items())))
         groups[key].append(f)
@@ -194,7 +195,7 @@ def plan_rewrite(conn: sa.Connection, table: TableInfo, snapshot_id: int, *, tar
     if not chosen:
         return None, inlined
     values = _partition_values(conn, table.table_id)
-    groups: dict[tuple, list[tuple[DataFile, float]]] = defaultdict(list)
+    groups: dict[tuple[Any, ...], list[tuple[DataFile, float]]] = defaultdict(list)
     for f, ratio in sorted(chosen, key=lambda pair: _commit_order(pair[0])):
         groups[(f.partition_id, tuple(sorted(values.get(f.data_file_id, {}).items())))].append((f, ratio))
     budget = [max_outputs if max_outputs is not None else 1 << 62]

@@ -13,14 +13,18 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from decimal import Decimal
 from functools import lru_cache
+from typing import Any
 
+import numpy as np
+import pyarrow as pa
+import pyarrow.compute as pc
 import sqlalchemy as sa
 import sqlglot
 from sqlglot import exp
 
 from ...spec.model import ColumnStats, DataFile, TableInfo
 from ..database.spec_tables import T
-from ..reads.file_list import field_values, subset
+from ..reads.file_list import AGGREGATE, FileList, field_values, parse_joined, subset
 
 _FLIP = {"<": ">", "<=": ">=", ">": "<", ">=": "<=", "=": "="}
 _OPS = {exp.EQ: "=", exp.LT: "<", exp.LTE: "<=", exp.GT: ">", exp.GTE: ">="}
@@ -32,7 +36,7 @@ class Condition:
 
     column: str
     op: str  # = < <= > >= in is_null not_null
-    values: tuple = ()
+    values: tuple[Any, ...] = ()
 
 
 def parse_conditions(where: str) -> list[Condition]:
@@ -173,7 +177,7 @@ def _float32_wide(value: float, pick) -> float:
         return value
 
 
-def _literal_range(value) -> tuple:
+def _literal_range(value) -> tuple[Any, ...]:
     """(lowest, highest) instant a literal may stand for: itself, or for a zoneless timestamp compared with a
     timestamptz column, the same wall clock in any zone."""
     if isinstance(value, _Zoneless):
@@ -255,26 +259,130 @@ def prune_files(conn: sa.Connection, table: TableInfo, files: Sequence[DataFile]
         return files
     column_ids = {by_name[c.column.lower()].column_id for c in conditions}
     stats = _load_stats(conn, table.table_id, column_ids)
-    checks = [(cond, by_name[cond.column.lower()], _decoder(by_name[cond.column.lower()].type))
-              for cond in conditions]
-    kept = []
     # Fields read as columns: a FileList builds no DataFile for this.
-    for i, (file_id, begin, records) in enumerate(zip(*(field_values(files, name) for name in (
-            "data_file_id", "begin_snapshot", "record_count")), strict=True)):
-        keep = True
-        for cond, col, decode in checks:
-            if col.added_snapshot is not None and begin < col.added_snapshot:
-                continue  # file predates the column: it holds the default, no stats
-            if not may_match(cond, stats.get((file_id, col.column_id)), records, decode, col.type):
-                keep = False
+    file_ids, begins, records = (_column(files, name) for name in ("data_file_id", "begin_snapshot", "record_count"))
+    keep = np.ones(len(files), dtype=bool)
+    for cond in conditions:
+        col = by_name[cond.column.lower()]
+        mine = stats.filter(pc.equal(stats.column("column_id"), col.column_id))
+        at = pc.index_in(file_ids, value_set=mine.column("data_file_id"))  # each file's stats row, or null
+        if mine.num_rows:
+            row = mine.take(at)
+            may = _may_match_columns(cond, row, records, col.type)
+            if may is None:  # stats or a literal only Python decodes: file by file
+                may = np.fromiter((may_match(cond, _stats_at(row, i), r, _decoder(col.type), col.type)
+                                   for i, r in enumerate(records.to_pylist())), dtype=bool, count=len(files))
+        else:
+            may = np.ones(len(files), dtype=bool)
+        if col.added_snapshot is not None:  # files predating the column hold its default, no stats
+            may |= pc.less(begins, col.added_snapshot).to_numpy(zero_copy_only=False)
+        keep &= may
+    return _prune_buckets(conn, table, subset(files, np.flatnonzero(keep).tolist()), conditions, by_name)
+
+
+def _column(files: Sequence[DataFile], name: str) -> pa.Array:
+    if isinstance(files, FileList):
+        return files.column(name).combine_chunks()
+    return pa.array(field_values(files, name), pa.int64())
+
+
+def _stats_at(rows: pa.Table, i: int) -> ColumnStats | None:
+    """Row i of a stats table (one column's stats per file, null where a file has none) as a ColumnStats."""
+    file_id = rows.column("data_file_id")[i].as_py()
+    if file_id is None:
+        return None
+    nan = rows.column("contains_nan")[i].as_py()
+    return ColumnStats(rows.column("column_id")[i].as_py(), None, rows.column("null_count")[i].as_py(),
+                       rows.column("min_value")[i].as_py(), rows.column("max_value")[i].as_py(),
+                       None if nan is None else bool(nan))
+
+
+# Column types whose stats pyarrow decodes as parse_literal does (the rest go file by file through may_match).
+_INTEGERS = {"int8", "int16", "int32", "int64", "uint8", "uint16", "uint32"}
+_VECTOR_TYPES = _INTEGERS | {"date", "varchar"}
+
+
+def _may_match_columns(cond: Condition, rows: pa.Table, records: pa.Array, type_: str) -> np.ndarray | None:
+    """`may_match` for every file at once (numpy booleans): `rows` holds each file's stats of the condition's
+    column (null where it has none). None when the column type or a literal needs the file-by-file check."""
+    if type_ not in _VECTOR_TYPES:
+        return None
+    has = pc.is_valid(rows.column("data_file_id"))
+    nulls = rows.column("null_count")
+    unknown_nulls = pc.is_null(nulls)
+    if cond.op == "is_null":
+        return _filled(pc.or_(pc.invert(has), pc.or_(unknown_nulls, pc.greater(nulls, 0))))
+    non_null = pc.subtract(records, nulls)
+    if cond.op == "not_null":
+        return _filled(pc.or_(pc.invert(has), pc.or_(unknown_nulls, pc.greater(non_null, 0))))
+    only_nulls = pc.fill_null(pc.equal(non_null, 0), False)  # only NULLs: no comparison is true
+    low_text, high_text = rows.column("min_value"), rows.column("max_value")
+    if type_ == "varchar":  # parse_literal reads the text 'NULL' as no value: such a bound proves nothing
+        low_text = pc.if_else(pc.equal(low_text, "NULL"), pa.scalar(None, pa.string()), low_text)
+        high_text = pc.if_else(pc.equal(high_text, "NULL"), pa.scalar(None, pa.string()), high_text)
+    no_bounds = pc.or_(pc.is_null(low_text), pc.is_null(high_text))
+    arrow_type = pa.int64() if type_ in _INTEGERS else pa.date32() if type_ == "date" else pa.string()
+    literal_type = int if type_ in _INTEGERS else dt.date if type_ == "date" else str
+    values = []
+    for value in cond.values:
+        if isinstance(value, bool) or not isinstance(value, int | str) or \
+                (literal_type is int and not isinstance(value, int)):
+            if literal_type is int:
+                return None  # a float or decimal literal: compared as Spark does, file by file
+            values = None  # a literal these values never compare with: nothing is provable
+            break
+        if literal_type is dt.date:
+            try:
+                value = dt.date.fromisoformat(value) if isinstance(value, str) else _NO
+            except ValueError:
+                value = _NO
+            if value is _NO:
+                values = None
                 break
-        if keep:
-            kept.append(i)
-    return _prune_buckets(conn, table, subset(files, kept), conditions, by_name)
+        elif literal_type is str and not isinstance(value, str):
+            values = None
+            break
+        values.append(pa.scalar(value, arrow_type))
+    if values is None:
+        compared = pa.array(np.ones(len(rows), dtype=bool))
+    else:
+        try:
+            low, high = low_text.cast(arrow_type), high_text.cast(arrow_type)
+        except (pa.ArrowInvalid, pa.ArrowNotImplementedError):
+            return None  # bounds pyarrow does not read as Python does
+        compared = _compare(cond.op, low, high, values)
+    decided = pc.if_else(only_nulls, False, pc.or_(no_bounds, compared))
+    return _filled(pc.or_(pc.invert(has), decided))
+
+
+def _compare(op: str, low: pa.Array, high: pa.Array, values: list) -> pa.Array:
+    """Whether [low, high] may hold a value meeting `op` against the literal(s) (null bounds: null)."""
+    if op in ("=", "in"):
+        out = None
+        for v in values:
+            hit = pc.and_(pc.less_equal(low, v), pc.less_equal(v, high))
+            out = hit if out is None else pc.or_(out, hit)
+        return out
+    if op == "between":
+        return pc.and_(pc.less_equal(values[0], high), pc.greater_equal(values[1], low))
+    if op == "<":
+        return pc.less(low, values[0])
+    if op == "<=":
+        return pc.less_equal(low, values[0])
+    if op == ">":
+        return pc.greater(high, values[0])
+    if op == ">=":
+        return pc.greater_equal(high, values[0])
+    return pa.array(np.ones(len(low), dtype=bool))
+
+
+def _filled(mask: pa.Array) -> np.ndarray:
+    """A mask's nulls (something unknown) as True: keep the file."""
+    return pc.fill_null(mask, True).to_numpy(zero_copy_only=False)
 
 
 def _prune_buckets(conn: sa.Connection, table: TableInfo, files: Sequence[DataFile],
-                   conditions: list[Condition], by_name: dict) -> Sequence[DataFile]:
+                   conditions: list[Condition], by_name: dict[Any, Any]) -> Sequence[DataFile]:
     """Drop files of bucket partitions an equality or IN on the bucketed column cannot land in (min/max stats
     of hashed keys prove nothing, so this is the only way such files are skipped)."""
     from ...spec.types import parse_literal
@@ -311,18 +419,70 @@ def _prune_buckets(conn: sa.Connection, table: TableInfo, files: Sequence[DataFi
         for (pid, index), buckets in wanted.items() if pid == partition_id)])
 
 
-def _load_stats(conn: sa.Connection, table_id: int, column_ids: set[int]) -> dict[tuple[int, int], ColumnStats]:
+def _load_stats(conn: sa.Connection, table_id: int, column_ids: set[int]) -> pa.Table:
+    """The stats rows of these columns as columns (STATS_SCHEMA), no Python object per row: on SQLite and
+    PostgreSQL each column comes as one text value the database aggregates (as reads/file_list.py fetches files),
+    elsewhere (or when a bound holds the separator) the driver's tuples go straight into pyarrow."""
     from ..reads.reader import driver_rows, no_gc
 
     fcs = T["ducklake_file_column_stats"]
-    query = (
-        sa.select(fcs.c.data_file_id, fcs.c.column_id, fcs.c.value_count, fcs.c.null_count, fcs.c.min_value,
-                  fcs.c.max_value, sa.type_coerce(fcs.c.contains_nan, sa.BigInteger))
-        .where(fcs.c.table_id == table_id, fcs.c.column_id.in_(sorted(column_ids)))
-    )
-    out: dict[tuple[int, int], ColumnStats] = {}
-    with no_gc():  # one object per file and column: tuple unpacking and no GC passes keep 100k files fast
-        for file_id, column_id, values, nulls, low, high, nan in driver_rows(conn, query):
-            out[(file_id, column_id)] = ColumnStats(column_id, values, nulls, low, high,
-                                                    None if nan is None else bool(nan))
-    return out
+    where = (fcs.c.table_id == table_id, fcs.c.column_id.in_(sorted(column_ids)))
+    aggregate = AGGREGATE.get(conn.dialect.name)
+    if aggregate is not None:
+        found = _aggregated_stats(conn, where, aggregate)
+        if found is not None:
+            return found
+    query = sa.select(*[sa.type_coerce(fcs.c[n], sa.BigInteger) if n == "contains_nan" else fcs.c[n]
+                        for n in STATS_SCHEMA.names]).where(*where)
+    with no_gc():
+        rows = driver_rows(conn, query)
+    if not rows:
+        return STATS_SCHEMA.empty_table()
+    columns = list(zip(*rows, strict=True))
+    nan = STATS_SCHEMA.names.index("contains_nan")  # a driver's booleans (or their text) as 1/0
+    columns[nan] = [None if v is None else int(v.lower() in ("1", "true") if isinstance(v, str) else bool(v))
+                    for v in columns[nan]]
+    return pa.Table.from_arrays([pa.array(values, field.type) for values, field in zip(columns, STATS_SCHEMA,
+                                                                                        strict=True)],
+                                schema=STATS_SCHEMA)
+
+
+STATS_SCHEMA = pa.schema([("data_file_id", pa.int64()), ("column_id", pa.int64()), ("null_count", pa.int64()),
+                          ("min_value", pa.string()), ("max_value", pa.string()), ("contains_nan", pa.int64())])
+_BOUNDS = ("min_value", "max_value")
+# Between bounds: a control character no statistic of ours holds (checked: a miscount reads the rows instead).
+_BOUND_SEPARATOR = "\x1e"
+
+
+def _aggregated_stats(conn: sa.Connection, where: tuple, aggregate: str) -> pa.Table | None:
+    """The stats as one aggregated text value per column; None when they do not split back into the rows."""
+    fcs = T["ducklake_file_column_stats"]
+    parts = [sa.func.count()]
+    for name in STATS_SCHEMA.names:
+        col = fcs.c[name]
+        if name in _BOUNDS:  # 'v' before every value: an empty string stays apart from NULL ('')
+            value = sa.func.coalesce(sa.literal_column("'v'").concat(col), sa.literal_column("''"))
+            separator = sa.literal_column(f"'{_BOUND_SEPARATOR}'")
+        else:
+            if name == "contains_nan" or aggregate == "string_agg":  # PostgreSQL's boolean as 1/0; text of it
+                col = sa.cast(sa.cast(col, sa.Integer), sa.Text) if name == "contains_nan" else sa.cast(col, sa.Text)
+            value, separator = sa.func.coalesce(col, sa.literal_column("''")), sa.literal_column("','")
+        parts.append(getattr(sa.func, aggregate)(value, separator))
+    row = conn.execute(sa.select(*parts).where(*where)).one()
+    count = row[0]
+    if not count:
+        return STATS_SCHEMA.empty_table()
+    columns = []
+    for field, text in zip(STATS_SCHEMA, row[1:], strict=True):
+        if field.name in _BOUNDS:
+            values = pc.list_flatten(pc.split_pattern(pa.array([text], pa.large_string()), _BOUND_SEPARATOR))
+            if len(values) != count:
+                return None
+            values = pc.if_else(pc.equal(values, ""), pa.scalar(None, pa.large_string()),
+                                pc.utf8_slice_codeunits(values, 1)).cast(pa.string())
+        else:
+            values = parse_joined(text, ",", field.type, count)
+            if values is None:
+                return None
+        columns.append(values)
+    return pa.Table.from_arrays(columns, schema=STATS_SCHEMA)

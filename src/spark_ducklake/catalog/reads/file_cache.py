@@ -18,6 +18,7 @@ from __future__ import annotations
 from collections import OrderedDict
 from collections.abc import Sequence
 from dataclasses import dataclass
+from typing import Any
 
 import pyarrow as pa
 import pyarrow.compute as pc
@@ -35,9 +36,9 @@ MAX_ENTRIES = 4  # 100k files: ~10 MB of columns, ~50 MB more once their DataFil
 
 @dataclass
 class _Entry:
-    fingerprint: tuple
+    fingerprint: tuple[Any, ...]
     files: FileList
-    columns: list
+    columns: list[Any]
 
     def sorted_by_id(self) -> bool:
         """Whether the list is in id order (no file_order in use), which a merge with other files keeps."""
@@ -49,7 +50,7 @@ class FileListCache:
 
     def __init__(self, min_files: int = MIN_FILES, max_entries: int = MAX_ENTRIES) -> None:
         self.min_files, self.max_entries = min_files, max_entries
-        self._entries: OrderedDict[tuple, _Entry] = OrderedDict()
+        self._entries: OrderedDict[tuple[Any, ...], _Entry] = OrderedDict()
 
     def data_files(self, conn: sa.Connection, table: TableInfo, snapshot_id: int) -> Sequence[DataFile]:
         """The table's files visible at the snapshot (a new list, or FileList; the DataFile objects may be
@@ -75,7 +76,8 @@ class FileListCache:
             files = load_list(conn, table, snapshot_id, reader.delete_files(conn, table, snapshot_id), few)
         return self._keep(key, current, files, table)
 
-    def _keep(self, key: tuple, current: tuple, files: Sequence[DataFile], table: TableInfo) -> Sequence[DataFile]:
+    def _keep(self, key: tuple[Any, ...], current: tuple[Any, ...], files: Sequence[DataFile],
+              table: TableInfo) -> Sequence[DataFile]:
         if len(files) >= self.min_files and isinstance(files, FileList):
             self._entries[key] = _Entry(current, files, table.columns)
             while len(self._entries) > self.max_entries:
@@ -84,7 +86,7 @@ class FileListCache:
         return files
 
     def _from_neighbour(self, conn: sa.Connection, table: TableInfo, snapshot_id: int,
-                        base_fingerprint: tuple | None = None) -> FileList | None:
+                        base_fingerprint: tuple[Any, ...] | None = None) -> FileList | None:
         """The files at `snapshot_id` from the most recently used list of another snapshot of the table, or None
         when there is none still valid (same fingerprint, same columns) or file_order is in use
         (`base_fingerprint`: that list's snapshot's, when already read)."""
@@ -138,7 +140,7 @@ def _ascending(ids: pa.ChunkedArray) -> bool:
     return len(ids) < 2 or pc.all(pc.less(ids[:-1], ids[1:])).as_py()
 
 
-def fingerprints(conn: sa.Connection, table_id: int, snapshot_ids: list[int]) -> list[tuple]:
+def fingerprints(conn: sa.Connection, table_id: int, snapshot_ids: list[int]) -> list[tuple[Any, ...]]:
     """`fingerprint` at each snapshot, in one round trip and one pass over each table's rows."""
     if len(snapshot_ids) == 1:
         return [fingerprint(conn, table_id, snapshot_ids[0])]
@@ -158,7 +160,7 @@ def fingerprints(conn: sa.Connection, table_id: int, snapshot_ids: list[int]) ->
             for i in range(len(snapshot_ids))]
 
 
-def fingerprint(conn: sa.Connection, table_id: int, snapshot_id: int) -> tuple:
+def fingerprint(conn: sa.Connection, table_id: int, snapshot_id: int) -> tuple[Any, ...]:
     """(count, sum, max) of the ids of the table's data files and of its delete files visible at the snapshot,
     in one round trip."""
     df, dl = T["ducklake_data_file"], T["ducklake_delete_file"]
@@ -172,7 +174,7 @@ def fingerprint(conn: sa.Connection, table_id: int, snapshot_id: int) -> tuple:
 
 
 def load(conn: sa.Connection, table: TableInfo, snapshot_id: int,
-         few: int = 0) -> tuple[Sequence[DataFile], tuple]:
+         few: int = 0) -> tuple[Sequence[DataFile], tuple[Any, ...]]:
     """`reader.data_files` (a FileList, or up to `few` files a list) and the fingerprint of exactly the rows it
     loaded (no aggregate query: rows loaded from one catalog state match that state's fingerprint; a commit
     between the two queries makes a pair that matches no later state, so the next use reloads)."""

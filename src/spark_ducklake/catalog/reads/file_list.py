@@ -19,7 +19,7 @@ from __future__ import annotations
 import functools
 from collections.abc import Iterator, Sequence
 from dataclasses import replace
-from typing import overload
+from typing import Any, overload
 
 import pyarrow as pa
 import pyarrow.compute as pc
@@ -43,13 +43,13 @@ _SEPARATOR = {"path": "\n", "encryption_key": ","}
 SPARSE = {"path_is_relative": 1, "partial_max": None, "partition_id": None, "mapping_id": None, "file_order": None,
           "encryption_key": None}
 DENSE = tuple(n for n in NAMES if n not in SPARSE)
-_AGGREGATE = {"sqlite": "group_concat", "postgresql": "string_agg"}
+AGGREGATE = {"sqlite": "group_concat", "postgresql": "string_agg"}
 FEW = 200  # up to this many rows come faster as rows: the aggregate costs ~1 ms to build and parse
 
 
-def fetch(conn: sa.Connection, table_id: int, condition) -> pa.Table:
+def fetch(conn: sa.Connection, table_id: int, condition: Any) -> pa.Table:
     """The table's ducklake_data_file rows meeting `condition` as columns (NAMES, unordered)."""
-    aggregate = _AGGREGATE.get(conn.dialect.name)
+    aggregate = AGGREGATE.get(conn.dialect.name)
     if aggregate is not None:
         few = file_rows(conn, table_id, condition, limit=FEW + 1)  # a first look settles which way
         if len(few) <= FEW:
@@ -60,7 +60,7 @@ def fetch(conn: sa.Connection, table_id: int, condition) -> pa.Table:
     return _as_columns(file_rows(conn, table_id, condition))
 
 
-def _fetch_aggregated(conn: sa.Connection, table_id: int, condition, aggregate: str) -> pa.Table | None:
+def _fetch_aggregated(conn: sa.Connection, table_id: int, condition: Any, aggregate: str) -> pa.Table | None:
     # One row: the count, then each column as one text value. Aggregates of one query see the rows in the same
     # order (PostgreSQL's parallel partial aggregates are combined state by state), so the columns line up. Text
     # values are capped at ~1 GB by both databases: some 15M files.
@@ -72,7 +72,7 @@ def _fetch_aggregated(conn: sa.Connection, table_id: int, condition, aggregate: 
     texts = dict(zip(DENSE + tuple(SPARSE), row[1:], strict=True))
     columns = {}
     for name in DENSE:
-        columns[name] = _parse(texts[name], _SEPARATOR.get(name, ","), SCHEMA.field(name).type, count)
+        columns[name] = parse_joined(texts[name], _SEPARATOR.get(name, ","), SCHEMA.field(name).type, count)
         if columns[name] is None:
             return None
     for name, usual in SPARSE.items():
@@ -83,13 +83,13 @@ def _fetch_aggregated(conn: sa.Connection, table_id: int, condition, aggregate: 
 
 
 @functools.cache
-def _aggregates(aggregate: str) -> tuple:
+def _aggregates(aggregate: str) -> tuple[Any, ...]:
     """The select list: the count, each DENSE column as one text value ('' for NULL), then each SPARSE column as
     'id,value' pairs of the rows whose value is not the usual one (made once: small tables pay for building these
     expressions more than for the query)."""
     df = T["ducklake_data_file"]
 
-    def text(name: str):
+    def text(name: str) -> Any:
         col = df.c[name]
         if aggregate == "string_agg" and name not in _TEXT:  # SQLite's group_concat makes text of anything
             if name == "path_is_relative":
@@ -97,7 +97,7 @@ def _aggregates(aggregate: str) -> tuple:
             return sa.cast(col, sa.Text)
         return col
 
-    def literal(value: str):
+    def literal(value: str) -> Any:
         # Constants of ours written as literals: SQLite evaluates a bound parameter for every row, which doubled
         # the query's time.
         return sa.literal_column(f"'{value}'")
@@ -133,7 +133,7 @@ def _scatter(text: str | None, type_: pa.DataType, usual: int | None, ids: pa.Ar
     return pc.if_else(pc.is_null(at), fill, values.take(at))
 
 
-def _parse(text: str, separator: str, type_: pa.DataType, count: int) -> pa.Array | None:
+def parse_joined(text: str, separator: str, type_: pa.DataType, count: int) -> pa.Array | None:
     """`count` values joined by `separator` ('' for NULL) as an array of `type_`; None when the split gives
     another number of values (a separator inside a value)."""
     if len(text) == count - 1:
@@ -149,7 +149,7 @@ def _parse(text: str, separator: str, type_: pa.DataType, count: int) -> pa.Arra
         return None
 
 
-def file_rows(conn: sa.Connection, table_id: int, condition, limit: int | None = None) -> list[tuple]:
+def file_rows(conn: sa.Connection, table_id: int, condition: Any, limit: int | None = None) -> list[tuple[Any, ...]]:
     """The rows meeting `condition` (at most `limit`) as the driver's tuples of NAMES (reader.build_files
     takes them)."""
     df = T["ducklake_data_file"]
@@ -159,7 +159,7 @@ def file_rows(conn: sa.Connection, table_id: int, condition, limit: int | None =
         return driver_rows(conn, query)
 
 
-def _as_columns(rows: list[tuple]) -> pa.Table:
+def _as_columns(rows: list[tuple[Any, ...]]) -> pa.Table:
     if not rows:
         return SCHEMA.empty_table()
     columns = [list(values) for values in zip(*rows, strict=True)]
@@ -256,7 +256,7 @@ class FileList(Sequence[DataFile]):
     @overload
     def __getitem__(self, index: slice) -> list[DataFile]: ...
 
-    def __getitem__(self, index):
+    def __getitem__(self, index: Any) -> Any:
         return self._built()[index]
 
     def __iter__(self) -> Iterator[DataFile]:
@@ -269,10 +269,10 @@ class FileList(Sequence[DataFile]):
 
     __hash__ = None  # type: ignore[assignment]  # mutable objects inside, as a list
 
-    def __add__(self, other) -> list[DataFile]:
+    def __add__(self, other: Any) -> list[DataFile]:
         return list(self) + list(other)
 
-    def __radd__(self, other) -> list[DataFile]:
+    def __radd__(self, other: Any) -> list[DataFile]:
         return list(other) + list(self)
 
     def __repr__(self) -> str:
@@ -320,7 +320,7 @@ def load(conn: sa.Connection, table: TableInfo, snapshot_id: int, deletes: dict[
     return FileList(table, in_scan_order(fetch(conn, table.table_id, condition)), deletes)
 
 
-def field_values(files: Sequence[DataFile], name: str) -> list:
+def field_values(files: Sequence[DataFile], name: str) -> list[Any]:
     """One DataFile field of every file (read from the columns of a FileList, building no object)."""
     if isinstance(files, FileList):
         return files.column(name).to_pylist()

@@ -8,7 +8,7 @@ lake (sizes in bytes, absolute paths). Pure catalog reads, no Spark.
 from __future__ import annotations
 
 from datetime import datetime
-from typing import NamedTuple
+from typing import Any, NamedTuple
 
 import sqlalchemy as sa
 
@@ -31,7 +31,7 @@ class SnapshotRow(NamedTuple):
     commit_extra_info: str | None
 
 
-def snapshot_rows(snapshots: list) -> list[SnapshotRow]:
+def snapshot_rows(snapshots: list[Any]) -> list[SnapshotRow]:
     """`snapshots()` rows of catalog snapshot records (changes as a dict of kind -> names)."""
     return [SnapshotRow(s.snapshot_id, s.snapshot_time, s.schema_version, display_changes(s.changes), s.author,
                         s.commit_message, s.commit_extra_info) for s in snapshots]
@@ -75,7 +75,7 @@ def table_sizes(conn: sa.Connection, snapshot_id: int) -> list[TableInfoRow]:
     """One row per table visible at the snapshot: counts and byte sizes of its visible data and delete files."""
     t, df, dl = T["ducklake_table"], T["ducklake_data_file"], T["ducklake_delete_file"]
 
-    def totals(files: sa.Table):
+    def totals(files: sa.Table) -> Any:
         return (sa.select(files.c.table_id, sa.func.count().label("n"),
                           sa.func.sum(files.c.file_size_bytes).label("size"))
                 .where(reader.visible(files, snapshot_id)).group_by(files.c.table_id).subquery())

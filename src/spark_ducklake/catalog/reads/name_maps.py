@@ -11,6 +11,7 @@ from __future__ import annotations
 
 from collections import defaultdict
 from dataclasses import dataclass
+from typing import Any
 
 import sqlalchemy as sa
 
@@ -40,7 +41,7 @@ NameMap = tuple[MappedField, ...]  # top-level entries; hashable, so files with 
 def load_name_maps(conn: sa.Connection, mapping_ids: set[int]) -> dict[int, NameMap]:
     """The mapping trees of the given mapping ids."""
     nm = T["ducklake_name_mapping"]
-    rows: dict[int, list] = defaultdict(list)
+    rows: dict[int, list[Any]] = defaultdict(list)
     ids = sorted(mapping_ids)
     for start in range(0, len(ids), 500):
         query = sa.select(nm.c.mapping_id, nm.c.column_id, nm.c.source_name, nm.c.target_field_id,
@@ -50,12 +51,12 @@ def load_name_maps(conn: sa.Connection, mapping_ids: set[int]) -> dict[int, Name
     return {mapping_id: _tree(entries) for mapping_id, entries in rows.items()}
 
 
-def _tree(entries) -> NameMap:
-    kids: dict[int | None, list] = defaultdict(list)
+def _tree(entries: Any) -> NameMap:
+    kids: dict[int | None, list[Any]] = defaultdict(list)
     for r in sorted(entries, key=lambda r: r.column_id):
         kids[r.parent_column].append(r)
 
-    def build(r) -> MappedField:
+    def build(r: Any) -> MappedField:
         return MappedField(r.target_field_id, r.source_name, bool(r.is_partition),
                            tuple(build(k) for k in kids.get(r.column_id, ())))
 
@@ -84,7 +85,7 @@ def apply_name_maps(conn: sa.Connection, table: TableInfo, files: list[DataFile]
 def _load_hive_values(conn: sa.Connection, table: TableInfo, files: list[DataFile]) -> None:
     stats = T["ducklake_file_column_stats"]
     by_id = {c.column_id: c for c in table.columns}
-    found: dict[int, dict[int, tuple]] = defaultdict(dict)
+    found: dict[int, dict[int, tuple[Any, ...]]] = defaultdict(dict)
     for start in range(0, len(files), 500):
         ids = [f.data_file_id for f in files[start:start + 500]]
         query = sa.select(stats.c.data_file_id, stats.c.column_id, stats.c.null_count, stats.c.min_value).where(

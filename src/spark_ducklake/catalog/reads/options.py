@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import math
 import re
-from typing import NamedTuple
+from typing import Any, NamedTuple
 
 import sqlalchemy as sa
 
@@ -71,7 +71,7 @@ def parse_size(text: str) -> int:
     return int(number) * unit if "." not in number else int(float(number) * unit)  # big whole sizes stay exact
 
 
-def normalize(name: str, value) -> str:
+def normalize(name: str, value: Any) -> str:
     """Validate an option and render its value as stored; InvalidArgumentError naming the option and what it takes.
 
     The reference casts the value to the option's type when it is set (UINT64, BOOL, DOUBLE, a size, a codec, an
@@ -107,7 +107,7 @@ def normalize(name: str, value) -> str:
     return str(_whole(name, value, low, high))
 
 
-def _whole(name: str, value, low: int, high: int) -> int:
+def _whole(name: str, value: Any, low: int, high: int) -> int:
     """A whole number from `low` to `high` (the reference's UINT64, narrowed where its writers need it)."""
     number = None
     if isinstance(value, int) and not isinstance(value, bool):
@@ -123,7 +123,7 @@ def _whole(name: str, value, low: int, high: int) -> int:
     return number
 
 
-def _size(name: str, value) -> int:
+def _size(name: str, value: Any) -> int:
     """Bytes, from a number or a size like '512MB', at most the reference's UINT64."""
     if isinstance(value, bool) or not isinstance(value, int | str):
         raise InvalidArgumentError(f"option {name!r} takes a size such as '512MB' or a number of bytes, got {value!r}")
@@ -136,7 +136,7 @@ def _size(name: str, value) -> int:
     return size
 
 
-def _fraction(name: str, value) -> float:
+def _fraction(name: str, value: Any) -> float:
     number = None
     if isinstance(value, int | float | str) and not isinstance(value, bool):
         try:
@@ -148,7 +148,7 @@ def _fraction(name: str, value) -> float:
     return number
 
 
-def checked_option(name: str, value):
+def checked_option(name: str, value: Any) -> Any:
     """An attach-time value checked as `set_option` checks the option's (data_inlining_row_limit: an int;
     encrypted, write_deletion_vectors: a bool), for options a handle holds without storing them."""
     if name in ("encrypted", "write_deletion_vectors"):
@@ -156,14 +156,14 @@ def checked_option(name: str, value):
     return int(normalize(name, value))
 
 
-def _boolean(name: str, value) -> str:
+def _boolean(name: str, value: Any) -> str:
     text = str(value).strip().lower() if isinstance(value, str | int) else None
     if isinstance(value, bool) or text in ("true", "false", "t", "f", "1", "0", "yes", "no", "y", "n"):
         return "true" if value is True or text in ("true", "t", "1", "yes", "y") else "false"
     raise InvalidArgumentError(f"option {name!r} takes true or false: Could not convert string '{value}' to BOOL")
 
 
-def set_option(conn: sa.Connection, name: str, value, *, scope: str | None, scope_id: int | None) -> None:
+def set_option(conn: sa.Connection, name: str, value: Any, *, scope: str | None, scope_id: int | None) -> None:
     """Upsert one option row (no snapshot, as the reference does)."""
     if scope is not None and name in GLOBAL_ONLY:
         raise InvalidArgumentError(f"option {name!r} can only be set globally")

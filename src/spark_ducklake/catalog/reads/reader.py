@@ -7,6 +7,7 @@ from collections import defaultdict
 from contextlib import contextmanager
 from datetime import datetime, timezone
 from operator import itemgetter
+from typing import Any
 
 import sqlalchemy as sa
 
@@ -18,7 +19,7 @@ from ..database.spec_tables import T
 from ..database.versions import catalog_table
 
 
-def visible(table: sa.Table, snapshot_id: int):
+def visible(table: sa.Table, snapshot_id: int) -> Any:
     """The spec's visibility predicate: begin <= s < end (or no end)."""
     return sa.and_(
         table.c.begin_snapshot <= snapshot_id,
@@ -26,7 +27,7 @@ def visible(table: sa.Table, snapshot_id: int):
     )
 
 
-def _snapshot_select():
+def _snapshot_select() -> Any:
     s, ch = T["ducklake_snapshot"], T["ducklake_snapshot_changes"]
     return sa.select(
         s.c.snapshot_id, s.c.snapshot_time, s.c.schema_version, s.c.next_catalog_id, s.c.next_file_id,
@@ -34,7 +35,7 @@ def _snapshot_select():
     ).select_from(s.outerjoin(ch, s.c.snapshot_id == ch.c.snapshot_id))
 
 
-def _to_snapshot(row) -> Snapshot:
+def _to_snapshot(row: Any) -> Snapshot:
     return Snapshot(*row)
 
 
@@ -117,7 +118,7 @@ def schema_keys(conn: sa.Connection, snapshot_id: int) -> dict[int, str] | None:
     return {s.schema_id: s.name for s in list_schemas(conn, snapshot_id, "")}
 
 
-def schema_path(schema_id: int, rows: dict, parents: dict[int, int | None]) -> tuple[str, ...] | None:
+def schema_path(schema_id: int, rows: dict[Any, Any], parents: dict[int, int | None]) -> tuple[str, ...] | None:
     """The names from the top-level schema down to `schema_id`; None when an ancestor is not among `rows` (not
     visible: the schema counts as dropped) or the parents form a cycle."""
     path: list[str] = []
@@ -248,7 +249,7 @@ def data_files(conn: sa.Connection, table: TableInfo, snapshot_id: int) -> list[
 FILE_ORDER = 11  # index of file_order in file_rows' tuples
 
 
-def file_rows(conn: sa.Connection, table_id: int, condition) -> list[tuple]:
+def file_rows(conn: sa.Connection, table_id: int, condition: Any) -> list[tuple[Any, ...]]:
     """The table's ducklake_data_file rows meeting `condition`, as the tuples build_files takes."""
     df = T["ducklake_data_file"]
     # Planning a table of 100k files is dominated by per-row Python work: raw columns (no bool decoding) fetched
@@ -267,7 +268,7 @@ def file_rows(conn: sa.Connection, table_id: int, condition) -> list[tuple]:
         return driver_rows(conn, query)
 
 
-def build_files(rows: list[tuple], table: TableInfo, deletes: dict[int, DeleteFile]) -> list[DataFile]:
+def build_files(rows: list[tuple[Any, ...]], table: TableInfo, deletes: dict[int, DeleteFile]) -> list[DataFile]:
     """DataFiles from file_rows' tuples (sorted in place by file_order, NULL last as PostgreSQL, then id)."""
     base, table_id, get_delete = table.path, table.table_id, deletes.get
     files = []
@@ -284,7 +285,7 @@ def build_files(rows: list[tuple], table: TableInfo, deletes: dict[int, DeleteFi
     return files
 
 
-def driver_rows(conn: sa.Connection, query) -> list[tuple]:
+def driver_rows(conn: sa.Connection, query: Any) -> list[tuple[Any, ...]]:
     """Every row of `query` as the database driver's tuples, for queries of plain integer and text columns
     (nothing SQLAlchemy would convert): its Row objects cost more than SQLite's own work for 100k rows."""
     result = conn.execute(query)
@@ -295,7 +296,7 @@ def driver_rows(conn: sa.Connection, query) -> list[tuple]:
 
 
 @contextmanager
-def no_gc():
+def no_gc() -> Any:
     """Cyclic GC paused while many acyclic objects are made: collections triggered by allocation alone would
     walk the whole heap over and over (they made planning a 100k-file table 2.5x slower)."""
     enabled = gc.isenabled()

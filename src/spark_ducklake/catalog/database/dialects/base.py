@@ -53,7 +53,7 @@ class Dialect:
         self.use_schema(conn.connection.dbapi_connection, schema)
 
     # ------------------------------------------------------------------------------------ storing the spec's types
-    def bool_type(self) -> sa.types.TypeEngine:
+    def bool_type(self) -> sa.types.TypeEngine[Any]:
         """The column type of the spec's BOOLEAN."""
         return sa.Boolean()
 
@@ -61,15 +61,15 @@ class Dialect:
         """A boolean as bound to `bool_type`."""
         return bool(value)
 
-    def uuid_type(self) -> sa.types.TypeEngine:
+    def uuid_type(self) -> sa.types.TypeEngine[Any]:
         """The column type of the spec's UUID (values are always handed to Python as str)."""
         return sa.String()
 
-    def text_type(self) -> sa.types.TypeEngine:
+    def text_type(self) -> sa.types.TypeEngine[Any]:
         """The column type of the spec's VARCHAR."""
         return sa.String()
 
-    def timestamp_type(self) -> sa.types.TypeEngine:
+    def timestamp_type(self) -> sa.types.TypeEngine[Any]:
         """The column type of the spec's TIMESTAMPTZ."""
         return sa.DateTime(timezone=True)
 

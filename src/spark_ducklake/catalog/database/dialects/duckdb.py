@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+from typing import Any
 
 import sqlalchemy as sa
 from sqlalchemy.pool import NullPool
@@ -33,12 +34,12 @@ class DuckDBDialect(Dialect):
         return sa.create_engine(f"duckdb:///{path}", poolclass=NullPool,
                                 connect_args={"read_only": read_only, "config": config})
 
-    def use_schema(self, dbapi_connection, schema: str) -> None:
+    def use_schema(self, dbapi_connection: Any, schema: str) -> None:
         """`SET schema`; a schema not created yet is left to bootstrap (unqualified names then miss the lake)."""
         if _schema_exists(dbapi_connection, schema):
             dbapi_connection.execute(f"SET schema = {_literal(schema)}")
 
-    def uuid_type(self) -> sa.types.TypeEngine:
+    def uuid_type(self) -> sa.types.TypeEngine[Any]:
         """DuckDB's UUID."""
         return sa.Uuid(as_uuid=False)
 
@@ -47,11 +48,11 @@ def _literal(text: str) -> str:
     return "'" + text.replace("'", "''") + "'"
 
 
-def _schema_exists(dbapi_connection, schema: str) -> bool:
+def _schema_exists(dbapi_connection: Any, schema: str) -> bool:
     cursor = dbapi_connection.cursor()
     try:
         cursor.execute("SELECT count(*) FROM information_schema.schemata WHERE catalog_name = current_database() "
                        "AND schema_name = ?", [schema])
-        return cursor.fetchone()[0] > 0
+        return cursor.fetchone()[0] > 0  # type: ignore[no-any-return]  # DB-API rows are untyped
     finally:
         cursor.close()

@@ -15,6 +15,7 @@
 from __future__ import annotations
 
 from datetime import datetime
+from typing import Any
 
 import sqlalchemy as sa
 from sqlalchemy.dialects import mysql
@@ -35,7 +36,7 @@ class MySQLDialect(Dialect):
     server = True
     compares_text_exactly = False  # the catalog's default collation is case-insensitive
 
-    def use_schema(self, dbapi_connection, schema: str) -> None:
+    def use_schema(self, dbapi_connection: Any, schema: str) -> None:
         """A MySQL schema is a database: switch to it once it exists (bootstrap creates it, as the reference does)."""
         cursor = dbapi_connection.cursor()
         try:
@@ -73,11 +74,11 @@ class MySQLDialect(Dialect):
         """The `password`/`passwd` parameter."""
         return parse_dsn(connection_string).get("password")
 
-    def uuid_type(self) -> sa.types.TypeEngine:
+    def uuid_type(self) -> sa.types.TypeEngine[Any]:
         """TEXT, as the reference creates it."""
         return mysql.TEXT()
 
-    def text_type(self) -> sa.types.TypeEngine:
+    def text_type(self) -> sa.types.TypeEngine[Any]:
         """TEXT (VARCHAR needs a length)."""
         return mysql.TEXT()
 
@@ -117,6 +118,6 @@ class MySQLDialect(Dialect):
                 side.exec_driver_sql("SET SESSION lock_wait_timeout = DEFAULT")  # the connection goes back to the pool
 
 
-def _lock_name():
+def _lock_name() -> Any:
     # One lock per catalog database; GET_LOCK names are limited to 64 characters, database names are not shorter.
     return sa.func.concat("ducklake_commit_", sa.func.md5(sa.func.database()))

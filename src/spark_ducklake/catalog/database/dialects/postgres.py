@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from typing import Any
+
 import sqlalchemy as sa
 from sqlalchemy.dialects import postgresql
 
@@ -48,7 +50,7 @@ class PostgresDialect(Dialect):
         params = _params(connection_string)
         return params.get("password") if params is not None else None
 
-    def use_schema(self, dbapi_connection, schema: str) -> None:
+    def use_schema(self, dbapi_connection: Any, schema: str) -> None:
         """`search_path` set for the session (outside any transaction, so a rollback cannot undo it)."""
         from psycopg import sql
 
@@ -63,7 +65,7 @@ class PostgresDialect(Dialect):
         """CREATE SCHEMA inside the bootstrap transaction; search_path already names it."""
         conn.execute(sa.schema.CreateSchema(schema, if_not_exists=True))
 
-    def uuid_type(self) -> sa.types.TypeEngine:
+    def uuid_type(self) -> sa.types.TypeEngine[Any]:
         """PostgreSQL's UUID."""
         return postgresql.UUID(as_uuid=False)
 

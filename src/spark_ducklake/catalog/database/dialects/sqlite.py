@@ -39,7 +39,7 @@ class SQLiteDialect(Dialect):
         _explicit_transactions(engine)
         return engine
 
-    def bool_type(self) -> sa.types.TypeEngine:
+    def bool_type(self) -> sa.types.TypeEngine[Any]:
         """BIGINT 0/1, as the reference stores BOOLEAN in SQLite."""
         return sa.BigInteger()
 
@@ -47,7 +47,7 @@ class SQLiteDialect(Dialect):
         """0 or 1."""
         return int(bool(value))
 
-    def timestamp_type(self) -> sa.types.TypeEngine:
+    def timestamp_type(self) -> sa.types.TypeEngine[Any]:
         """Text in the reference's form (`format_timestamp`)."""
         return sa.String()
 
@@ -68,6 +68,6 @@ def _explicit_transactions(engine: sa.Engine) -> None:
     # pysqlite's implicit transactions start too late for read-then-write commits; take the write lock
     # up front (BEGIN IMMEDIATE) so concurrent writers queue on the busy timeout instead of deadlocking.
     @sa.event.listens_for(engine, "begin")
-    def _begin(conn) -> None:  # noqa: ANN001 - SQLAlchemy event signature
+    def _begin(conn: sa.Connection) -> None:  # noqa: ANN001 - SQLAlchemy event signature
         mode = conn.get_execution_options().get("sqlite_begin", "DEFERRED")
         conn.exec_driver_sql(f"BEGIN {mode}")
