@@ -214,8 +214,10 @@ class DuckLake:
             yield tx
 
     def _one(self, action, commit_properties: CommitProperties | None, commit_args: dict[str, Any]):
-        """Run `action(tx)` as a one-operation transaction; returns (its result, the new snapshot or None)."""
-        with self.transaction(commit_properties=commit_properties, **commit_args) as tx:
+        """Run `action(tx)` as a one-operation transaction; returns (its result, the new snapshot or None). Its
+        snapshot is read by the operation's first catalog read, not by a read of its own."""
+        with transaction(self.context, resolve_commit_properties(commit_properties, commit_args),
+                         snapshot_at_first_read=True) as tx:
             result = action(tx)
         return result, tx.snapshot_id
 
@@ -388,7 +390,8 @@ class DuckLake:
         merge_schema=True, columns of the data the table lacks are added (and promotable types widened) in the
         same snapshot.
         """
-        with self.transaction(commit_properties=commit_properties, **commit_args) as tx:
+        with transaction(self.context, resolve_commit_properties(commit_properties, commit_args),
+                         snapshot_at_first_read=True) as tx:  # one catalog read before the data moves (_one)
             tx.write(df, table, mode, where=where, merge_schema=merge_schema)
         return tx.snapshot_id if tx.snapshot_id is not None else tx.read_snapshot
 

@@ -41,15 +41,19 @@ from .staged_alters import alter_new, fold_alter, next_column_id
 from .staged_changes import compose_delete, compose_update, has_staged_rows, needs_compose
 from .staged_layout import follow_staged_layout, layout, stage_partitioning, stage_sorting
 from .staged_names import Names, drop_new, rename
-from .write import new_table, schema_of, stage_write
+from .write import load_layout, new_table, schema_of, stage_write
 
 WRITE_MODES = ("append", "overwrite", "error", "errorifexists")
 
 
 @contextmanager
-def transaction(ctx: LakeContext, properties: CommitProperties | None = None) -> Iterator[Transaction]:
-    """Stage operations in the block; commit them as one snapshot when it ends, or delete their files on error."""
-    tx = call_translated(ctx.location, Transaction, ctx, properties or CommitProperties())
+def transaction(ctx: LakeContext, properties: CommitProperties | None = None, *,
+                snapshot_at_first_read: bool = False) -> Iterator[Transaction]:
+    """Stage operations in the block; commit them as one snapshot when it ends, or delete their files on error.
+    `snapshot_at_first_read` (one-operation transactions: lake.write, lake.delete, ...): the snapshot it reads
+    from is taken by its operation's first catalog read instead of a read of its own as the block opens."""
+    tx = call_translated(ctx.location, Transaction, ctx, properties or CommitProperties(),
+                         snapshot_at_first_read=snapshot_at_first_read)
     try:
         yield tx
     except BaseException:
@@ -62,12 +66,13 @@ def transaction(ctx: LakeContext, properties: CommitProperties | None = None) ->
 class Transaction:
     """Staged operations of one future snapshot."""
 
-    def __init__(self, ctx: LakeContext, properties: CommitProperties):
+    def __init__(self, ctx: LakeContext, properties: CommitProperties, *, snapshot_at_first_read: bool = False):
         ctx.check_writable()
         self.ctx, self.properties = ctx, properties
-        with ctx.connect() as conn:
-            self._read_row = reader.latest_snapshot(conn)
-        self.read_snapshot = self._read_row.snapshot_id
+        self._read_row = None  # the snapshot row this transaction reads from and commits after
+        if not snapshot_at_first_read:  # `with lake.transaction()`: the lake as the block opens
+            with ctx.connect() as conn:
+                self.begin_reads(conn)
         self.guards: list = []  # operations committed first that may refuse the commit (stream_guards)
         self.ops: list = []
         self.files: list[str] = []
@@ -81,6 +86,25 @@ class Transaction:
         self.discarded: list[str] = []  # files of operations re-staged since (staged_changes.py): gone at the end
         self.snapshot_id: int | None = None
         self.aborted = False  # lake.sql: a statement failed and aborted it; only ROLLBACK / COMMIT end it
+
+    def begin_reads(self, conn) -> None:
+        """Fix the snapshot this transaction reads from on `conn` unless it is fixed already, so that a write's
+        catalog reads and this one share one connection (one short read before the data moves)."""
+        if self._read_row is None:
+            self._read_row = reader.latest_snapshot(conn)
+
+    @property
+    def read_row(self):
+        """The snapshot row this transaction reads from (read now if no operation has read it yet)."""
+        if self._read_row is None:
+            with self.ctx.connect() as conn:
+                self.begin_reads(conn)
+        return self._read_row
+
+    @property
+    def read_snapshot(self) -> int:
+        """The id of the snapshot this transaction reads from; its commit checks the snapshots after it."""
+        return self.read_row.snapshot_id
 
     # ----------------------------------------------------------------------------------------- DDL
     def create_schema(self, name: str | Sequence[str]) -> None:
@@ -203,6 +227,7 @@ class Transaction:
         self._touch(table)
         pending = self.new_tables.get(key)
         with self.ctx.connect() as conn:  # one round of catalog reads before the data moves
+            self.begin_reads(conn)
             existing = None if pending or freed else self.ctx.table_cache.find(
                 conn, self._read_row, self.ctx.data_path, schema, name)
             if (pending or existing) and mode in ("error", "errorifexists"):
@@ -223,7 +248,11 @@ class Transaction:
                     schema_id, schema_path = found.schema_id, found.path
                 create, info = new_table(schema, name, schema_of(df), schema_id, schema_path, self.read_snapshot)
                 ref, replace_existing = create.ref, False
-            limit = self.ctx.inlining_limit(existing, conn)
+            # the options, and the layout of an existing table, on the same connection: the write reads nothing more
+            options = self.ctx.options_of(existing, conn)
+            limit = self.ctx.inlining_limit(existing, options=options)
+            if existing is not None:
+                load_layout(self.ctx, info, self.read_snapshot, conn)
         if existing is not None and mode == "overwrite":  # it deletes rows: one row-level change per table
             self._row_change(table)
         if not pending and existing is None:
@@ -247,7 +276,7 @@ class Transaction:
                 self.files += delete_files
         staged = stage_write(self.ctx, df, info, ref, replace_all=overwrite and where is None,
                              read_snapshot=self.read_snapshot, replace_existing=replace_existing, limit=limit,
-                             one_file_if_small=one_file_if_small)
+                             one_file_if_small=one_file_if_small, options=options)
         self.ops += staged.ops
         self.files += staged.files
 

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
@@ -36,23 +37,29 @@ def new_table(schema: str, name: str, source_schema, schema_id: int, schema_path
     return create, info
 
 
-def load_layout(ctx: LakeContext, table: TableInfo, snapshot_id: int) -> None:
-    """Fill in the table's partitioning and sort keys as of the snapshot, unless this TableInfo has them."""
+def load_layout(ctx: LakeContext, table: TableInfo, snapshot_id: int, conn=None) -> None:
+    """Fill in the table's partitioning and sort keys as of the snapshot, unless this TableInfo has them; on
+    `conn` if given (a write's one round of catalog reads)."""
     from ..catalog.operations.partitioning import current_spec
     from ..catalog.operations.sorting import current_sort
 
     if table.partition is None or table.sort_keys is None:  # a transaction may have set one of them already
-        with ctx.engine.connect() as conn:
-            if table.partition is None:
-                table.partition = current_spec(conn, table.table_id, snapshot_id)
-            if table.sort_keys is None:
-                table.sort_keys = current_sort(conn, table.table_id, snapshot_id)
+        if conn is None:
+            with ctx.engine.connect() as conn:
+                load_layout(ctx, table, snapshot_id, conn)
+            return
+        if table.partition is None:
+            table.partition = current_spec(conn, table.table_id, snapshot_id)
+        if table.sort_keys is None:
+            table.sort_keys = current_sort(conn, table.table_id, snapshot_id)
 
 
 def write_arrow_files(ctx: LakeContext, data: pa.Table, table: TableInfo, snapshot_id: int, *,
-                      options_table: TableInfo | None, row_ids: pa.Array | None = None) -> list | None:
+                      options_table: TableInfo | None, row_ids: pa.Array | None = None,
+                      options: Callable[[str], str | None] | None = None) -> list | None:
     """Write Arrow rows (the table's columns) as data files in-process with pyarrow when they are small
-    (operations/local/threshold.py) and the table's layout allows it; None: the caller writes on Spark."""
+    (operations/local/threshold.py) and the table's layout allows it; None: the caller writes on Spark.
+    `options`: the lake options of `options_table` if the caller has read them (LakeContext.options_of)."""
     from .local.expressions import NotLocal
     from .local.threshold import is_small, threshold_of
     from .local.write import check_layout, write_table_files
@@ -60,7 +67,7 @@ def write_arrow_files(ctx: LakeContext, data: pa.Table, table: TableInfo, snapsh
     if not is_small(threshold_of(ctx), data.nbytes):
         return None
     load_layout(ctx, table, snapshot_id)
-    options = _write_options(ctx, options_table)
+    options = _write_options(ctx, options_table, options)
     if options.encrypted:  # encryption runs on Spark (spark/encrypted/): the driver has no AES of its own
         return None
     try:
@@ -87,17 +94,17 @@ def small_frame_rows(ctx: LakeContext, table: TableInfo) -> int:
 
 
 def write_files(ctx: LakeContext, frame, table: TableInfo, snapshot_id: int, *, options_table: TableInfo | None,
-                row_ids: bool = False) -> list:
+                row_ids: bool = False, options: Callable[[str], str | None] | None = None) -> list:
     """Write a conformed DataFrame as the table's Parquet files, partitioned and sorted as the table is at the
     snapshot (looked up once per TableInfo); nothing committed. `options_table` scopes the lake options (None for
-    a table not yet created)."""
+    a table not yet created); `options`: those options if the caller has read them."""
     from ..spark.write import write_data_files
 
     load_layout(ctx, table, snapshot_id)
     required = [c for c in table.columns if not c.nullable]
     try:
         return write_data_files(ctx.spark, _not_null_guard(frame, table, required), table,
-                                options=_write_options(ctx, options_table), row_ids=row_ids)
+                                options=_write_options(ctx, options_table, options), row_ids=row_ids)
     except Exception as exc:
         # The executors' raise_error: the staged files are gone with the failed job (write_data_files).
         broken = next((m for m in (not_null_message(table, c) for c in required) if m in str(exc)), None)
@@ -137,11 +144,12 @@ def schema_of(data):
 
 def stage_write(ctx: LakeContext, data, table: TableInfo, ref: TableRef | None, *, replace_all: bool,
                 read_snapshot: int, replace_existing: bool, limit: int | None = None,
-                one_file_if_small: bool = False) -> StagedWrite:
+                one_file_if_small: bool = False, options: Callable[[str], str | None] | None = None) -> StagedWrite:
     """Conform `data`, then inline it or write its files on Spark (after ending every row of the table first when
     `replace_all`); returns the operations, nothing committed. `one_file_if_small`: a small Spark DataFrame is
     written in-process as one file, in its row order (SMALL_FRAME_ROWS); an Arrow table that goes to Spark is one
-    file."""
+    file. `options`: the lake options in force for the table (LakeContext.options_of), if the caller has read them
+    in its round of catalog reads; else they are read when needed."""
     if _is_pandas(data):
         data = pa.Table.from_pandas(data, preserve_index=False)
     is_arrow = isinstance(data, pa.Table)
@@ -156,7 +164,7 @@ def stage_write(ctx: LakeContext, data, table: TableInfo, ref: TableRef | None, 
         if data.num_rows <= limit:
             small = conform_arrow(data, table)
         else:
-            local = write_arrow_files(ctx, data, table, read_snapshot, options_table=options_table)
+            local = write_arrow_files(ctx, data, table, read_snapshot, options_table=options_table, options=options)
             if local is not None:
                 return _with_files(staged, local, table, ref)
             data = _arrow_frame(ctx, data, one_file_if_small)
@@ -168,12 +176,12 @@ def stage_write(ctx: LakeContext, data, table: TableInfo, ref: TableRef | None, 
             if head.num_rows <= limit:
                 small = conform_arrow(head, table)
             elif head.num_rows <= cap:  # a small frame: one file in-process, rows in the frame's order
-                local = write_arrow_files(ctx, head, table, read_snapshot, options_table=options_table)
+                local = write_arrow_files(ctx, head, table, read_snapshot, options_table=options_table, options=options)
                 if local is not None:
                     return _with_files(staged, local, table, ref)
         elif limit > 0 and not is_arrow and inlined.inlinable(table.columns, ctx.engine):
             # Written first, inlined after if few: a head fetched first would compute the frame twice.
-            files = write_files(ctx, conformed, table, read_snapshot, options_table=options_table)
+            files = write_files(ctx, conformed, table, read_snapshot, options_table=options_table, options=options)
             small = _few_rows(files, conformed, table, limit)
             if small is None or not inlined.inlinable(table.columns, ctx.engine, small):
                 return _with_files(staged, files, table, ref)
@@ -181,16 +189,16 @@ def stage_write(ctx: LakeContext, data, table: TableInfo, ref: TableRef | None, 
     if small is not None and not inlined.inlinable(table.columns, ctx.engine, small):
         small = None  # values DuckDB could not read back from this catalog's text form: write Parquet
         if is_arrow:
-            local = write_arrow_files(ctx, data, table, read_snapshot, options_table=options_table)
+            local = write_arrow_files(ctx, data, table, read_snapshot, options_table=options_table, options=options)
             if local is not None:
                 return _with_files(staged, local, table, ref)
             conformed = conform_spark(_arrow_frame(ctx, data, one_file_if_small), table)
     if small is not None:
         if small.num_rows:
-            small = _sorted_inline(ctx, small, table, read_snapshot, options_table)
+            small = _sorted_inline(ctx, small, table, read_snapshot, options_table, options)
             staged.ops.append(InlineInsert(table, small, ref))
         return staged
-    files = write_files(ctx, conformed, table, read_snapshot, options_table=options_table)
+    files = write_files(ctx, conformed, table, read_snapshot, options_table=options_table, options=options)
     return _with_files(staged, files, table, ref)
 
 
@@ -207,7 +215,7 @@ def _few_rows(files: list, frame, table: TableInfo, limit: int) -> pa.Table | No
 
 
 def _sorted_inline(ctx: LakeContext, small: pa.Table, table: TableInfo, snapshot_id: int,
-                   options_table: TableInfo | None) -> pa.Table:
+                   options_table: TableInfo | None, options: Callable[[str], str | None] | None) -> pa.Table:
     """Inlined rows in the table's sort order (SET SORTED BY, option sort_on_insert), as the reference inlines
     them and as Parquet files are written; expression keys are evaluated on Spark."""
     from .local.expressions import NotLocal
@@ -216,7 +224,7 @@ def _sorted_inline(ctx: LakeContext, small: pa.Table, table: TableInfo, snapshot
     if small.num_rows < 2:
         return small
     load_layout(ctx, table, snapshot_id)
-    if not table.sort_keys or not _write_options(ctx, options_table).sort_on_insert:
+    if not table.sort_keys or not _write_options(ctx, options_table, options).sort_on_insert:
         return small
     try:
         return sorted_rows(small, table)
@@ -234,10 +242,10 @@ def _with_files(staged: StagedWrite, files: list, table: TableInfo, ref: TableRe
     return staged
 
 
-def _write_options(ctx: LakeContext, table: TableInfo | None):
+def _write_options(ctx: LakeContext, table: TableInfo | None, options: Callable[[str], str | None] | None = None):
     from ..spark.write import WriteOptions
 
-    return WriteOptions.from_lake_options(ctx.options_of(table))
+    return WriteOptions.from_lake_options(options or ctx.options_of(table))
 
 
 def _arrow_frame(ctx: LakeContext, data: pa.Table, one_file: bool = False):
