@@ -15,7 +15,13 @@ import pytest
 import sqlalchemy as sa
 
 from spark_ducklake import DuckLake
-from spark_ducklake.errors import AlreadyExistsError, DuckLakeError, NotFoundError, UnsupportedSqlError
+from spark_ducklake.errors import (
+    AlreadyExistsError,
+    ConflictError,
+    DuckLakeError,
+    NotFoundError,
+    UnsupportedSqlError,
+)
 from tests.support.ref11 import attach_sql, require_ref11, run
 
 pytestmark = pytest.mark.latest_default
@@ -227,3 +233,23 @@ def test_spark_reads_and_writes_a_nested_schema_table(tmp_path, spark):
                       checkpoint_location=str(tmp_path / "checkpoint"), trigger={"availableNow": True}
                       ).awaitTermination()
     assert sorted(r.order_id for r in lake.read("sales.europe.copy").collect()) == [1, 2, 3]
+
+
+def test_concurrent_drop_of_a_parent_conflicts(tmp_path):
+    lake = _attach(tmp_path)
+    other = _attach(tmp_path)  # a second writer on the same catalog
+    lake.create_schema("sales")
+    lake.create_schema("sales.europe")
+    for stage, what in [(lambda tx: tx.create_table("sales.europe.t", "id INT"), "its schema was dropped"),
+                        (lambda tx: tx.create_schema("sales.asia"), "its parent schema was dropped")]:
+        with pytest.raises(ConflictError, match=what):
+            with lake.transaction() as tx:
+                stage(tx)
+                other.drop_schema("sales", cascade=True)  # commits while tx is open
+        assert lake.schemas() == ["main"]
+        lake.create_schema("sales")
+        lake.create_schema("sales.europe")
+    with other.transaction() as tx:  # the other way round: CASCADE drops the tree as it is when it commits
+        tx.drop_schema("sales", cascade=True)
+        lake.create_schema("sales.asia")
+    assert lake.schemas() == ["main"]

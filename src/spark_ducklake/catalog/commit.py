@@ -27,6 +27,7 @@ import sqlalchemy as sa
 from ..errors import ConflictError, DuckLakeError
 from ..spec.commit_properties import CommitProperties
 from ..spec.model import Snapshot
+from ..spec.names import schema_key
 from ..spec.snapshot_changes import DELETE_KINDS, Change, parse_changes, render_changes
 from .conflicts import FLUSHED_DELETES, find_conflict
 from .database.dialects import Dialect, dialect_for
@@ -295,8 +296,15 @@ def _check_conflicts(conn: sa.Connection, operations: Any, newer: list[Snapshot]
 
 
 def _schema_names(conn: sa.Connection) -> dict[str, str]:
+    """Every schema id (dropped ones too) and the name it goes by: a nested schema's by its path (DuckLake 1.1),
+    as created_table / created_view name it."""
     sc = T["ducklake_schema"]
-    return {str(i): n for i, n in conn.execute(sa.select(sc.c.schema_id, sc.c.schema_name))}
+    if not reader.nested_schemas(conn):
+        return {str(i): n for i, n in conn.execute(sa.select(sc.c.schema_id, sc.c.schema_name))}
+    rows = {r.schema_id: r for r in conn.execute(sa.select(sc.c.schema_id, sc.c.schema_name, sc.c.parent_schema_id))}
+    parents = {i: r.parent_schema_id for i, r in rows.items()}
+    paths = {i: reader.schema_path(i, rows, parents) for i in rows}
+    return {str(i): schema_key(path) if path else rows[i].schema_name for i, path in paths.items()}
 
 
 def _files_deleted_in(conn: sa.Connection, snapshot_id: int, changes: list[Any]) -> set[int]:

@@ -7,6 +7,8 @@ from __future__ import annotations
 
 from collections.abc import Set
 
+from ..errors import InvalidNameError
+from ..spec.names import schema_key, split_schema_path
 from ..spec.snapshot_changes import COMPACT_KINDS, DELETE_KINDS, FLUSH_KINDS, INSERT_KINDS, Change, unquote_name
 
 # An intent only, never written to changes_made: the deletes a flush writes as delete files are rows deleted before
@@ -75,12 +77,27 @@ def find_conflict(
             return f"both transactions deleted from the same data file of table {sorted(hit)[0]}"
     if hit := both(COMPACT_KINDS, DELETE_KINDS | {"dropped_table"} | COMPACT_KINDS):
         return f"cannot compact table {sorted(hit)[0]}: another transaction deleted from, compacted or dropped it"
+    for created in mine.get("created_schema", set()):  # a nested schema (DuckLake 1.1) in a dropped parent
+        if _parent_of(_schema_of_created(created)) in dropped_schema_names:
+            return f"cannot create schema {created}: its parent schema was dropped by another transaction"
     for schema_id in mine.get("dropped_schema", set()):
+        name = schema_names.get(schema_id, schema_id)
         for created in other.get("created_table", set()) | other.get("created_view", set()):
-            name = schema_names.get(schema_id, schema_id)
             if _schema_of_created(created) == name:
                 return f"cannot drop schema {name}: another transaction created {created} in it"
+        for created in other.get("created_schema", set()):
+            if _parent_of(_schema_of_created(created)) == name:
+                return f"cannot drop schema {name}: another transaction created schema {created} in it"
     return None
+
+
+def _parent_of(key: str) -> str | None:
+    """The path of a nested schema's parent ('sales' of 'sales.europe'); None for a top-level name."""
+    try:
+        path = split_schema_path(key)
+    except InvalidNameError:  # a 1.0 name that does not read as a path
+        return None
+    return schema_key(path[:-1]) if len(path) > 1 else None
 
 
 def _schema_of_created(value: str) -> str:
