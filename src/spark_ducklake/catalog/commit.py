@@ -276,7 +276,7 @@ def _check_conflicts(conn: sa.Connection, operations: Any, newer: list[Snapshot]
     ours = [change for op in operations for change in op.intents()]
     our_files: set[int] | None = set()  # None: "every file of the table" (an overwrite)
     for op in operations:
-        ids = getattr(op, "deleted_file_ids", set())
+        ids: set[int] | None = getattr(op, "deleted_file_ids", set())
         our_files = None if ids is None or our_files is None else our_files | ids
     deleting = {c.value for c in ours if c.kind in DELETE_KINDS or c.kind == FLUSHED_DELETES}
     snapshots = [(snap.snapshot_id, parse_changes(snap.changes)) for snap in newer]

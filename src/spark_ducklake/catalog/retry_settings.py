@@ -33,7 +33,7 @@ def with_retry_setting(policy: RetryPolicy, name: str, value: object) -> RetryPo
     """`policy` with one setting changed; a bad name or value is an InvalidArgumentError naming both."""
     key = _known(name)
     field_name, whole = RETRY_SETTINGS[key]
-    return replace(policy, **{field_name: _checked(key, value, whole)})
+    return replace(policy, **{field_name: _checked(key, value, whole)})  # type: ignore[arg-type]  # int for whole fields
 
 
 def retry_policy(**settings: object) -> RetryPolicy:

@@ -21,7 +21,7 @@ _C1, _C2 = np.uint32(0xCC9E2D51), np.uint32(0x1B873593)
 
 
 def _rotl(x: np.ndarray, r: int) -> np.ndarray:
-    return (x << np.uint32(r)) | (x >> np.uint32(32 - r))  # type: ignore[no-any-return]  # numpy: Any
+    return (x << np.uint32(r)) | (x >> np.uint32(32 - r))
 
 
 def _fmix(h: np.ndarray) -> np.ndarray:
@@ -67,13 +67,13 @@ def bucket_int64(values: npt.ArrayLike, buckets: int) -> np.ndarray:
             h = _rotl(h ^ k, 13) * np.uint32(5) + np.uint32(0xE6546B64)
         h ^= np.uint32(8)
         h = _fmix(h)
-    return ((h & np.uint32(0x7FFFFFFF)) % np.uint32(buckets)).astype(np.int32)  # type: ignore[no-any-return]  # numpy: Any
+    return ((h & np.uint32(0x7FFFFFFF)) % np.uint32(buckets)).astype(np.int32)
 
 
 def bucket_many(values: Sequence[object], type_str: str, buckets: int) -> np.ndarray:
     """Bucket numbers of non-null Python values of one DuckLake type, at once."""
     h = murmur3_32([hash_bytes(v, type_str) for v in values])
-    return ((h & np.uint32(0x7FFFFFFF)) % np.uint32(buckets)).astype(np.int32)  # type: ignore[no-any-return]  # numpy: Any
+    return ((h & np.uint32(0x7FFFFFFF)) % np.uint32(buckets)).astype(np.int32)
 
 
 def bucket_of(value: object, type_str: str, buckets: int) -> int | None:

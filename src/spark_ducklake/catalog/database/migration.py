@@ -15,6 +15,7 @@ for '1.1-dev1', whose build had none) and the version row is set.
 from __future__ import annotations
 
 import re
+from typing import Any
 
 import sqlalchemy as sa
 
@@ -68,7 +69,7 @@ def _migrate_v03_to_v04(conn: sa.Connection) -> None:
 
 def _columns(conn: sa.Connection, table: str) -> set[str]:
     # An empty SELECT names the columns on every dialect (duckdb_engine cannot reflect them).
-    query = sa.select(sa.literal_column("*")).select_from(sa.table(table)).where(sa.false())
+    query: sa.Select[Any] = sa.select(sa.literal_column("*")).select_from(sa.table(table)).where(sa.false())
     return set(conn.execute(query).keys())
 
 
@@ -138,7 +139,7 @@ def migrate_if_needed(conn: sa.Connection, metadata: dict[str, str], *, read_onl
         raise CatalogError(f"catalog is DuckLake spec {version}: migrating it to {target} needs a writable "
                            "attach (read_only=False)")
     if is_migratable(version):
-        migrate(conn, version)
+        migrate(conn, version)  # type: ignore[arg-type]  # a migratable version is a string
     if to_v11:
         migrate_to_v11(conn, target)
     return {**metadata, "version": target if to_v11 else SPEC_VERSION}
@@ -168,7 +169,7 @@ def _rename_inlined_system_columns(conn: sa.Connection) -> None:
     for name in conn.execute(sa.select(registry.c.table_name).distinct()).scalars():
         if not sa.inspect(conn).has_table(name):
             continue
-        query = sa.select(sa.literal_column("*")).select_from(sa.table(name)).where(sa.false())
+        query: sa.Select[Any] = sa.select(sa.literal_column("*")).select_from(sa.table(name)).where(sa.false())
         columns = list(conn.execute(query).keys())
         if columns[:3] == _NEW_SYSTEM:
             continue

@@ -105,7 +105,7 @@ def inlined_delete_table(metadata: sa.MetaData, dialect: Dialect | str, table_id
 def select_columns(table: sa.Table, columns: list[Column], dialect: Dialect | str) -> list[Any]:
     """SELECT list (row id labelled ROW_ID, then the columns) whose results `decode_rows` expects."""
     storage = storage_for(dialect)
-    out = [table.c[ROW_ID].label(ROW_ID)]
+    out: list[Any] = [table.c[ROW_ID].label(ROW_ID)]
     for col in columns:
         ref = table.c[col.name]
         if col.type == "variant":  # DuckDB catalogs only: its JSON text, encoded as a variant by _decode

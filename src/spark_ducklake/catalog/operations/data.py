@@ -120,7 +120,7 @@ class AppendFiles:
     ref: TableRef | None = None  # set when the table is created in the same commit
 
     def _id(self) -> int:
-        return self.ref.table_id if self.ref is not None else self.table.table_id
+        return self.ref.table_id if self.ref is not None else self.table.table_id  # type: ignore[return-value]  # set by then
 
     def intents(self) -> list[Change]:
         return [] if self.ref is not None else [Change("inserted_into_table", str(self.table.table_id))]
@@ -141,7 +141,8 @@ class AppendFiles:
                 "end_snapshot": None, "file_order": None, "path": rel, "path_is_relative": is_rel,
                 "file_format": "parquet", "record_count": f.record_count, "file_size_bytes": f.file_size_bytes,
                 "footer_size": f.footer_size, "row_id_start": next_row_id,
-                "partition_id": self.table.partition.partition_id if f.partition_values else None,
+                # files with partition values come with the table's partition spec
+                "partition_id": self.table.partition.partition_id if f.partition_values else None,  # type: ignore[union-attr]
                 "encryption_key": f.encryption_key,
                 "mapping_id": mapping_id if f.needs_name_mapping else None, "partial_max": None,
                 **v11_values(ctx.conn, row_group_count=f.row_group_count),
@@ -191,7 +192,7 @@ class InlineInsert:
             self._target = inlined_tables.current_inlined_table(conn, self.table.table_id, self.table.columns)
 
     def _id(self) -> int:
-        return self.ref.table_id if self.ref is not None else self.table.table_id
+        return self.ref.table_id if self.ref is not None else self.table.table_id  # type: ignore[return-value]  # set by then
 
     def intents(self) -> list[Change]:
         return [] if self.ref is not None else [Change("inlined_insert", str(self.table.table_id))]
@@ -205,7 +206,7 @@ class InlineInsert:
         target = self._target if prepared else \
             inlined_tables.current_inlined_table(ctx.conn, table_id, self.table.columns)
         ids = self.row_ids if self.row_ids is not None else list(range(first, first + n))
-        inlined_tables.insert_rows(ctx.conn, target, self.data, self.table.columns, ids, ctx.snapshot_id)
+        inlined_tables.insert_rows(ctx.conn, target, self.data, self.table.columns, ids, ctx.snapshot_id)  # type: ignore[arg-type]  # exists: the write created it
         ctx.file_id()  # the reference spends one file id per inlined insert; keep the counters in step
         merge_column_stats(ctx, table_id, self.table.columns, [self.stats], self._seen)
         ctx.record("inlined_insert", table_id)
@@ -335,10 +336,11 @@ class DeleteRows:
                 continue
             if d.predicted_snapshot != ctx.snapshot_id:  # others committed first: the foreseen id is taken
                 # ENCRYPTED lakes: rewritten by Spark with the same key, so a retried commit's key stays valid.
-                fixed = (self.restamp(d.path, d.predicted_snapshot, ctx.snapshot_id, d.encryption_key)
-                         if d.encryption_key else self.restamp(d.path, d.predicted_snapshot, ctx.snapshot_id))
+                # restamp is set whenever a file has `replaces` (__post_init__ checks it)
+                fixed = (self.restamp(d.path, d.predicted_snapshot, ctx.snapshot_id, d.encryption_key)  # type: ignore[misc]
+                         if d.encryption_key else self.restamp(d.path, d.predicted_snapshot, ctx.snapshot_id))  # type: ignore[misc]
                 d.file_size_bytes, d.footer_size, d.first_snapshot = (fixed.file_size_bytes, fixed.footer_size,
                                                                       fixed.first_snapshot)
                 d.predicted_snapshot = ctx.snapshot_id
             insert_delete_file(ctx, self.table, d.data_file_id, PlacedDelete(
-                d, begin_snapshot=d.first_snapshot, partial_max=ctx.snapshot_id, replaces=d.replaces))
+                d, begin_snapshot=d.first_snapshot, partial_max=ctx.snapshot_id, replaces=d.replaces))  # type: ignore[arg-type]  # a partial file has one

@@ -142,7 +142,7 @@ class SetPartitioning:
     def apply(self, ctx: Any) -> None:
         from .ddl import _end, _record_schema_version
 
-        table_id = self.table_id.table_id if not isinstance(self.table_id, int) else self.table_id
+        table_id = self.table_id.table_id if not isinstance(self.table_id, int) else self.table_id  # type: ignore[attr-defined]  # a ddl.TableRef
         info, pc = T["ducklake_partition_info"], T["ducklake_partition_column"]
         _end(ctx, info, info.c.table_id == table_id)
         partition_id = ctx.catalog_id()

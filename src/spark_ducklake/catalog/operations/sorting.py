@@ -82,7 +82,7 @@ class SetSorting:
         return [] if not isinstance(self.table_id, int) else [Change("altered_table", str(self.table_id))]
 
     def apply(self, ctx: Any) -> None:
-        table_id = self.table_id.table_id if not isinstance(self.table_id, int) else self.table_id
+        table_id = self.table_id.table_id if not isinstance(self.table_id, int) else self.table_id  # type: ignore[attr-defined]  # a ddl.TableRef
         info, se = T["ducklake_sort_info"], T["ducklake_sort_expression"]
         end_live_rows(ctx.conn, info, ctx.snapshot_id, info.c.table_id == table_id)
         if self.keys:

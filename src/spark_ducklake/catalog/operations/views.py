@@ -50,6 +50,8 @@ def parse_aliases(text: str | None) -> list[str]:
     """Inverse of render_aliases."""
     if not text:
         return []
+    out: list[str]
+    buf: list[str]
     out, buf, quoted = [], [], False
     for ch in text:  # split on commas outside quotes, then unquote each part
         if ch == '"':

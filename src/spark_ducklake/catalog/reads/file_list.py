@@ -90,7 +90,7 @@ def _aggregates(aggregate: str) -> tuple[Any, ...]:
     df = T["ducklake_data_file"]
 
     def text(name: str) -> Any:
-        col = df.c[name]
+        col: Any = df.c[name]
         if aggregate == "string_agg" and name not in _TEXT:  # SQLite's group_concat makes text of anything
             if name == "path_is_relative":
                 col = sa.cast(col, sa.Integer)  # PostgreSQL's boolean as 1/0

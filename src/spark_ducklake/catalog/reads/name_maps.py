@@ -71,15 +71,15 @@ def apply_name_maps(conn: sa.Connection, table: TableInfo, files: list[DataFile]
     mapped = [f for f in files if f.mapping_id is not None]
     if not mapped:
         return
-    maps = load_name_maps(conn, {f.mapping_id for f in mapped})
+    maps = load_name_maps(conn, {f.mapping_id for f in mapped})  # type: ignore[misc]  # mapped: ids not None
     hive_ids: set[int] = set()
     for f in mapped:
-        f.name_map = maps.get(f.mapping_id, ())
+        f.name_map = maps.get(f.mapping_id, ())  # type: ignore[arg-type]  # mapped: id not None
         present = {m.column_id for m in f.name_map}
         f.absent_columns = frozenset(c.column_id for c in table.columns if c.column_id not in present)
         hive_ids |= {m.column_id for m in f.name_map if m.hive}
     if hive_ids:
-        _load_hive_values(conn, table, [f for f in mapped if any(m.hive for m in f.name_map)])
+        _load_hive_values(conn, table, [f for f in mapped if any(m.hive for m in f.name_map)])  # type: ignore[union-attr]  # set above
 
 
 def _load_hive_values(conn: sa.Connection, table: TableInfo, files: list[DataFile]) -> None:
@@ -94,7 +94,7 @@ def _load_hive_values(conn: sa.Connection, table: TableInfo, files: list[DataFil
             found[file_id][column_id] = (nulls, low)
     for f in files:
         values = {}
-        for m in f.name_map:
+        for m in f.name_map:  # type: ignore[union-attr]  # the files passed have their name maps
             col = by_id.get(m.column_id)
             if not m.hive or col is None:
                 continue

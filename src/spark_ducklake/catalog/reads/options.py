@@ -62,7 +62,7 @@ class OptionRow(NamedTuple):
     scope_entry: str | None
 
 
-def parse_size(text: str) -> int:
+def parse_size(text: str | int) -> int:
     """'10MB' -> 10000000, '1GiB' -> 1073741824, '42' -> 42."""
     match = re.fullmatch(r"\s*(\d+(?:\.\d+)?)\s*([a-zA-Z]*)\s*", str(text))
     if not match or match.group(2).lower() not in _UNITS:

@@ -53,6 +53,6 @@ def _schema_exists(dbapi_connection: Any, schema: str) -> bool:
     try:
         cursor.execute("SELECT count(*) FROM information_schema.schemata WHERE catalog_name = current_database() "
                        "AND schema_name = ?", [schema])
-        return cursor.fetchone()[0] > 0  # type: ignore[no-any-return]  # DB-API rows are untyped
+        return cursor.fetchone()[0] > 0
     finally:
         cursor.close()
