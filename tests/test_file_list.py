@@ -94,7 +94,7 @@ def test_objects_are_built_once_and_shared_by_copies_and_subsets(lake):
 
 
 def test_parse_splits_counts_and_reads_empty_values_as_null():
-    parse = file_list._parse
+    parse = file_list.parse_joined
     assert parse("1,,3", ",", pa.int64(), 3).to_pylist() == [1, None, 3]
     assert parse(",,", ",", pa.int64(), 3).to_pylist() == [None, None, None]
     assert parse("", ",", pa.string(), 1).to_pylist() == [None]

@@ -258,7 +258,7 @@ def prune_files(conn: sa.Connection, table: TableInfo, files: Sequence[DataFile]
     if not conditions:
         return files
     column_ids = {by_name[c.column.lower()].column_id for c in conditions}
-    stats = _load_stats(conn, table.table_id, column_ids)
+    stats = _load_stats(conn, table.table_id, column_ids, _bounds_needed(conditions, by_name))
     # Fields read as columns: a FileList builds no DataFile for this.
     file_ids, begins, records = (_column(files, name) for name in ("data_file_id", "begin_snapshot", "record_count"))
     keep = np.ones(len(files), dtype=bool)
@@ -278,6 +278,22 @@ def prune_files(conn: sa.Connection, table: TableInfo, files: Sequence[DataFile]
             may |= pc.less(begins, col.added_snapshot).to_numpy(zero_copy_only=False)
         keep &= may
     return _prune_buckets(conn, table, subset(files, np.flatnonzero(keep).tolist()), conditions, by_name)
+
+
+def _bounds_needed(conditions: list[Condition], by_name: dict) -> set[str]:
+    """The stats bounds the conditions can use: `<` reads only minima, `>` only maxima, IS NULL neither (the
+    database builds and ships less); both for a column checked file by file (may_match wants both)."""
+    needed: set[str] = set()
+    for cond in conditions:
+        if by_name[cond.column.lower()].type not in _VECTOR_TYPES:
+            needed |= {"min_value", "max_value"}
+        elif cond.op in ("<", "<="):
+            needed.add("min_value")
+        elif cond.op in (">", ">="):
+            needed.add("max_value")
+        elif cond.op not in ("is_null", "not_null"):
+            needed |= {"min_value", "max_value"}
+    return needed
 
 
 def _column(files: Sequence[DataFile], name: str) -> pa.Array:
@@ -320,7 +336,9 @@ def _may_match_columns(cond: Condition, rows: pa.Table, records: pa.Array, type_
     if type_ == "varchar":  # parse_literal reads the text 'NULL' as no value: such a bound proves nothing
         low_text = pc.if_else(pc.equal(low_text, "NULL"), pa.scalar(None, pa.string()), low_text)
         high_text = pc.if_else(pc.equal(high_text, "NULL"), pa.scalar(None, pa.string()), high_text)
-    no_bounds = pc.or_(pc.is_null(low_text), pc.is_null(high_text))
+    # a bound not fetched (_bounds_needed: the comparison does not read it) does not make the other one unusable
+    no_bounds = pc.or_(pc.is_null(low_text) if cond.op not in (">", ">=") else pa.scalar(False),
+                       pc.is_null(high_text) if cond.op not in ("<", "<=") else pa.scalar(False))
     arrow_type = pa.int64() if type_ in _INTEGERS else pa.date32() if type_ == "date" else pa.string()
     literal_type = int if type_ in _INTEGERS else dt.date if type_ == "date" else str
     values = []
@@ -347,7 +365,8 @@ def _may_match_columns(cond: Condition, rows: pa.Table, records: pa.Array, type_
         compared = pa.array(np.ones(len(rows), dtype=bool))
     else:
         try:
-            low, high = low_text.cast(arrow_type), high_text.cast(arrow_type)
+            low, high = (low_text.cast(arrow_type) if cond.op not in (">", ">=") else None,
+                         high_text.cast(arrow_type) if cond.op not in ("<", "<=") else None)
         except (pa.ArrowInvalid, pa.ArrowNotImplementedError):
             return None  # bounds pyarrow does not read as Python does
         compared = _compare(cond.op, low, high, values)
@@ -419,20 +438,22 @@ def _prune_buckets(conn: sa.Connection, table: TableInfo, files: Sequence[DataFi
         for (pid, index), buckets in wanted.items() if pid == partition_id)])
 
 
-def _load_stats(conn: sa.Connection, table_id: int, column_ids: set[int]) -> pa.Table:
-    """The stats rows of these columns as columns (STATS_SCHEMA), no Python object per row: on SQLite and
-    PostgreSQL each column comes as one text value the database aggregates (as reads/file_list.py fetches files),
-    elsewhere (or when a bound holds the separator) the driver's tuples go straight into pyarrow."""
+def _load_stats(conn: sa.Connection, table_id: int, column_ids: set[int], bounds: set[str]) -> pa.Table:
+    """The stats rows of these columns as columns (STATS_SCHEMA; of min_value and max_value only those in
+    `bounds`, the other NULL), no Python object per row: on SQLite and PostgreSQL each column comes as one text
+    value the database aggregates (as reads/file_list.py fetches files), elsewhere (or when a bound holds the
+    separator) the driver's tuples go straight into pyarrow."""
     from ..reads.reader import driver_rows, no_gc
 
     fcs = T["ducklake_file_column_stats"]
     where = (fcs.c.table_id == table_id, fcs.c.column_id.in_(sorted(column_ids)))
     aggregate = AGGREGATE.get(conn.dialect.name)
     if aggregate is not None:
-        found = _aggregated_stats(conn, where, aggregate)
+        found = _aggregated_stats(conn, where, aggregate, bounds)
         if found is not None:
             return found
-    query = sa.select(*[sa.type_coerce(fcs.c[n], sa.BigInteger) if n == "contains_nan" else fcs.c[n]
+    query = sa.select(*[sa.type_coerce(fcs.c[n], sa.BigInteger) if n == "contains_nan" else
+                        sa.null() if n in _BOUNDS and n not in bounds else fcs.c[n]
                         for n in STATS_SCHEMA.names]).where(*where)
     with no_gc():
         rows = driver_rows(conn, query)
@@ -454,11 +475,12 @@ _BOUNDS = ("min_value", "max_value")
 _BOUND_SEPARATOR = "\x1e"
 
 
-def _aggregated_stats(conn: sa.Connection, where: tuple, aggregate: str) -> pa.Table | None:
+def _aggregated_stats(conn: sa.Connection, where: tuple, aggregate: str, bounds: set[str]) -> pa.Table | None:
     """The stats as one aggregated text value per column; None when they do not split back into the rows."""
     fcs = T["ducklake_file_column_stats"]
     parts = [sa.func.count()]
-    for name in STATS_SCHEMA.names:
+    fetched = [n for n in STATS_SCHEMA.names if n not in _BOUNDS or n in bounds]
+    for name in fetched:
         col = fcs.c[name]
         if name in _BOUNDS:  # 'v' before every value: an empty string stays apart from NULL ('')
             value = sa.func.coalesce(sa.literal_column("'v'").concat(col), sa.literal_column("''"))
@@ -472,9 +494,13 @@ def _aggregated_stats(conn: sa.Connection, where: tuple, aggregate: str) -> pa.T
     count = row[0]
     if not count:
         return STATS_SCHEMA.empty_table()
+    texts = dict(zip(fetched, row[1:], strict=True))
     columns = []
-    for field, text in zip(STATS_SCHEMA, row[1:], strict=True):
-        if field.name in _BOUNDS:
+    for field in STATS_SCHEMA:
+        text = texts.get(field.name)
+        if field.name not in texts:
+            values = pa.nulls(count, field.type)
+        elif field.name in _BOUNDS:
             values = pc.list_flatten(pc.split_pattern(pa.array([text], pa.large_string()), _BOUND_SEPARATOR))
             if len(values) != count:
                 return None

@@ -282,8 +282,8 @@ class FileList(Sequence[DataFile]):
         if self._complete is None or self._complete is not self._shared[0]:
             objects = self._shared[0]
             if objects is None or any(f is None for f in objects):
-                self._shared[0] = self._build(objects)
-            self._complete = self._shared[0]  # checked once: element access stays O(1)
+                self._shared[0] = self._build(objects)  # type: ignore[assignment]  # list invariance: now all built
+            self._complete = self._shared[0]  # type: ignore[assignment]  # checked once: element access stays O(1)
         return self._complete  # type: ignore[return-value]
 
     def _build(self, known: list[DataFile | None] | None) -> list[DataFile]:
