@@ -78,7 +78,8 @@ def _generic(reason: str) -> str:
 # catalog tables, columns, transforms and migrations (/work/shared/reference/ducklake-docs-1.1, CHANGES-1.0-to-1.1).
 V11_FEATURES = {
     "epoch transforms": re.compile(r"\bepoch_(?:year|month|day|hour)\s*\(", re.IGNORECASE),
-    "view column tags": re.compile(r"\bducklake_view_column_tag\b|view_column", re.IGNORECASE),
+    "view column tags": re.compile(r"\bducklake_view_column_tag\b|view_column_tags?\b|comment_on_view_column",
+                                   re.IGNORECASE),
     "row group counts": re.compile(r"\brow_group_count\b", re.IGNORECASE),
     "inlined column renames": re.compile(r"inlined_column_rename", re.IGNORECASE),
     "deletion vectors": re.compile(r"\bwrite_deletion_vectors\b|deletion_vector", re.IGNORECASE),
