@@ -162,7 +162,7 @@ def test_catalogs_without_parent_schemas_refuse_nested_schemas(tmp_path, version
                    lambda: lake.sql("CREATE SCHEMA lake.a.b", dialect="duckdb")):
         with pytest.raises(DuckLakeError, match=words) as info:
             action()
-        assert "automatic_migration=True" in str(info.value)  # the way to 1.1
+        assert ("automatic_migration=True" if version == "1.0" else "AUTOMATIC_MIGRATION") in str(info.value)
     with pytest.raises(UnsupportedSqlError, match="'a' is not this lake.*not support nested schemas"):
         lake.sql("CREATE SCHEMA a.b", dialect="duckdb")  # before 1.1 this named catalog a
     assert lake.current_snapshot() == before

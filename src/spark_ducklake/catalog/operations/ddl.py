@@ -56,10 +56,11 @@ NESTED_V10 = "DuckLake 1.0 does not support nested schemas"
 def nested_refusal(version: str, name: str) -> str:
     """Why a nested schema cannot be created in a catalog of `version` (1.0, or the '1.1-dev1' layout, which has
     no `parent_schema_id` either), with the way to 1.1."""
-    words = NESTED_V10 if version != "1.1-dev1" else (
-        "DuckLake 1.1-dev1 catalogs (the development layout) have no parent_schema_id: they do not support nested "
-        "schemas")
-    return (f"{words} (schema path {name}) - attach with automatic_migration=True and ducklake_version=\"1.1\" "
+    if version == "1.1-dev1":  # we do not migrate the development layout; DuckDB 2.0 does
+        return ("DuckLake 1.1-dev1 catalogs (the development layout) have no parent_schema_id: they do not support "
+                f"nested schemas (schema path {name}) - DuckDB 2.0 migrates such a catalog to 1.1 when attached with "
+                "AUTOMATIC_MIGRATION; a name holding a dot stays one schema when quoted ('\"a.b\"')")
+    return (f"{NESTED_V10} (schema path {name}) - attach with automatic_migration=True and ducklake_version=\"1.1\" "
             "to migrate the catalog to 1.1; a name holding a dot stays one schema when quoted ('\"a.b\"')")
 
 
