@@ -234,8 +234,8 @@ def change_groups(plan: BatchPlan) -> list[tuple[list[FileTask], bool]]:
         nodes.append(([span] if span else [], f.delete_spans(plan.start, plan.end)))
     inlined = plan.inlined is not None
     if inlined:
-        begins = {s for s in plan.inlined.column(BEGIN_COL).to_pylist() if s is not None}
-        ends = {s for s in plan.inlined.column(END_COL).to_pylist() if s is not None}
+        begins = {s for s in plan.inlined.column(BEGIN_COL).to_pylist() if s is not None}  # type: ignore[union-attr]  # inlined
+        ends = {s for s in plan.inlined.column(END_COL).to_pylist() if s is not None}  # type: ignore[union-attr]  # inlined
         nodes.append(([(s, s) for s in begins if plan.start <= s <= plan.end],
                       [(s, s) for s in ends if plan.start <= s <= plan.end]))
     deleted = _merge([span for _ins, dels in nodes for span in dels])
@@ -252,7 +252,8 @@ def change_groups(plan: BatchPlan) -> list[tuple[list[FileTask], bool]]:
         return i
 
     relevant.sort()
-    reach, last = None, None
+    last: int
+    reach, last = None, None  # type: ignore[assignment]  # `last` is read only once `reach` is set
     for lo, hi, i in relevant:
         if reach is not None and lo <= reach:
             parent[root(i)] = root(last)

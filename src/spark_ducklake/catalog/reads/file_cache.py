@@ -71,7 +71,7 @@ class FileListCache:
             self._entries.move_to_end(key)
             return cached.files.copy()
         self._entries.pop(key, None)
-        files = self._from_neighbour(conn, table, snapshot_id, found[1] if neighbour else None)
+        files = self._from_neighbour(conn, table, snapshot_id, found[1] if neighbour else None)  # type: ignore[assignment]  # None: below
         if files is None:
             files = load_list(conn, table, snapshot_id, reader.delete_files(conn, table, snapshot_id), few)
         return self._keep(key, current, files, table)

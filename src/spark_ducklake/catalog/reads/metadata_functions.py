@@ -114,6 +114,7 @@ def settings(catalog_kind: str, data_path: str) -> SettingsRow:
 
 def option_rows(conn: sa.Connection, snapshot_id: int, data_path: str) -> list[OptionRow]:
     """The reference's `options()`: every option set, with its description, scope and the named schema/table."""
+    names: dict[tuple[str, int | None], str]
     names = {("schema", s.schema_id): s.name for s in reader.list_schemas(conn, snapshot_id, data_path)}
     names.update({("table", t.table_id): t.qualified_name for t in reader.list_tables(conn, snapshot_id, data_path)})
     return sorted(OptionRow(key, DESCRIPTIONS.get(key, ""), value, (scope or "global").upper(),
