@@ -42,6 +42,7 @@ from .operations.streaming.sink import stream_writer, write_stream
 from .operations.transaction import WRITE_MODES, Transaction, transaction
 from .spark.change_feed import changes, deletions, insertions
 from .spark.scan_plan import ScanPlan
+from .spec.arguments import OutputMode, SqlDialect, StreamWriteMode, WriteMode
 from .spec.commit_properties import CommitProperties, resolve_commit_properties
 from .spec.model import TableInfo
 from .spec.names import parse_table_name, schema_key
@@ -381,7 +382,7 @@ class DuckLake:
         """Everything a scan needs from the catalog (files after pruning, inlined rows), without Spark."""
         return self.context.plan_scan(table, version=version, timestamp=timestamp, where=where)
 
-    def write(self, df, table: str, mode: str = "append", *, where=None, merge_schema: bool = False,
+    def write(self, df, table: str, mode: WriteMode = "append", *, where=None, merge_schema: bool = False,
               commit_properties: CommitProperties | None = None, **commit_args: Any) -> int:
         """Append, overwrite or create (`error`) a table from a Spark DataFrame, a pyarrow Table or a pandas
         DataFrame; returns the snapshot id (the current one when there was nothing to write).
@@ -583,7 +584,7 @@ class DuckLake:
                            max_snapshots_per_trigger=max_snapshots_per_trigger, include_changes=include_changes)
 
     def stream_writer(self, table: str, *, query_id: str | None = None, checkpoint_location: str | None = None,
-                      mode: str = "append", merge_schema: bool = False, commit_message: str | None = None,
+                      mode: StreamWriteMode = "append", merge_schema: bool = False, commit_message: str | None = None,
                       author: str | None = None):
         """A `foreachBatch` function writing each micro-batch into the table exactly once (batch ids recorded in
         the snapshots under `query_id`, or the query id in `checkpoint_location`); see operations/streaming/sink.py."""
@@ -591,8 +592,8 @@ class DuckLake:
                              merge_schema=merge_schema, commit_message=commit_message, author=author)
 
     def write_stream(self, df: DataFrame, table: str, *, checkpoint_location: str, trigger=None,
-                     query_id: str | None = None, query_name: str | None = None, output_mode: str = "append",
-                     mode: str = "append", merge_schema: bool = False, commit_message: str | None = None,
+                     query_id: str | None = None, query_name: str | None = None, output_mode: OutputMode = "append",
+                     mode: StreamWriteMode = "append", merge_schema: bool = False, commit_message: str | None = None,
                      author: str | None = None):
         """Start a streaming query writing `df` into the table exactly once per batch; returns the StreamingQuery."""
         return write_stream(self.context, df, table, checkpoint_location=checkpoint_location, trigger=trigger,
@@ -600,7 +601,7 @@ class DuckLake:
                             merge_schema=merge_schema, commit_message=commit_message, author=author)
 
     # ---- SQL
-    def sql(self, text: str, dialect: str = "spark", *, catalog_name: str = "lake",
+    def sql(self, text: str, dialect: SqlDialect = "spark", *, catalog_name: str = "lake",
             params: Sequence[Any] | dict[str, Any] | None = None):
         """Run SQL statements (Spark SQL, or DuckDB's with dialect="duckdb") on the lake; see docs/sql.md. Returns
         the last statement's result: a DataFrame for a query, a list of rows for a command or CALL. Tables may be
@@ -626,8 +627,9 @@ class DuckLake:
 
         return views(self, schema, version)
 
-    def create_view(self, name: str, sql: str, *, dialect: str = "spark", column_aliases: list[str] | None = None,
-                    replace: bool = False, if_not_exists: bool = False, catalog_name: str = "lake",
+    def create_view(self, name: str, sql: str, *, dialect: SqlDialect = "spark",
+                    column_aliases: list[str] | None = None, replace: bool = False, if_not_exists: bool = False,
+                    catalog_name: str = "lake",
                     **commit_args: Any) -> int | None:
         """CREATE VIEW from a query in `dialect` (stored as DuckDB SQL, so DuckDB can query it)."""
         from .sql.views import check_dialect, create_view

@@ -27,7 +27,7 @@ from ..errors import AlreadyExistsError, DuckLakeError, InvalidArgumentError, No
 from ..spark.conform import plan_columns
 from ..spark.write import delete_paths
 from ..spec import paths as paths_for
-from ..spec.arguments import check_assignments, check_condition, check_data
+from ..spec.arguments import WriteMode, check_assignments, check_condition, check_data
 from ..spec.commit_properties import CommitProperties
 from ..spec.model import TableInfo
 from ..spec.names import parse_table_name as split_name
@@ -211,7 +211,7 @@ class Transaction:
         rename(self, name, new_name)
 
     # ----------------------------------------------------------------------------------------- DML
-    def write(self, df, table: str, mode: str = "append", *, where=None, merge_schema: bool = False,
+    def write(self, df, table: str, mode: WriteMode = "append", *, where=None, merge_schema: bool = False,
               one_file_if_small: bool = False) -> None:
         """Stage a write (see DuckLake.write); a table created in this transaction can be written to.
         `one_file_if_small`: a small Spark DataFrame becomes one file, as DuckDB writes INSERT ... SELECT."""

@@ -16,6 +16,7 @@ import os
 from dataclasses import dataclass, field
 
 from ...catalog.operations.stream_guards import BatchAlreadyCommitted, GuardBatch, batch_info, holds_batch
+from ...spec.arguments import OutputMode, StreamWriteMode
 from ...spec.commit_properties import CommitProperties
 from .catalog_ref import CatalogRef
 
@@ -29,7 +30,7 @@ class StreamBatchWriter:
     table: str
     query_id: str | None = None
     checkpoint_location: str | None = None
-    mode: str = "append"
+    mode: StreamWriteMode = "append"
     merge_schema: bool = False
     commit_message: str | None = None
     author: str | None = None
@@ -122,7 +123,7 @@ def metadata_schema_option(ctx) -> dict[str, str]:
 
 
 def stream_writer(ctx, table: str, *, query_id: str | None = None, checkpoint_location: str | None = None,
-                  mode: str = "append", merge_schema: bool = False, commit_message: str | None = None,
+                  mode: StreamWriteMode = "append", merge_schema: bool = False, commit_message: str | None = None,
                   author: str | None = None) -> StreamBatchWriter:
     """The foreachBatch function writing into `table` of this lake exactly once per batch."""
     from ...spec.names import parse_table_name as split_name
@@ -137,7 +138,7 @@ def stream_writer(ctx, table: str, *, query_id: str | None = None, checkpoint_lo
 
 
 def write_stream(ctx, df, table: str, *, checkpoint_location: str, trigger=None, query_id: str | None = None,
-                 query_name: str | None = None, output_mode: str = "append", mode: str = "append",
+                 query_name: str | None = None, output_mode: OutputMode = "append", mode: StreamWriteMode = "append",
                  merge_schema: bool = False, commit_message: str | None = None, author: str | None = None):
     """Start a streaming query writing `df` into `table` through `stream_writer`; returns the StreamingQuery.
 
