@@ -59,8 +59,9 @@ def test_in_process_write_marks_every_bound_exact(tmp_path):
     lake.close()
 
 
-def test_inlined_rows_and_their_flush(tmp_path):
-    lake = _attach(tmp_path)
+@pytest.mark.spark  # flush_inlined_data writes its files on Spark
+def test_inlined_rows_and_their_flush(tmp_path, spark):
+    lake = _attach(tmp_path, spark=spark)
     lake.create_table("t", "id BIGINT, s VARCHAR")
     lake.write(_rows([5, 6], ["m", "n"]), "t")  # inlined: only table-level stats
     assert _file_flags(tmp_path, "s") == []
