@@ -183,7 +183,7 @@ class LakeContext:
             return reader.find_table(conn, self.snapshot_id(conn, version), self.data_path, schema, name)
 
     def plan_scan(self, table: str | tuple[str, str], *, version: int | None = None,
-                  timestamp: datetime | None = None, where: str | None = None,
+                  timestamp: datetime | str | None = None, where: str | None = None,
                   inlined_sources: bool = False) -> ScanPlan:
         """Everything a scan needs from the catalog (files after pruning, inlined rows), without Spark;
         `inlined_sources` gives inlined rows their table and begin snapshot (for the virtual columns)."""

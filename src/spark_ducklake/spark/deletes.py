@@ -63,7 +63,7 @@ def stage_deletes(spark, plan: ScanPlan, matches, inline_limit: int) -> DeletePl
         counts = Counter(r[FILE] for r in few)
         positions = few
     else:
-        counts = {r[FILE]: r["count"] for r in matches.groupBy(FILE).count().collect()}
+        counts = {r[FILE]: r["count"] for r in matches.groupBy(FILE).count().collect()}  # type: ignore[assignment]  # both map file -> count
         positions = None
     result = DeletePlan(deleted_rows=sum(counts.values()))
     if None in counts:  # inlined rows: catalog data, small by design

@@ -41,7 +41,7 @@ def read_parquet(spark, schema, paths: list[str], sizes: list[int | None] | None
     sizes, local files are listed on the driver (the session's listing threshold is raised once, when it is
     Spark's default)."""
     if sizes is not None and paths and all(s is not None for s in sizes):
-        frame = _read_logged(spark, schema, paths, sizes)
+        frame = _read_logged(spark, schema, paths, sizes)  # type: ignore[arg-type]  # all checked not None
         if frame is not None:
             return frame
     if len(paths) > 32 and all("://" not in p for p in paths):

@@ -11,6 +11,7 @@ from __future__ import annotations
 import json
 import re
 from dataclasses import dataclass, field
+from typing import Any
 from urllib.parse import unquote
 
 import pyarrow as pa
@@ -125,7 +126,7 @@ def describe(path: str, plan: AddPlan) -> dict:
     entries, hive_columns = mapper.map_top(schema, hive)
     stats = file_column_stats(meta, plan.columns, leaves=mapper.leaves)
     for col, value in hive_columns:
-        text = None if value is None else types.format_literal(col.type, value)
+        text = None if value is None else types.format_literal(col.type, value)  # type: ignore[assignment]  # reused name
         stats[col.column_id] = ColumnStats(column_id=col.column_id, value_count=meta.num_rows,
                                            null_count=meta.num_rows if text is None else 0, min_value=text,
                                            max_value=text, column_size_bytes=0,
@@ -224,6 +225,7 @@ class _Mapper:
 
     def map_top(self, schema: pa.Schema, hive: dict[str, str | None]):
         by_name = {c.name.lower(): c for c in self.plan.columns}
+        hive_columns: list[Any]
         entries, hive_columns, seen = [], [], set()
         for f in schema:
             col = by_name.get(f.name.lower())

@@ -31,7 +31,7 @@ def with_partition_keys(df, table: TableInfo, spec: PartitionSpec):
         else:
             require_python_workers(df.sparkSession)  # bucket() is a pandas UDF
             # timestamptz hashes as UTC micros: pass those, not pandas' local wall clock of the session time zone
-            value = _bucket_udf(col.type, key.buckets)(F.unix_micros(source) if col.type == "timestamptz"
+            value = _bucket_udf(col.type, key.buckets)(F.unix_micros(source) if col.type == "timestamptz"  # type: ignore[arg-type]  # a bucket key has its count
                                                        else source)
         keys.append(value.alias(f"{KEY_PREFIX}{i}"))
     return df.select("*", *keys)
@@ -80,7 +80,7 @@ def _bucket_udf(type_str: str, buckets: int):
 
     integer = type_str.startswith(("int", "uint")) or type_str == "timestamptz"  # the latter as unix micros
 
-    @pandas_udf("int")
+    @pandas_udf("int")  # type: ignore[call-overload]  # pyspark's stubs want the function type spelled out
     def bucket(values):
         # Runs on executors: bucket_hash needs only numpy (no mmh3, no sqlalchemy there).
         import pandas as pd
@@ -121,6 +121,6 @@ def placement(staged_relative: str, table: TableInfo, spec: PartitionSpec,
     if not hive:
         return "", values
     names = directory_names(spec.keys, table.columns)
-    parts = [f"{names[i]}={_SPARK_NULL if values.get(i) is None else quote(values[i], safe='')}"  # its NULL too
+    parts = [f"{names[i]}={_SPARK_NULL if values.get(i) is None else quote(values[i], safe='')}"  # type: ignore[arg-type]  # its NULL too; not None there
              for i in range(len(spec.keys))]
     return "".join(p + "/" for p in parts), values

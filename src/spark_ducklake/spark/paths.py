@@ -71,7 +71,7 @@ def s3_settings() -> tuple[float, float, int]:
         if not value > 0:
             raise InvalidArgumentError(f"{name}={text!r}: expected a positive number (default {default})")
         values.append(value)
-    return values[0], values[1], values[2]
+    return values[0], values[1], values[2]  # type: ignore[return-value]  # the third is parsed as an int
 
 
 def s3_endpoint(bucket: str) -> str:

@@ -29,6 +29,6 @@ class ScanPlan:
         virtual columns (the plan made with inlined_sources=True)."""
         from .scan import scan_table
 
-        return scan_table(spark, self.table, self.files, snapshot_id=self.snapshot_id, inlined=self.inlined,
+        return scan_table(spark, self.table, self.files, snapshot_id=self.snapshot_id, inlined=self.inlined,  # type: ignore[arg-type]
                           inlined_deletes=self.inlined_deletes, names_stable=self.names_stable, row_ids=row_ids,
                           positions=positions, virtual=virtual)

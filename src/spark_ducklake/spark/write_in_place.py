@@ -14,6 +14,7 @@ Spark's writer. Runs on executors: imports nothing beyond pyarrow and the catalo
 from __future__ import annotations
 
 import pickle
+from collections.abc import Sequence
 from urllib.parse import quote
 
 import pyarrow as pa
@@ -36,7 +37,7 @@ _PA_CODECS = {"uncompressed": "none", "lz4_raw": "lz4"}
 _FIELD_ID = b"PARQUET:field_id"
 
 
-def arrow_schema(spark_schema, columns: list[Column] = ()) -> pa.Schema:
+def arrow_schema(spark_schema, columns: Sequence[Column] = ()) -> pa.Schema:
     """The Arrow schema `mapInArrow` hands over for `spark_schema`, with the Parquet field ids its metadata
     carries (Spark's Arrow conversion drops field metadata) and, from the table's `columns`, those of list
     elements and map keys/values, which a Spark type cannot carry but DuckDB matches files by."""

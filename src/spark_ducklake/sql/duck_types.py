@@ -84,4 +84,4 @@ def arrow_type(kind: str | None):
     Spark has none), else None."""
     import pyarrow as pa
 
-    return {"uint8": pa.uint8(), "uint16": pa.uint16(), "uint32": pa.uint32(), "uint64": pa.uint64()}.get(kind)
+    return {"uint8": pa.uint8(), "uint16": pa.uint16(), "uint32": pa.uint32(), "uint64": pa.uint64()}.get(kind)  # type: ignore[arg-type]  # None: None

@@ -47,7 +47,7 @@ _STORAGE: dict[type[Dialect], type[InlinedStorage]] = {
 _STORAGE_OF: dict[Dialect, InlinedStorage] = {}
 
 
-def storage_for(dialect: Dialect | str) -> InlinedStorage:
+def storage_for(dialect: Dialect | str | sa.Engine) -> InlinedStorage:
     """How the catalog database (its `Dialect` or name) holds inlined rows; one shared instance per database."""
     dialect = dialect_for(dialect)
     if dialect not in _STORAGE_OF:
@@ -115,7 +115,7 @@ def select_columns(table: sa.Table, columns: list[Column], dialect: Dialect | st
     return out
 
 
-def inlinable(columns: list[Column], dialect: Dialect | str, data: pa.Table | None = None) -> bool:
+def inlinable(columns: list[Column], dialect: Dialect | str | sa.Engine, data: pa.Table | None = None) -> bool:
     """Whether rows of these columns (and, given `data`, these values) can be inlined in this catalog."""
     storage = storage_for(dialect)
     return storage.inlines_columns(columns) and (data is None or storage.inlines_values(columns, data))

@@ -12,6 +12,7 @@ for other files the snapshot a column was added decides. So ordinary tables and 
 from __future__ import annotations
 
 from collections import defaultdict
+from collections.abc import Sequence
 
 import sqlalchemy as sa
 
@@ -21,7 +22,7 @@ from .file_list import nulls_in
 from .name_maps import apply_name_maps
 
 
-def mark_absent_columns(conn: sa.Connection, table: TableInfo, files: list[DataFile]) -> None:
+def mark_absent_columns(conn: sa.Connection, table: TableInfo, files: Sequence[DataFile]) -> None:
     """Set `absent_columns` on the files that have statistics; the others keep None (decided by snapshots)."""
     apply_name_maps(conn, table, files)  # files read by name: their mapping says what they lack
     added = [c.added_snapshot for c in table.columns if c.added_snapshot is not None]

@@ -10,6 +10,7 @@ statistics record (min = max = the value, or all NULL).
 from __future__ import annotations
 
 from collections import defaultdict
+from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -63,7 +64,7 @@ def _tree(entries: Any) -> NameMap:
     return tuple(build(r) for r in kids.get(None, ()))
 
 
-def apply_name_maps(conn: sa.Connection, table: TableInfo, files: list[DataFile]) -> None:
+def apply_name_maps(conn: sa.Connection, table: TableInfo, files: Sequence[DataFile]) -> None:
     """Give files with a mapping their `name_map`, the columns they lack (`absent_columns`) and the values of
     their hive-path columns (`hive_values`). Costs nothing when no file has a mapping."""
     if nulls_in(files, "mapping_id") == len(files):  # a FileList answers from its columns: no object built

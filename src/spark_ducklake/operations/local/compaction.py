@@ -43,6 +43,7 @@ def merge_units(plan: TablePlan, options, sort_keys: list) -> list[list[NewDataF
     committed; on failure no file is left behind."""
     check_units(plan, sort_keys)
     table = plan.table
+    order: list[tuple[str, str]]
     order, placement = [], "at_end"
     if sort_keys:
         order, placement = _sort_order(dataclasses.replace(table, sort_keys=sort_keys))

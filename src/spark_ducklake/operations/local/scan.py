@@ -151,7 +151,7 @@ def _read_file(f: DataFile, columns: list[Column], schema: pa.Schema, snapshot_i
 def _by_name(file_schema: pa.Schema, f: DataFile, columns: list[Column]) -> dict[int, int]:
     """Column id -> field index of a file without field ids, through its name mapping (case-insensitive)."""
     position = {field.name.lower(): i for i, field in enumerate(file_schema)}
-    sources = {m.column_id: m.source for m in f.name_map}
+    sources = {m.column_id: m.source for m in f.name_map}  # type: ignore[union-attr]  # a file read by name has its map
     return {c.column_id: position[sources[c.column_id].lower()] for c in columns
             if c.column_id in sources and sources[c.column_id].lower() in position}
 

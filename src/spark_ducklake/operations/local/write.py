@@ -107,7 +107,7 @@ def _sort_order(table: TableInfo) -> tuple[list[tuple[str, str]], str]:
     """pyarrow sort keys and null placement for the table's sort keys (plain columns, one NULLS order)."""
     names = {c.name.lower(): c.name for c in table.columns if not c.is_nested}  # pyarrow sorts no nested values
     order, placements = [], set()
-    for key in table.sort_keys:
+    for key in table.sort_keys:  # type: ignore[union-attr]  # loaded by writers (TableInfo.sort_keys)
         try:
             node = sqlglot.parse_one(key.expression, read="duckdb")
         except sqlglot.errors.SqlglotError as exc:

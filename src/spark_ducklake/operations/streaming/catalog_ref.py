@@ -112,7 +112,7 @@ class CatalogRef:
                                  f"(pid {os.getpid()}): set it where Spark plans the source (docs/streaming.md)")
             return value.strip()
         try:
-            return Path(self.file).read_text(encoding="utf-8").strip()
+            return Path(self.file).read_text(encoding="utf-8").strip()  # type: ignore[arg-type]  # file or env or plain is set
         except OSError as exc:
             raise ValueError(f"option {FILE_OPTION}: cannot read {self.file} ({exc.strerror}): the file holding the "
                              "attach string must exist where Spark plans the source; over a Spark Connect server on "
@@ -124,4 +124,4 @@ class CatalogRef:
             return {FILE_OPTION: self.file}
         if self.env is not None:
             return {ENV_OPTION: self.env}
-        return {"catalog": self.plain}
+        return {"catalog": self.plain}  # type: ignore[dict-item]  # one of file, env, plain is set

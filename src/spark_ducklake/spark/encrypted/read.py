@@ -109,7 +109,7 @@ def read_encrypted_files(spark, files: list[DataFile], present: list[Column], in
     def handle(job, table):
         yield from arrow_rows(table, paths[job], wanted, arrow_schema, names, hive[job], vectorized=True)
 
-    frame = decrypted_map(spark, [(f.path, f.encryption_key) for f in files], handle, schema)
+    frame = decrypted_map(spark, [(f.path, f.encryption_key) for f in files], handle, schema)  # type: ignore[misc]  # encrypted: keyed
     drop = [n for n, keep in ((SNAPSHOT_ID_COLUMN, snapshots), (ROW_ID_COLUMN, lineage),
                               (PATH, need_pos), (POS, need_pos)) if not keep]
     return frame.drop(*drop)
