@@ -328,7 +328,7 @@ class DuckLake:
         return self._one(lambda tx: tx.rename_table(name, new_name), commit_properties, commit_args)[1]
 
     # ----------------------------------------------------------------------------------------- data
-    def read(self, table: str, *, version: int | None = None, timestamp: datetime | None = None,
+    def read(self, table: str | tuple[str, str], *, version: int | None = None, timestamp: datetime | None = None,
              where: str | None = None, virtual_columns: Sequence[str] = ()) -> DataFrame:
         """The table as a Spark DataFrame (latest, or at a snapshot id / timestamp).
 
@@ -627,7 +627,7 @@ class DuckLake:
 
         return views(self, schema, version)
 
-    def create_view(self, name: str, sql: str, *, dialect: SqlDialect = "spark",
+    def create_view(self, name: str, sql: str, *, dialect: str = "spark",
                     column_aliases: list[str] | None = None, replace: bool = False, if_not_exists: bool = False,
                     catalog_name: str = "lake",
                     **commit_args: Any) -> int | None:

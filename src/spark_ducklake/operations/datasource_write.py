@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import datetime as dt
 from decimal import Decimal
+from typing import Any
 from urllib.parse import quote
 
 import pyarrow as pa
@@ -132,7 +133,7 @@ def write_files(data: pa.Table, table: TableInfo, options, rows_per_file: int) -
 
     spec = table.partition if table.partition is not None and table.partition.keys else None
     if spec is None:
-        groups = [(("", {}), (), data)]
+        groups: list[tuple[Any, Any, Any]] = [(("", {}), (), data)]
     else:
         keys = partition_keys(data, table, spec)
         rows: dict[tuple, list[int]] = {}
@@ -220,7 +221,7 @@ def java_float_text(value: float, *, single: bool = False) -> str:
     shortest = str(np.float32(value)) if single else repr(value)  # the shortest digits that read back the same
     sign, digits, exponent = Decimal(shortest).normalize().as_tuple()
     text = "".join(map(str, digits))
-    power = exponent + len(digits) - 1  # value = d.ddd x 10^power
+    power = exponent + len(digits) - 1  # type: ignore[operator]  # a finite value: an int exponent
     if -3 <= power < 7:
         if power >= 0:
             whole, frac = text[:power + 1].ljust(power + 1, "0"), text[power + 1:]

@@ -10,7 +10,7 @@ updates. The rows come from the change feed's row versions, so only files change
 from __future__ import annotations
 
 from datetime import datetime
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 import sqlalchemy as sa
 
@@ -57,7 +57,7 @@ def restore_table(ctx: LakeContext, table: str, version: int | None, timestamp: 
     now = current.snapshot_id
     with ctx.engine.connect() as conn:
         target = (reader.get_snapshot(conn, version) if version is not None
-                  else reader.snapshot_at(conn, timestamp)).snapshot_id
+                  else reader.snapshot_at(conn, timestamp)).snapshot_id  # type: ignore[arg-type]  # one is given
         if target > now:
             raise NotFoundError(f"snapshot {target} is newer than the current snapshot {now}")
         _check_existed(conn, current.table.table_id, current.table.qualified_name, target)
@@ -74,7 +74,7 @@ def restore_table(ctx: LakeContext, table: str, version: int | None, timestamp: 
             *[F.col(spark_name(c.name)) for c in current.table.columns], ROWID)
         staged = stage_deletes(ctx.spark, current, newer, ctx.inlining_limit(current.table))
         written = [d.path for d in staged.delete_files]
-        ops = [] if staged.empty else [DeleteRows(current.table, staged.delete_files, staged.ended_files,
+        ops: list[Any] = [] if staged.empty else [DeleteRows(current.table, staged.delete_files, staged.ended_files,
                                                   staged.inlined_file_deletes, staged.inlined_row_ids,
                                                   restamp=restamp)]
         try:

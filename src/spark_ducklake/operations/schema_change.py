@@ -33,6 +33,8 @@ _LITERALS = (bool, int, float, str, Decimal, dt.date, dt.datetime, bytes)
 
 def split_path(path: str) -> list[str]:
     """`a.b.c` -> ['a', 'b', 'c']; backticks quote a part holding dots (`` `a.b`.c ``)."""
+    parts: list[str]
+    buf: list[str]
     parts, buf, quoted = [], [], False
     for ch in path:
         if ch == "`":

@@ -81,6 +81,7 @@ def _first_deletions(spark, plan: ChangePlan):
     from pyspark.sql import functions as F
 
     parts = []
+    vectors: list[tuple[str, int, int, int | None]]
     vectors = [(path, fid, begin, None) for path, fid, begin in plan.delete_files if path.endswith(".puffin")]
     positional = [d for d in plan.delete_files if not d[0].endswith(".puffin") and d[0] not in plan.delete_keys]
     secret = [(path, fid, begin, plan.delete_keys[path]) for path, fid, begin in plan.delete_files

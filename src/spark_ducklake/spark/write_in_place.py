@@ -45,7 +45,8 @@ def arrow_schema(spark_schema, columns: Sequence[Column] = ()) -> pa.Schema:
 
     plain = to_arrow_schema(spark_schema, timezone="UTC")
     by_id = {c.column_id: c for c in columns}
-    return pa.schema([_field(plain.field(i), f, by_id.get(_spark_id(f))) for i, f in enumerate(spark_schema.fields)])
+    return pa.schema([_field(plain.field(i), f, by_id.get(_spark_id(f)))  # type: ignore[arg-type]  # None: no column
+                      for i, f in enumerate(spark_schema.fields)])
 
 
 def _spark_id(spark_field) -> int | None:

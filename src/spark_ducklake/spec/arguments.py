@@ -20,7 +20,7 @@ MAX_SNAPSHOT_ID = 2**63 - 1  # snapshot ids are BIGINT in every catalog database
 WriteMode = Literal["append", "overwrite", "error", "errorifexists"]  # lake.write, tx.write (WRITE_MODES)
 StreamWriteMode = Literal["append", "overwrite"]  # what a streaming write does with each micro-batch
 OutputMode = Literal["append", "complete", "update"]  # Spark's streaming output modes
-SqlDialect = Literal["spark", "duckdb"]  # lake.sql, lake.create_view (sql/statements.py DIALECTS)
+SqlDialect = Literal["spark", "duckdb"]  # lake.sql (sql/statements.py DIALECTS; views take any sqlglot dialect)
 
 
 def snapshot_version(value: Any, name: str = "version") -> int | None:

@@ -118,11 +118,12 @@ def comment_statement(ctx: QueryContext, tx, tree: exp.Comment) -> None:
     if text is not None and not isinstance(text, str):
         raise UnsupportedSqlError(f"COMMENT ON {kind.upper()} needs a string or NULL")
     if kind in ("table", "view") and isinstance(node, exp.Table):
+        column: str | None
         key, column = resolve_table(ctx, node), None
     elif kind == "column" and isinstance(node, exp.Column) and node.table:
         table = exp.Table(this=exp.to_identifier(node.table), db=node.args.get("db"),
                           catalog=node.args.get("catalog"))
-        key, column, kind = resolve_table(ctx, table), node.name, None  # a table or a view column
+        key, column, kind = resolve_table(ctx, table), node.name, None  # type: ignore[assignment]  # a table or a view column
     else:
         raise UnsupportedSqlError(f"COMMENT ON {kind.upper()} is not supported by lake.sql (tables, views and "
                                   "columns as table.column)")

@@ -23,7 +23,6 @@ from ..catalog.operations.views import (
     list_views,
 )
 from ..errors import AlreadyExistsError, InvalidArgumentError, NotFoundError, UnsupportedSqlError
-from ..spec.arguments import SqlDialect
 from .references import QueryContext
 from .sandbox import lake_relation, refuse_outside_reads
 
@@ -90,7 +89,7 @@ def _as_duckdb_time_travel(node: exp.Table) -> None:
     node.set("when", exp.HistoricalData(this="AT", kind=kind, expression=travel.args["expression"].copy()))
 
 
-def create_view(lake: DuckLake, name: tuple[str, str], sql: str | exp.Expression, *, dialect: SqlDialect = "spark",
+def create_view(lake: DuckLake, name: tuple[str, str], sql: str | exp.Expression, *, dialect: str = "spark",
                 column_aliases: list[str] | None = None, replace: bool = False, if_not_exists: bool = False,
                 catalog_name: str = "lake", stage=None,
             properties: CommitProperties | None = None) -> int | None:

@@ -37,9 +37,9 @@ FILES_PER_TASK = 1000
 THREADS_PER_TASK = 16  # footer reads wait on storage, not on CPU
 
 
-def add_data_files(ctx: LakeContext, table: str, paths_or_globs: str | list[str], *, allow_missing: bool = False,
-                   ignore_extra_columns: bool = False, hive_partitioning: bool | None = None,
-                   info: CommitProperties | None = None) -> list[str]:
+def add_data_files(ctx: LakeContext, table: str | tuple[str, str], paths_or_globs: str | list[str], *,
+                   allow_missing: bool = False, ignore_extra_columns: bool = False,
+                   hive_partitioning: bool | None = None, info: CommitProperties | None = None) -> list[str]:
     """Register the files (paths or globs) in the table as one snapshot; returns the registered paths."""
     from ...spec.names import parse_table_name as split_name
 

@@ -144,6 +144,6 @@ def _write(writer, plan: TablePlan) -> list[list[NewDataFile]]:
         delete_paths([staging], directories=True)
     out: list[list[NewDataFile]] = [[] for _ in units]
     for (index, _), written in zip(moved, described, strict=True):
-        written.partition_values = dict(units[index].partition_values)
+        written.partition_values = dict(units[index].partition_values)  # type: ignore[arg-type]  # NULL keys are None
         out[index].append(written)
     return out

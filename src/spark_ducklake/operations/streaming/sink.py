@@ -76,7 +76,7 @@ class StreamBatchWriter:
         if self.query_id:
             return self.query_id
         if self._resolved_id is None:
-            self._resolved_id = checkpoint_query_id(self.checkpoint_location)
+            self._resolved_id = checkpoint_query_id(self.checkpoint_location)  # type: ignore[arg-type]  # __post_init__
         return self._resolved_id
 
 
