@@ -151,6 +151,11 @@ def test_file_scope_rules_name_their_reason():
     assert file_reason(parse_text("statement error\nALTER TABLE t SET PARTITIONED BY (epoch_day(d))\n----\n"
                                   "DuckLake 1.0 does not support\n")) is None  # the 1.0 refusal is in scope
     assert file_reason(parse_text("statement ok\nSELECT 1\n", "a.test_slow")).startswith("slow test file")
+    fixture = ("statement ok\nATTACH 'ducklake:{TEST_DIR}/a.db' AS dl\n\nstatement ok\nDETACH dl\n\n"
+               "statement ok\nATTACH '{TEST_DIR}/a.db' AS meta\n\n")
+    assert file_reason(parse_text(fixture + "statement ok\nDROP TABLE meta.ducklake_inlined_data_1_1\n")) == \
+        "edits a lake's catalog database through a plain ATTACH (a DuckDB-built fixture)"
+    assert file_reason(parse_text(fixture + "query I\nSELECT count(*) FROM meta.ducklake_table\n----\n1\n")) is None
     for text in ("query I\nFROM m.ducklake_view_column_tag\n----\n1\n",  # 1.1 features: in scope on 1.1 runs
                  "statement ok\nALTER TABLE t SET PARTITIONED BY (epoch_day(d))\n"):
         assert file_reason(parse_text(text), ducklake_version="1.0") is not None
