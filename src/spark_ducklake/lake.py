@@ -651,14 +651,14 @@ class DuckLake:
         return rename_view(self, split_name(name), new_name, if_exists=if_exists, **commit_args)
 
     def set_comment(self, name: str, comment: str | None, *, column: str | None = None,
-                    **commit_args: Any) -> int:
+                    **commit_args: Any) -> int | None:
         """COMMENT ON a table, a view or (with `column`) a table's column; None clears it."""
         from .sql.tags import set_tag
 
         return set_tag(self, split_name(name), COMMENT, comment, column=column, **commit_args)
 
     def set_tag(self, name: str, key: str, value: str | None, *, column: str | None = None,
-                **commit_args: Any) -> int:
+                **commit_args: Any) -> int | None:
         """Set tag `key` of a table, a view or (with `column`) a table's column; the comment is key 'comment'."""
         from .sql.tags import set_tag
 

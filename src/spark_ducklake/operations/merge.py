@@ -13,7 +13,7 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 import pyarrow as pa
 
@@ -51,7 +51,7 @@ class MergeBuilder:
 
     ctx: LakeContext
     table: str
-    source: object
+    source: Any  # a Spark DataFrame, a pyarrow Table or a pandas DataFrame (spec/arguments.py check_data)
     condition: object
     target_alias: str = "target"
     source_alias: str = "source"
@@ -102,7 +102,7 @@ class MergeBuilder:
         """Run the merge as one snapshot; returns the counts."""
         if not self.clauses:
             raise DuckLakeError("merge needs at least one when_... clause")
-        return self.run(self)
+        return self.run(self)  # type: ignore[misc]  # both makers (table.py, Transaction.merge) pass run
 
 
 def _expr(value):
@@ -192,6 +192,8 @@ def stage_merge(m: MergeBuilder, plan) -> tuple[list, list[str], MergeResult]:
         result = _once_per_target(result, matched_kinds=[i for i, c in enumerate(m.clauses) if c.kind == "matched"])
         outcome = MergeResult(inserted=counts.get("insert", 0), updated=counts.get("update", 0),
                               deleted=counts.get("delete", 0))
+        ops: list[Any]
+        written: list[str]
         ops, written = [], []
         if not any(counts.values()):
             return ops, written, outcome
