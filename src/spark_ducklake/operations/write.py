@@ -68,10 +68,11 @@ def write_arrow_files(ctx: LakeContext, data: pa.Table, table: TableInfo, snapsh
         return None
     load_layout(ctx, table, snapshot_id)
     options = _write_options(ctx, options_table, options)
-    if options.encrypted:  # encryption runs on Spark (spark/encrypted/): the driver has no AES of its own
+    # `options` is rebound to the WriteOptions here (mypy keeps the parameter's type)
+    if options.encrypted:  # type: ignore[union-attr]  # encryption runs on Spark (spark/encrypted/): no AES on the driver
         return None
     try:
-        check_layout(table, options.sort_on_insert)
+        check_layout(table, options.sort_on_insert)  # type: ignore[union-attr]  # the WriteOptions, as above
     except NotLocal:
         return None
     return write_table_files(conform_arrow(data, table), table, options, row_ids=row_ids)

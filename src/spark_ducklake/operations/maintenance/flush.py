@@ -22,7 +22,8 @@ import sqlalchemy as sa
 from ...catalog.database.versions import catalog_is_v11
 from ...catalog.inlined import codec as inlined
 from ...catalog.inlined import tables as inlined_tables
-from ...catalog.operations.compaction import FlushInlined, PlacedDelete, PlacedFile
+from ...catalog.operations.compaction import FlushInlined, PlacedFile
+from ...catalog.operations.file_rows import PlacedDelete
 from ...catalog.operations.partitioning import current_spec
 from ...catalog.operations.sorting import current_sort
 from ...catalog.planners.compaction import schema_versions
@@ -187,7 +188,7 @@ def _write_batches(ctx: LakeContext, flush: _TableFlush, per_thread: bool, stage
             rows, snaps = ranges[f.path] if f.encryption_key else (_range(f, ROW_ID_COLUMN),
                                                                     _range(f, SNAPSHOT_ID_COLUMN))
             placed.append(PlacedFile(f, batch.layout.columns, begin_snapshot=snaps[0], partial_max=snaps[1],
-                                     row_id_start=rows[0], partition_id=batch.layout.partition.partition_id
+                                     row_id_start=rows[0], partition_id=batch.layout.partition.partition_id  # type: ignore[union-attr]  # partitioned
                                      if f.partition_values else None))
         # A row id alone is not enough: an update's versions share it (each has its own insert snapshot).
         flush.ended += [(r, b, e) for r, b, e in zip(batch.rows.column("rowid").to_pylist(),
@@ -251,7 +252,7 @@ def _write_deletes(ctx: LakeContext, work: list[_TableFlush], placed_by_table: l
             if flush.options.encrypted:  # the flushed files' row ids are decrypted by Spark (spark/encrypted/)
                 from ...spark.encrypted.read import encrypted_lineage
 
-                read = encrypted_lineage(spark, [(p.file.path, p.file.encryption_key) for p in placed])
+                read = encrypted_lineage(spark, [(p.file.path, p.file.encryption_key) for p in placed])  # type: ignore[misc]  # keyed
             else:
                 read = (read_parquet(spark, f"`{ROW_ID_COLUMN}` long, `{SNAPSHOT_ID_COLUMN}` long",
                                      [p.file.path for p in placed])
@@ -277,7 +278,7 @@ def _write_deletes(ctx: LakeContext, work: list[_TableFlush], placed_by_table: l
             fid = int(key[5:]) if existing else -1
             out[key] = PlacedDelete(
                 NewDeleteFile(fid, w.path, w.delete_count, w.file_size_bytes, w.footer_size,
-                              encryption_key=w.encryption_key, row_group_count=w.row_group_count), w.first_snapshot,
+                              encryption_key=w.encryption_key, row_group_count=w.row_group_count), w.first_snapshot,  # type: ignore[arg-type]  # holds rows
                 partial_max=w.last_snapshot if existing else None,
                 replaces=flush.live_files[fid].delete_file if existing else None)
     return out
