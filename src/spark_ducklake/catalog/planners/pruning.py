@@ -258,7 +258,7 @@ def prune_files(conn: sa.Connection, table: TableInfo, files: Sequence[DataFile]
     if not conditions:
         return files
     column_ids = {by_name[c.column.lower()].column_id for c in conditions}
-    stats = _load_stats(conn, table.table_id, column_ids, _bounds_needed(conditions, by_name))
+    stats = _load_stats(conn, table.table_id, column_ids, _fields_needed(conditions, by_name))
     # Fields read as columns: a FileList builds no DataFile for this.
     file_ids, begins, records = (_column(files, name) for name in ("data_file_id", "begin_snapshot", "record_count"))
     keep = np.ones(len(files), dtype=bool)
@@ -280,13 +280,16 @@ def prune_files(conn: sa.Connection, table: TableInfo, files: Sequence[DataFile]
     return _prune_buckets(conn, table, subset(files, np.flatnonzero(keep).tolist()), conditions, by_name)
 
 
-def _bounds_needed(conditions: list[Condition], by_name: dict) -> set[str]:
-    """The stats bounds the conditions can use: `<` reads only minima, `>` only maxima, IS NULL neither (the
-    database builds and ships less); both for a column checked file by file (may_match wants both)."""
-    needed: set[str] = set()
+def _fields_needed(conditions: list[Condition], by_name: dict) -> set[str]:
+    """The stats fields the conditions can use (the database builds and ships only those): `<` reads only minima,
+    `>` only maxima, IS NULL neither; contains_nan and both bounds for a column checked file by file
+    (may_match); column_id only when several columns are checked."""
+    needed = {"data_file_id", "null_count"}
+    if len({c.column.lower() for c in conditions}) > 1:
+        needed.add("column_id")
     for cond in conditions:
         if by_name[cond.column.lower()].type not in _VECTOR_TYPES:
-            needed |= {"min_value", "max_value"}
+            needed |= {"min_value", "max_value", "contains_nan"}
         elif cond.op in ("<", "<="):
             needed.add("min_value")
         elif cond.op in (">", ">="):
@@ -438,22 +441,22 @@ def _prune_buckets(conn: sa.Connection, table: TableInfo, files: Sequence[DataFi
         for (pid, index), buckets in wanted.items() if pid == partition_id)])
 
 
-def _load_stats(conn: sa.Connection, table_id: int, column_ids: set[int], bounds: set[str]) -> pa.Table:
-    """The stats rows of these columns as columns (STATS_SCHEMA; of min_value and max_value only those in
-    `bounds`, the other NULL), no Python object per row: on SQLite and PostgreSQL each column comes as one text
-    value the database aggregates (as reads/file_list.py fetches files), elsewhere (or when a bound holds the
-    separator) the driver's tuples go straight into pyarrow."""
+def _load_stats(conn: sa.Connection, table_id: int, column_ids: set[int], fields: set[str]) -> pa.Table:
+    """The stats rows of these columns as columns (STATS_SCHEMA; only the `fields` named are fetched, the others
+    NULL, but column_id of a single column), no Python object per row: on SQLite and PostgreSQL each column comes
+    as one text value the database aggregates (as reads/file_list.py fetches files), elsewhere (or when a bound
+    holds the separator) the driver's tuples go straight into pyarrow."""
     from ..reads.reader import driver_rows, no_gc
 
     fcs = T["ducklake_file_column_stats"]
     where = (fcs.c.table_id == table_id, fcs.c.column_id.in_(sorted(column_ids)))
     aggregate = AGGREGATE.get(conn.dialect.name)
     if aggregate is not None:
-        found = _aggregated_stats(conn, where, aggregate, bounds)
+        found = _aggregated_stats(conn, where, aggregate, fields)
         if found is not None:
-            return found
+            return _one_column(found, column_ids)
     query = sa.select(*[sa.type_coerce(fcs.c[n], sa.BigInteger) if n == "contains_nan" else
-                        sa.null() if n in _BOUNDS and n not in bounds else fcs.c[n]
+                        sa.null() if n not in fields else fcs.c[n]
                         for n in STATS_SCHEMA.names]).where(*where)
     with no_gc():
         rows = driver_rows(conn, query)
@@ -463,9 +466,18 @@ def _load_stats(conn: sa.Connection, table_id: int, column_ids: set[int], bounds
     nan = STATS_SCHEMA.names.index("contains_nan")  # a driver's booleans (or their text) as 1/0
     columns[nan] = [None if v is None else int(v.lower() in ("1", "true") if isinstance(v, str) else bool(v))
                     for v in columns[nan]]
-    return pa.Table.from_arrays([pa.array(values, field.type) for values, field in zip(columns, STATS_SCHEMA,
-                                                                                        strict=True)],
-                                schema=STATS_SCHEMA)
+    return _one_column(pa.Table.from_arrays([pa.array(values, field.type)
+                                             for values, field in zip(columns, STATS_SCHEMA, strict=True)],
+                                            schema=STATS_SCHEMA), column_ids)
+
+
+def _one_column(stats: pa.Table, column_ids: set[int]) -> pa.Table:
+    """Stats of a single column with its column_id filled in (not fetched: the query asked for that one only)."""
+    if len(column_ids) != 1:
+        return stats
+    index = STATS_SCHEMA.names.index("column_id")
+    return stats.set_column(index, STATS_SCHEMA.field(index), pa.array(np.full(stats.num_rows, next(iter(column_ids))),
+                                                                       pa.int64()))
 
 
 STATS_SCHEMA = pa.schema([("data_file_id", pa.int64()), ("column_id", pa.int64()), ("null_count", pa.int64()),
@@ -475,11 +487,11 @@ _BOUNDS = ("min_value", "max_value")
 _BOUND_SEPARATOR = "\x1e"
 
 
-def _aggregated_stats(conn: sa.Connection, where: tuple, aggregate: str, bounds: set[str]) -> pa.Table | None:
+def _aggregated_stats(conn: sa.Connection, where: tuple, aggregate: str, fields: set[str]) -> pa.Table | None:
     """The stats as one aggregated text value per column; None when they do not split back into the rows."""
     fcs = T["ducklake_file_column_stats"]
     parts = [sa.func.count()]
-    fetched = [n for n in STATS_SCHEMA.names if n not in _BOUNDS or n in bounds]
+    fetched = [n for n in STATS_SCHEMA.names if n in fields]
     for name in fetched:
         col = fcs.c[name]
         if name in _BOUNDS:  # 'v' before every value: an empty string stays apart from NULL ('')
