@@ -399,7 +399,7 @@ def test_summary_puts_the_versions_side_by_side():
         pages.append(to_json([result], {"catalog": "sqlite", "ducklake_version": version, "commit": "c"}))
     text = side_by_side(pages[::-1])
     assert "## Catalog sqlite: DuckLake 1.0 vs 1.1-dev1" in text
-    assert "| partitioning | 2 | 1 | 50.0 | 2 | 2 | 100.0 |" in text
+    assert "| partitioning | 1 (0) | 2 | 1 | 50.0 | 1 (0) | 2 | 2 | 100.0 |" in text
     assert "| epoch transforms | 1 (0) | 2 | 1 | 50.0 | 1 (0) | 2 | 2 | 100.0 |" in text
     assert "- partitioning/epoch.test: 1 failed, e.g. line 2: wrong result" in text
     from tests.conformance.report import merge_runs

@@ -188,8 +188,9 @@ def side_by_side(pages: list[dict]) -> str:
                   "; ".join(f"{v}: commit {d.get('commit', '?')[:12]}, {d.get('seconds', 0):.0f} s, "
                             f"{len(d['files'])} files ({d.get('selection', 'all')})"
                             for v, d in zip(versions, runs, strict=True)), "",
-                  "| directory | " + " | ".join(f"{v} in scope | {v} passed | {v} %" for v in versions) + " |",
-                  "|---|" + "---|---|---|" * len(versions)]
+                  "| directory | " + " | ".join(f"{v} files (out) | {v} in scope | {v} passed | {v} %"
+                                                 for v in versions) + " |",
+                  "|---|" + "---|---|---|---|" * len(versions)]
         names = sorted({n for d in runs for n in d["directories"] if n != "TOTAL"}) + ["TOTAL"]
         for name in names:
             bold = "**" if name == "TOTAL" else ""
@@ -197,7 +198,8 @@ def side_by_side(pages: list[dict]) -> str:
             for d in runs:
                 row = d["directories"].get(name)
                 share = "-" if row is None else f"{bold}{_percent(row['passed'], row['in_scope'])}{bold}"
-                cells += ["-", "-", "-"] if row is None else [str(row["in_scope"]), str(row["passed"]), share]
+                cells += ["-", "-", "-", "-"] if row is None else [f"{row['files']} ({row['files_out']})",
+                                                                   str(row["in_scope"]), str(row["passed"]), share]
             lines.append(f"| {bold}{name}{bold} | " + " | ".join(cells) + " |")
         lines += ["", "DuckLake 1.1 feature files (report.V11_FEATURES; a file can count under several):", "",
                   "| feature | " + " | ".join(f"{v} files (out) | {v} in scope | {v} passed | {v} %" for v in versions)
@@ -205,10 +207,11 @@ def side_by_side(pages: list[dict]) -> str:
         features = [feature_counts(d) for d in runs]
         for name in V11_FEATURES:
             cells = []
-            for counts in features:
+            for counts, d in zip(features, runs, strict=True):
                 row = counts[name]
-                cells += [f"{row['files']} ({row['files_out']})", str(row["in_scope"]), str(row["passed"]),
-                          _percent(row["passed"], row["in_scope"])]
+                cells += ["-"] * 4 if not d["files"] else [  # a run kept without its files' outcomes
+                    f"{row['files']} ({row['files_out']})", str(row["in_scope"]), str(row["passed"]),
+                    _percent(row["passed"], row["in_scope"])]
             lines.append(f"| {name} | " + " | ".join(cells) + " |")
         for version, d in zip(versions, runs, strict=True):
             failing = [(e["path"].split("test/sql/", 1)[-1], e) for e in d["files"] if e.get("features")
