@@ -19,7 +19,14 @@ Requests are `POST /` with a JSON object naming an `op`:
   removes, and `names_stable` (false: push no filter into the reader, which matches file columns by name). Scans
   Spark's Parquet reader cannot do alone (deletes, inlined rows, files without field ids, ...) are refused,
   naming the cause.
-Errors come back as `{"error": {"kind": ..., "message": ...}}` (kind `not_found` or `unsupported` or `error`).
+- DDL, one snapshot each: `create_namespace`, `drop_namespace` (`cascade`), `create_table` (`schema`: Spark's
+  StructType JSON, `partitioning`: Spark's transforms), `drop_table`, `rename_table` (`new_name`), `alter_table`
+  (`changes`).
+- `begin_write` (`namespace`, `table`, optional `create`): where and how the JVM writes a statement's Parquet
+  files (staging folder, Spark schema with field ids, Parquet options); `commit_write` (`staging`, `files`, `mode`
+  append | truncate | overwrite with `filters`, optional `create` for CTAS / RTAS): those files as one snapshot.
+Errors come back as `{"error": {"kind": ..., "message": ...}}` (kind `not_found`, `exists`, `unsupported` or
+`error`).
 
 `spark_catalog_conf` gives the Spark confs a session needs to use the plugin.
 """
@@ -32,19 +39,29 @@ import secrets
 import sys
 import tempfile
 import threading
+import uuid
 from datetime import UTC, datetime
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 from typing import Any
 
 import pyarrow.compute as pc
+import pyarrow.fs as pafs
 
-from .errors import DuckLakeError, InvalidArgumentError, NotFoundError
+from .catalog.operations.data import AppendFiles
+from .errors import AlreadyExistsError, DuckLakeError, InvalidArgumentError, NotFoundError
 from .lake import DuckLake
+from .operations.local.scan import read_new_files
+from .operations.write import load_layout
+from .spark.conform import plan_columns
 from .spark.file_log import SCAN_LOG_PREFIX, write_file_log
+from .spark.paths import filesystem
 from .spark.scan_plan import ScanPlan
 from .spark.session import REQUIRED_CONF
 from .spark.types import is_native, to_spark_schema
+from .spark.write import WriteOptions, delete_paths, describe_file, writer_options
+from .spec.model import NewDataFile
+from .spec.uuid7 import new_uuid
 
 CATALOG_CLASS = "sparkducklake.DuckLakeCatalog"
 CATALOG_JAR = Path(__file__).parent / "spark" / "jvm" / "spark-ducklake-catalog.jar"
@@ -56,8 +73,9 @@ _FLOAT_OPTIONS = {"ducklake_retry_backoff"}
 _TEXT_OPTIONS = {"author", "metadata_schema", "metadata_catalog", "small_data_threshold", "ducklake_version"}
 
 
-class UnsupportedScanError(InvalidArgumentError):
-    """A scan the catalog plugin cannot hand to Spark's Parquet reader yet."""
+class UnsupportedRequestError(InvalidArgumentError):
+    """A request the catalog plugin cannot serve yet (a scan Spark's Parquet reader cannot do alone, a write or
+    a change it does not take): the reply names the cause."""
 
 
 def spark_catalog_conf(name: str, url: str, data_path: str | None = None, **attach_options: Any) -> dict[str, str]:
@@ -123,16 +141,24 @@ class CatalogService:
         try:
             op = request.get("op")
             handler = {"namespaces": self.namespaces, "tables": self.tables, "table": self.table,
-                       "scan": self.scan}.get(op)
+                       "scan": self.scan, "create_namespace": self.create_namespace,
+                       "drop_namespace": self.drop_namespace, "create_table": self.create_table,
+                       "drop_table": self.drop_table, "alter_table": self.alter_table,
+                       "rename_table": self.rename_table,
+                       "begin_write": self.begin_write, "commit_write": self.commit_write}.get(op)
             if handler is None:
                 raise InvalidArgumentError(f"unknown catalog service request {op!r}")
             return handler(request)
         except NotFoundError as e:
             return {"error": {"kind": "not_found", "message": str(e)}}
-        except UnsupportedScanError as e:
+        except AlreadyExistsError as e:
+            return {"error": {"kind": "exists", "message": str(e)}}
+        except UnsupportedRequestError as e:
             return {"error": {"kind": "unsupported", "message": str(e)}}
         except DuckLakeError as e:
             return {"error": {"kind": "error", "message": str(e)}}
+        except Exception as e:  # noqa: BLE001 - a reply naming the cause, never a dropped connection
+            return {"error": {"kind": "error", "message": f"{type(e).__name__}: {e}"}}
 
     def namespaces(self, _request: dict[str, Any]) -> dict[str, Any]:
         return {"namespaces": self.lake.schemas()}
@@ -158,6 +184,137 @@ class CatalogService:
         # into the Parquet reader, whose row-group filters match file columns by name.
         return {"log": folder, "files": len(paths), "snapshot": plan.snapshot_id, "names_stable": plan.names_stable}
 
+    # ---- DDL: each request is one call of the Python API, one snapshot
+    def create_namespace(self, request: dict[str, Any]) -> dict[str, Any]:
+        return {"snapshot": self.lake.create_schema(_text(request, "namespace"))}
+
+    def drop_namespace(self, request: dict[str, Any]) -> dict[str, Any]:
+        return {"snapshot": self.lake.drop_schema(_text(request, "namespace"), cascade=bool(request.get("cascade")))}
+
+    def create_table(self, request: dict[str, Any]) -> dict[str, Any]:
+        name = ".".join(_name(request))
+        keys = partition_keys(request.get("partitioning") or [])
+        with self.lake.transaction() as tx:
+            tx.create_table(name, spark_struct(request.get("schema")))
+            if keys:
+                tx.set_partitioning(name, keys)
+        return {"snapshot": tx.snapshot_id}
+
+    def drop_table(self, request: dict[str, Any]) -> dict[str, Any]:
+        return {"snapshot": self.lake.drop_table(".".join(_name(request)))}
+
+    def rename_table(self, request: dict[str, Any]) -> dict[str, Any]:
+        schema, table = _name(request)
+        return {"snapshot": self.lake.rename_table(f"{schema}.{table}", _text(request, "new_name"))}
+
+    def alter_table(self, request: dict[str, Any]) -> dict[str, Any]:
+        """ALTER TABLE's changes (`{"change": add|drop|rename|type|nullable, "column": dotted path, ...}`) as one
+        schema update, so one snapshot."""
+        changes = request.get("changes") or []
+        update = self.lake.update_schema(".".join(_name(request)))
+        for change in changes:
+            kind, column = change.get("change"), change.get("column")
+            if not isinstance(column, str):
+                raise InvalidArgumentError("ALTER TABLE change lacks its column")
+            if kind == "add":
+                update.add_column(column, spark_type(change.get("type")), nullable=bool(change.get("nullable", True)))
+            elif kind == "drop":
+                update.drop_column(column)
+            elif kind == "rename":
+                update.rename_column(column, _text(change, "new_name"))
+            elif kind == "type":
+                update.update_column_type(column, spark_type(change.get("type")))
+            elif kind == "nullable":
+                update.set_nullable(column, bool(change.get("nullable")))
+            else:
+                raise UnsupportedRequestError(f"ALTER TABLE {change.get('what') or kind} is not supported by the lake "
+                                           "catalog (add, drop, rename column, type widening, SET/DROP NOT NULL are)")
+        return {"snapshot": update.commit() if changes else None}
+
+    # ---- writes: Spark's writer writes Parquet files to a staging folder; commit_write makes them one snapshot
+    def begin_write(self, request: dict[str, Any]) -> dict[str, Any]:
+        """Where the JVM writes a statement's files and how: the table's Spark schema with field ids (a table
+        CTAS / RTAS creates: the columns it will get), the lake's Parquet options. Refused, naming the cause, for
+        tables whose files Spark's plain Parquet writer cannot produce yet."""
+        name = _name(request)
+        create = request.get("create")
+        if create is not None:
+            columns = plan_columns(spark_struct(create.get("schema")))
+            keys = partition_keys(create.get("partitioning") or [])
+            info = None
+            staging_root = self.lake.context.data_path
+        else:
+            info = self.lake.context.table_info(name)
+            load_layout(self.lake.context, info, self.lake.current_snapshot())
+            columns, keys = info.columns, info.partition.keys if info.partition is not None else []
+            staging_root = info.path
+        causes = []
+        if keys:
+            causes.append("partitioning (write it with DuckLake.write)")
+        if not all(is_native(c) and not c.children for c in columns):
+            causes.append("a column type Spark's plain Parquet writer cannot write with DuckLake field ids")
+        options = WriteOptions.from_lake_options(self.lake.context.options_of(info))
+        if options.encrypted or not isinstance(filesystem(staging_root)[0], pafs.LocalFileSystem):
+            causes.append("encrypted files or object storage")
+        if causes:
+            raise UnsupportedRequestError(f"the lake catalog cannot write {name[0]}.{name[1]} in Spark SQL yet: it has "
+                                       f"{', '.join(causes)}")
+        staging = f"{staging_root.rstrip('/')}/_spark_staging-{uuid.uuid4().hex}/"
+        return {"staging": staging, "schema": to_spark_schema(columns).json(),
+                "options": writer_options(columns, options)}
+
+    def commit_write(self, request: dict[str, Any]) -> dict[str, Any]:
+        """Commit the files one statement wrote (`files`, under `staging`) as one snapshot: `mode` append,
+        truncate (INSERT OVERWRITE, replace everything) or `overwrite` with `filters` (the rows they match are
+        replaced); `create` {schema, partitioning, replace} creates (or replaces) the table in the same snapshot
+        (CTAS, RTAS). Few rows are inlined as DuckLake.write inlines them. Nothing is committed on any error and
+        the files are deleted."""
+        name = _name(request)
+        staging = _text(request, "staging")
+        paths = [p for p in request.get("files") or [] if isinstance(p, str) and staging and p.startswith(staging)]
+        try:
+            snapshot = self._commit_files(request, name, paths)
+        except BaseException:
+            delete_paths(paths)
+            raise
+        finally:
+            if staging:  # a CTAS whose query ran no write stages nothing
+                delete_paths([staging], directories=True)
+        return {"snapshot": snapshot}
+
+    def _commit_files(self, request: dict[str, Any], name: tuple[str, str], paths: list[str]) -> int | None:
+        mode = request.get("mode", "append")
+        if mode not in ("append", "truncate", "overwrite"):
+            raise InvalidArgumentError(f"unknown write mode {mode!r}")
+        where = overwrite_predicate(request.get("filters") or []) if mode == "overwrite" else None
+        create = request.get("create")
+        qualified = f"{name[0]}.{name[1]}"
+        ctx = self.lake.context
+        with self.lake.transaction() as tx:
+            if create is not None:
+                if create.get("replace") and ctx.find(*name) is not None:
+                    tx.drop_table(qualified)
+                tx.create_table(qualified, spark_struct(create.get("schema")))
+                keys = partition_keys(create.get("partitioning") or [])
+                if keys:
+                    tx.set_partitioning(qualified, keys)
+                info, ref = tx.new_tables[name]
+            else:
+                info, ref = tx.table_info(qualified), None
+            # Footers only: each file's rows and column stats, as our Spark writer describes its files.
+            files = [f for f in (describe_file(p, info.columns) for p in sorted(paths)) if f.record_count]
+            limit = ctx.inlining_limit(info if create is None else None)
+            mode = "overwrite" if mode != "append" and create is None else "append"
+            if sum(f.record_count for f in files) <= limit:  # few rows: inlined as DuckLake.write inlines them
+                tx.write(read_new_files(files, info.columns), qualified, mode, where=where)
+            else:
+                if mode == "overwrite":  # stages the delete of the rows replaced (all, or those matched)
+                    tx.write(read_new_files([], info.columns), qualified, "overwrite", where=where)
+                adopted = adopt_files(files, info.path)
+                tx.files += [f.path for f in adopted]
+                tx.ops.append(AppendFiles(info, adopted, ref))
+        return tx.snapshot_id
+
     def _plan(self, request: dict[str, Any]) -> ScanPlan:
         name = (_text(request, "namespace"), _text(request, "table"))
         where = pruning_predicate(request.get("filters") or [])
@@ -168,6 +325,68 @@ class CatalogService:
             raise InvalidArgumentError(f"VERSION AS OF takes a snapshot id, not {version!r}")
         return self.lake.plan_scan(name, version=None if version is None else int(version), timestamp=when,
                                    where=where)
+
+
+def adopt_files(files: list[NewDataFile], table_path: str) -> list[NewDataFile]:
+    """The staged files moved to their final names in the table's folder (as spark/write.py names them)."""
+    fs = pafs.LocalFileSystem()
+    moved = []
+    try:
+        for f in files:
+            dst = f"{table_path}ducklake-{new_uuid()}.parquet"
+            fs.create_dir(dst.rsplit("/", 1)[0], recursive=True)
+            fs.move(f.path, dst)
+            moved.append(dst)
+            f.path = dst
+    except BaseException:
+        delete_paths(moved)
+        raise
+    return files
+
+
+def spark_struct(schema_json: Any):
+    """A Spark StructType from the JSON the JVM sends (pyspark's types need no JVM)."""
+    from pyspark.sql.types import StructType
+
+    if not isinstance(schema_json, str):
+        raise InvalidArgumentError("catalog service request lacks the table's schema")
+    return StructType.fromJson(json.loads(schema_json))
+
+
+def spark_type(type_json: Any):
+    """A Spark DataType from its JSON (Spark's DataType.json)."""
+    if not isinstance(type_json, str):
+        raise InvalidArgumentError("ALTER TABLE change lacks its type")
+    field = {"name": "x", "type": json.loads(type_json), "nullable": True, "metadata": {}}
+    return spark_struct(json.dumps({"type": "struct", "fields": [field]})).fields[0].dataType
+
+
+_TRANSFORMS = {"identity", "years", "months", "days", "hours", "bucket"}
+
+
+def partition_keys(transforms: list[dict[str, Any]]) -> list[str]:
+    """Spark's PARTITIONED BY transforms (`{"transform", "column", "buckets"}`) as DuckLake.set_partitioning keys:
+    `region`, `days(ts)` (set_partitioning maps years/months/days/hours to DuckLake 1.1's epoch transforms and
+    refuses them on 1.0 catalogs), `bucket(16, id)`."""
+    keys = []
+    for t in transforms:
+        name, column = t.get("transform"), t.get("column")
+        if name not in _TRANSFORMS or not isinstance(column, str):
+            raise UnsupportedRequestError(f"PARTITIONED BY {t.get('text') or name}: the lake catalog takes columns, "
+                                       "years/months/days/hours(column) and bucket(n, column)")
+        keys.append(column if name == "identity" else
+                    f"bucket({int(t.get('buckets'))}, {column})" if name == "bucket" else f"{name}({column})")
+    return keys
+
+
+def overwrite_predicate(filters: list[dict[str, Any]]) -> str:
+    """The Spark SQL condition of an overwrite's filters (the rows replaced); unlike pruning, a filter that
+    cannot be written exactly is refused, since leaving it out would replace more rows."""
+    parts = [_predicate(f) for f in filters]
+    if not parts or None in parts:
+        raise UnsupportedRequestError("an overwrite condition the lake catalog cannot pass on exactly (comparisons, "
+                                   "IN, IS [NOT] NULL of top-level columns with numbers, strings or booleans)")
+    return " AND ".join(parts)
 
 
 _OPS = {"=", "<", "<=", ">", ">=", "in", "is_null", "not_null"}
@@ -209,6 +428,10 @@ def _literal(value: Any) -> str | None:
     return None
 
 
+def _name(request: dict[str, Any]) -> tuple[str, str]:
+    return _text(request, "namespace"), _text(request, "table")
+
+
 def _text(request: dict[str, Any], key: str) -> str:
     value = request.get(key)
     if not isinstance(value, str):
@@ -245,7 +468,7 @@ def _check_plain(plan: ScanPlan, name: str) -> None:
     if _any_above(plan, "partial_max", plan.snapshot_id):
         causes.append("compacted files holding later snapshots' rows")
     if causes:
-        raise UnsupportedScanError(f"the lake catalog cannot read {name} at snapshot {plan.snapshot_id} in Spark "
+        raise UnsupportedRequestError(f"the lake catalog cannot read {name} at snapshot {plan.snapshot_id} in Spark "
                                    f"SQL yet: it has {', '.join(causes)}; read it with DuckLake.read")
 
 
@@ -274,6 +497,10 @@ def _any_above(plan: ScanPlan, column: str, bound: int) -> bool:
 
 def _handler(service: CatalogService, token: str):
     class Handler(BaseHTTPRequestHandler):
+        # Persistent connections: the JVM's client pools them, and a server closing each one after its answer
+        # races with the client's reuse of it (a request then fails with no answer at all).
+        protocol_version = "HTTP/1.1"
+
         def do_POST(self) -> None:  # noqa: N802 - http.server's name
             if not hmac.compare_digest(self.headers.get(TOKEN_HEADER, ""), token):
                 self._reply(403, {"error": {"kind": "error", "message": "bad token"}})

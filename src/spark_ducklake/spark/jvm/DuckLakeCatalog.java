@@ -25,28 +25,58 @@ import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.Set;
+import java.util.UUID;
 
 import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.ObjectMapper;
 import com.fasterxml.jackson.databind.node.ArrayNode;
 import com.fasterxml.jackson.databind.node.ObjectNode;
+import org.apache.hadoop.conf.Configuration;
+import org.apache.hadoop.fs.FileSystem;
 import org.apache.hadoop.fs.Path;
+import org.apache.hadoop.mapreduce.Job;
+import org.apache.hadoop.mapreduce.JobID;
+import org.apache.hadoop.mapreduce.TaskAttemptID;
+import org.apache.hadoop.mapreduce.TaskID;
+import org.apache.hadoop.mapreduce.TaskType;
+import org.apache.hadoop.mapreduce.task.TaskAttemptContextImpl;
 import org.apache.spark.sql.SparkSession;
+import org.apache.spark.sql.catalyst.InternalRow;
 import org.apache.spark.sql.catalyst.analysis.NoSuchNamespaceException;
 import org.apache.spark.sql.catalyst.analysis.NoSuchTableException;
+import org.apache.spark.sql.catalyst.analysis.TableAlreadyExistsException;
 import org.apache.spark.sql.connector.catalog.Identifier;
 import org.apache.spark.sql.connector.catalog.NamespaceChange;
+import org.apache.spark.sql.connector.catalog.StagedTable;
+import org.apache.spark.sql.connector.catalog.StagingTableCatalog;
 import org.apache.spark.sql.connector.catalog.SupportsNamespaces;
 import org.apache.spark.sql.connector.catalog.SupportsRead;
+import org.apache.spark.sql.connector.catalog.SupportsWrite;
 import org.apache.spark.sql.connector.catalog.Table;
 import org.apache.spark.sql.connector.catalog.TableCapability;
 import org.apache.spark.sql.connector.catalog.TableCatalog;
 import org.apache.spark.sql.connector.catalog.TableChange;
+import org.apache.spark.sql.connector.expressions.Literal;
+import org.apache.spark.sql.connector.expressions.NamedReference;
+import org.apache.spark.sql.connector.expressions.Transform;
 import org.apache.spark.sql.connector.expressions.aggregate.Aggregation;
 import org.apache.spark.sql.connector.read.Scan;
 import org.apache.spark.sql.connector.read.ScanBuilder;
 import org.apache.spark.sql.connector.read.SupportsPushDownFilters;
 import org.apache.spark.sql.connector.read.SupportsPushDownRequiredColumns;
+import org.apache.spark.sql.connector.write.BatchWrite;
+import org.apache.spark.sql.connector.write.DataWriter;
+import org.apache.spark.sql.connector.write.DataWriterFactory;
+import org.apache.spark.sql.connector.write.LogicalWriteInfo;
+import org.apache.spark.sql.connector.write.PhysicalWriteInfo;
+import org.apache.spark.sql.connector.write.SupportsDynamicOverwrite;
+import org.apache.spark.sql.connector.write.SupportsOverwrite;
+import org.apache.spark.sql.connector.write.Write;
+import org.apache.spark.sql.connector.write.WriteBuilder;
+import org.apache.spark.sql.connector.write.WriterCommitMessage;
+import org.apache.spark.sql.execution.datasources.OutputWriter;
+import org.apache.spark.sql.execution.datasources.OutputWriterFactory;
+import org.apache.spark.sql.execution.datasources.parquet.ParquetFileFormat;
 import org.apache.spark.sql.execution.datasources.v2.parquet.ParquetScanBuilder;
 import org.apache.spark.sql.execution.streaming.runtime.MetadataLogFileIndex;
 import org.apache.spark.sql.sources.EqualTo;
@@ -61,9 +91,10 @@ import org.apache.spark.sql.sources.LessThanOrEqual;
 import org.apache.spark.sql.types.DataType;
 import org.apache.spark.sql.types.StructType;
 import org.apache.spark.sql.util.CaseInsensitiveStringMap;
+import org.apache.spark.util.SerializableConfiguration;
 import scala.Option;
 
-public class DuckLakeCatalog implements TableCatalog, SupportsNamespaces {
+public class DuckLakeCatalog implements StagingTableCatalog, SupportsNamespaces {
     private static final ObjectMapper JSON = new ObjectMapper();
     private String name;
     private Map<String, String> options;
@@ -140,7 +171,13 @@ public class DuckLakeCatalog implements TableCatalog, SupportsNamespaces {
 
     @Override
     public void createNamespace(String[] namespace, Map<String, String> metadata) {
-        throw notYet("CREATE NAMESPACE");
+        if (namespace.length != 1) {
+            throw new UnsupportedOperationException("spark-ducklake: lake schemas are one level: "
+                    + String.join(".", namespace));
+        }
+        ObjectNode ask = request("create_namespace");
+        ask.put("namespace", namespace[0]);
+        service().call(ask);
     }
 
     @Override
@@ -150,7 +187,14 @@ public class DuckLakeCatalog implements TableCatalog, SupportsNamespaces {
 
     @Override
     public boolean dropNamespace(String[] namespace, boolean cascade) {
-        throw notYet("DROP NAMESPACE");
+        if (!namespaceExists(namespace)) {
+            return false;
+        }
+        ObjectNode ask = request("drop_namespace");
+        ask.put("namespace", namespace[0]);
+        ask.put("cascade", cascade);
+        service().call(ask);
+        return true;
     }
 
     // ---- tables
@@ -215,18 +259,167 @@ public class DuckLakeCatalog implements TableCatalog, SupportsNamespaces {
     }
 
     @Override
-    public Table alterTable(Identifier ident, TableChange... changes) {
-        throw notYet("ALTER TABLE");
+    public Table createTable(Identifier ident, StructType schema, Transform[] partitions, Map<String, String> properties)
+            throws TableAlreadyExistsException, NoSuchNamespaceException {
+        ObjectNode ask = tableRequest("create_table", ident);
+        ask.put("schema", schema.json());
+        ask.set("partitioning", transforms(partitions));
+        JsonNode reply = service().ask(ask);
+        if (reply.has("error")) {
+            String kind = reply.get("error").path("kind").asText();
+            if ("exists".equals(kind)) {
+                throw new TableAlreadyExistsException(ident);
+            }
+            if ("not_found".equals(kind)) {
+                throw new NoSuchNamespaceException(ident.namespace());
+            }
+            throw Service.failure(reply);
+        }
+        try {
+            return loadTable(ident);
+        } catch (NoSuchTableException e) {
+            throw new IllegalStateException("spark-ducklake: " + ident + " was created but cannot be loaded", e);
+        }
+    }
+
+    @Override
+    public Table alterTable(Identifier ident, TableChange... changes) throws NoSuchTableException {
+        ObjectNode ask = tableRequest("alter_table", ident);
+        ArrayNode out = ask.putArray("changes");
+        for (TableChange change : changes) {
+            out.add(alteration(change));
+        }
+        JsonNode reply = service().ask(ask);
+        if (reply.has("error")) {
+            if ("not_found".equals(reply.get("error").path("kind").asText()) && !tableExists(ident)) {
+                throw new NoSuchTableException(ident);
+            }
+            throw Service.failure(reply);
+        }
+        return loadTable(ident);
+    }
+
+    /** One ALTER TABLE change as the service takes it; what it does not take is named, and refused there. */
+    static ObjectNode alteration(TableChange change) {
+        ObjectNode node = JSON.createObjectNode();
+        if (change instanceof TableChange.ColumnChange column) {
+            node.put("column", String.join(".", column.fieldNames()));
+        }
+        if (change instanceof TableChange.AddColumn add && add.position() == null && add.defaultValue() == null) {
+            node.put("change", "add");
+            node.put("type", add.dataType().json());
+            node.put("nullable", add.isNullable());
+        } else if (change instanceof TableChange.DeleteColumn) {
+            node.put("change", "drop");
+        } else if (change instanceof TableChange.RenameColumn rename) {
+            node.put("change", "rename");
+            node.put("new_name", rename.newName());
+        } else if (change instanceof TableChange.UpdateColumnType type) {
+            node.put("change", "type");
+            node.put("type", type.newDataType().json());
+        } else if (change instanceof TableChange.UpdateColumnNullability nullability) {
+            node.put("change", "nullable");
+            node.put("nullable", nullability.nullable());
+        } else {
+            node.put("change", "other");
+            node.put("what", change.getClass().getSimpleName() + (change instanceof TableChange.AddColumn
+                    ? " with a position or a default" : ""));
+        }
+        return node;
+    }
+
+    /** PARTITIONED BY's transforms as the service takes them (it maps them to DuckLake partition keys). */
+    static ArrayNode transforms(Transform[] partitions) {
+        ArrayNode out = JSON.createArrayNode();
+        for (Transform t : partitions == null ? new Transform[0] : partitions) {
+            ObjectNode node = out.addObject();
+            node.put("transform", t.name());
+            node.put("text", t.describe());
+            NamedReference[] refs = t.references();
+            if (refs.length == 1) {
+                node.put("column", String.join(".", refs[0].fieldNames()));
+            }
+            for (var arg : t.arguments()) {
+                if (arg instanceof Literal<?> literal && literal.value() instanceof Number n) {
+                    node.put("buckets", n.intValue());
+                }
+            }
+        }
+        return out;
     }
 
     @Override
     public boolean dropTable(Identifier ident) {
-        throw notYet("DROP TABLE");
+        if (ident.namespace().length != 1) {
+            return false;
+        }
+        JsonNode reply = service().ask(tableRequest("drop_table", ident));
+        if (reply.has("error")) {
+            if ("not_found".equals(reply.get("error").path("kind").asText())) {
+                return false;
+            }
+            throw Service.failure(reply);
+        }
+        return true;
+    }
+
+    // ---- CTAS / RTAS / createOrReplace: the table is created (or replaced) in the snapshot of its rows
+    @Override
+    public StagedTable stageCreate(Identifier ident, StructType schema, Transform[] partitions,
+                                   Map<String, String> properties) throws TableAlreadyExistsException {
+        if (tableExists(ident)) {
+            throw new TableAlreadyExistsException(ident);
+        }
+        return new StagedLakeTable(this, ident, schema, partitions, false);
     }
 
     @Override
-    public void renameTable(Identifier oldName, Identifier newName) {
-        throw notYet("RENAME TABLE");
+    public StagedTable stageReplace(Identifier ident, StructType schema, Transform[] partitions,
+                                    Map<String, String> properties) throws NoSuchTableException {
+        if (!tableExists(ident)) {
+            throw new NoSuchTableException(ident);
+        }
+        return new StagedLakeTable(this, ident, schema, partitions, true);
+    }
+
+    @Override
+    public StagedTable stageCreateOrReplace(Identifier ident, StructType schema, Transform[] partitions,
+                                           Map<String, String> properties) {
+        return new StagedLakeTable(this, ident, schema, partitions, true);
+    }
+
+    static ObjectNode tableRequest(String op, Identifier ident) {
+        ObjectNode ask = request(op);
+        if (ident.namespace().length != 1) {
+            throw new UnsupportedOperationException("spark-ducklake: lake tables are <schema>.<table>: " + ident);
+        }
+        ask.put("namespace", ident.namespace()[0]);
+        ask.put("table", ident.name());
+        return ask;
+    }
+
+    @Override
+    public void renameTable(Identifier oldName, Identifier newName) throws NoSuchTableException {
+        String[] target = newName.namespace();
+        if (target.length == 2 && target[0].equals(name)) {  // RENAME TO lake.s.t2: Spark keeps the catalog part
+            newName = Identifier.of(new String[] {target[1]}, newName.name());
+        }
+        if (newName.namespace().length == 0) {  // RENAME TO t2: the table's own schema
+            newName = Identifier.of(oldName.namespace(), newName.name());
+        }
+        if (!java.util.Arrays.equals(oldName.namespace(), newName.namespace())) {
+            throw new UnsupportedOperationException("spark-ducklake: a lake table is renamed within its schema: "
+                    + oldName + " to " + newName);
+        }
+        ObjectNode ask = tableRequest("rename_table", oldName);
+        ask.put("new_name", newName.name());
+        JsonNode reply = service().ask(ask);
+        if (reply.has("error")) {
+            if ("not_found".equals(reply.get("error").path("kind").asText())) {
+                throw new NoSuchTableException(oldName);
+            }
+            throw Service.failure(reply);
+        }
     }
 
     private static UnsupportedOperationException notYet(String what) {
@@ -241,7 +434,7 @@ public class DuckLakeCatalog implements TableCatalog, SupportsNamespaces {
     }
 
     /** A lake table at one snapshot (resolved when Spark loaded it), read with Spark's Parquet scan. */
-    static final class LakeTable implements Table, SupportsRead {
+    static final class LakeTable implements Table, SupportsRead, SupportsWrite {
         private final DuckLakeCatalog catalog;
         private final Identifier ident;
         private final StructType schema;
@@ -266,7 +459,13 @@ public class DuckLakeCatalog implements TableCatalog, SupportsNamespaces {
 
         @Override
         public Set<TableCapability> capabilities() {
-            return EnumSet.of(TableCapability.BATCH_READ);
+            return EnumSet.of(TableCapability.BATCH_READ, TableCapability.BATCH_WRITE, TableCapability.TRUNCATE,
+                              TableCapability.OVERWRITE_BY_FILTER, TableCapability.OVERWRITE_DYNAMIC);
+        }
+
+        @Override
+        public WriteBuilder newWriteBuilder(LogicalWriteInfo info) {
+            return new LakeWriteBuilder(catalog, ident, null);
         }
 
         @Override
@@ -315,6 +514,279 @@ public class DuckLakeCatalog implements TableCatalog, SupportsNamespaces {
         @Override
         public String toString() {
             return "DuckLakeTable(" + name() + " @ snapshot " + snapshot + ")";
+        }
+    }
+
+    /** A table CTAS / RTAS / createOrReplace writes: created (or replaced) with its rows in one snapshot. */
+    static final class StagedLakeTable implements StagedTable, SupportsWrite {
+        private final DuckLakeCatalog catalog;
+        private final Identifier ident;
+        private final StructType schema;
+        private final ObjectNode create = JSON.createObjectNode();
+        private LakeBatchWrite written;
+
+        StagedLakeTable(DuckLakeCatalog catalog, Identifier ident, StructType schema, Transform[] partitions,
+                        boolean replace) {
+            this.catalog = catalog;
+            this.ident = ident;
+            this.schema = schema;
+            create.put("schema", schema.json());
+            create.set("partitioning", transforms(partitions));
+            create.put("replace", replace);
+        }
+
+        @Override
+        public String name() {
+            return catalog.name() + "." + String.join(".", ident.namespace()) + "." + ident.name();
+        }
+
+        @Override
+        public StructType schema() {
+            return schema;
+        }
+
+        @Override
+        public Set<TableCapability> capabilities() {  // RTAS truncates the (new) table it writes
+            return EnumSet.of(TableCapability.BATCH_WRITE, TableCapability.TRUNCATE);
+        }
+
+        @Override
+        public WriteBuilder newWriteBuilder(LogicalWriteInfo info) {
+            return new LakeWriteBuilder(catalog, ident, this);
+        }
+
+        @Override
+        public void commitStagedChanges() {
+            ObjectNode ask = tableRequest("commit_write", ident);
+            ask.set("create", create);
+            if (written != null) {
+                written.fill(ask);
+            } else {
+                ask.put("staging", "");
+            }
+            catalog.service().call(ask);
+        }
+
+        @Override
+        public void abortStagedChanges() {
+            if (written != null) {
+                written.abort(null);
+            }
+        }
+    }
+
+    /** INSERT INTO / OVERWRITE, writeTo(...).append / overwrite / overwritePartitions: how rows replace others. */
+    static final class LakeWriteBuilder implements SupportsOverwrite, SupportsDynamicOverwrite {
+        private final DuckLakeCatalog catalog;
+        private final Identifier ident;
+        private final StagedLakeTable staged;
+        private String mode = "append";
+        private ArrayNode filters;
+
+        LakeWriteBuilder(DuckLakeCatalog catalog, Identifier ident, StagedLakeTable staged) {
+            this.catalog = catalog;
+            this.ident = ident;
+            this.staged = staged;
+        }
+
+        @Override
+        public WriteBuilder truncate() {
+            mode = "truncate";
+            return this;
+        }
+
+        @Override
+        public WriteBuilder overwriteDynamicPartitions() {
+            mode = "dynamic";  // the service refuses partitioned tables: on the others, all rows are replaced
+            return this;
+        }
+
+        @Override
+        public WriteBuilder overwrite(Filter[] conditions) {
+            mode = "overwrite";
+            filters = JSON.createArrayNode();
+            for (Filter filter : conditions) {
+                ObjectNode condition = condition(filter);
+                if (condition == null) {  // replacing more rows than asked is never right
+                    throw new UnsupportedOperationException("spark-ducklake: an overwrite condition the lake "
+                            + "catalog cannot pass on exactly: " + filter);
+                }
+                filters.add(condition);
+            }
+            return this;
+        }
+
+        @Override
+        public Write build() {
+            LakeWriteBuilder builder = this;
+            return new Write() {
+                @Override
+                public BatchWrite toBatch() {
+                    ObjectNode ask = tableRequest("begin_write", ident);
+                    if (staged != null) {
+                        ask.set("create", staged.create);
+                    }
+                    LakeBatchWrite write = new LakeBatchWrite(builder, catalog.service().call(ask));
+                    if (staged != null) {
+                        staged.written = write;
+                    }
+                    return write;
+                }
+
+                @Override
+                public String description() {
+                    return "DuckLakeWrite(" + ident + ", " + mode + ")";
+                }
+            };
+        }
+    }
+
+    /**
+     * Spark's own Parquet writer (ParquetFileFormat's OutputWriterFactory, the table's schema with DuckLake field
+     * ids, the lake's Parquet options) writes each task's rows to one file in the staging folder the service
+     * handed out; the commit hands the committed tasks' files to the service, which commits them (footers read
+     * there) as one snapshot. A failed job, or a failed commit, deletes them: they never become visible.
+     */
+    static final class LakeBatchWrite implements BatchWrite {
+        private final LakeWriteBuilder builder;
+        private final String staging;
+        private final StructType schema;
+        private final Map<String, String> options = new HashMap<>();
+        private final List<String> files = new ArrayList<>();
+
+        LakeBatchWrite(LakeWriteBuilder builder, JsonNode plan) {
+            this.builder = builder;
+            this.staging = plan.get("staging").asText();
+            this.schema = (StructType) DataType.fromJson(plan.get("schema").asText());
+            plan.get("options").fields().forEachRemaining(e -> options.put(e.getKey(), e.getValue().asText()));
+        }
+
+        @Override
+        public DataWriterFactory createBatchWriterFactory(PhysicalWriteInfo info) {
+            SparkSession session = SparkSession.active();
+            scala.collection.immutable.Map<String, String> opts = scala.collection.immutable.Map$.MODULE$.empty();
+            for (Map.Entry<String, String> e : options.entrySet()) {
+                opts = opts.updated(e.getKey(), e.getValue());
+            }
+            try {
+                Job job = Job.getInstance(session.sessionState().newHadoopConfWithOptions(opts));
+                OutputWriterFactory factory = new ParquetFileFormat().prepareWrite(session, job, opts, schema);
+                return new LakeWriterFactory(factory, new SerializableConfiguration(job.getConfiguration()),
+                                             staging, schema, UUID.randomUUID().toString());
+            } catch (IOException e) {
+                throw new IllegalStateException("spark-ducklake: cannot set up the Parquet writer: " + e, e);
+            }
+        }
+
+        @Override
+        public boolean useCommitCoordinator() {
+            return true;  // one committed attempt per task: its file is the one the commit names
+        }
+
+        @Override
+        public void commit(WriterCommitMessage[] messages) {
+            for (WriterCommitMessage m : messages) {
+                if (m instanceof WrittenFile f && f.path != null) {
+                    files.add(f.path);
+                }
+            }
+            if (builder.staged != null) {
+                return;  // CTAS / RTAS: commitStagedChanges commits the table and its rows together
+            }
+            ObjectNode ask = tableRequest("commit_write", builder.ident);
+            fill(ask);
+            builder.catalog.service().call(ask);  // the service deletes the files if the commit fails
+        }
+
+        void fill(ObjectNode ask) {
+            ask.put("staging", staging);
+            ask.put("mode", "dynamic".equals(builder.mode) ? "truncate" : builder.mode);
+            if (builder.filters != null) {
+                ask.set("filters", builder.filters);
+            }
+            ArrayNode out = ask.putArray("files");
+            files.forEach(out::add);
+        }
+
+        @Override
+        public void abort(WriterCommitMessage[] messages) {
+            try {
+                Path dir = new Path(staging);
+                dir.getFileSystem(SparkSession.active().sessionState().newHadoopConf()).delete(dir, true);
+            } catch (IOException e) {
+                // the files were never committed: nobody reads them; cleanup_old_files-style removal is manual
+            }
+        }
+    }
+
+    /** The path of the file one task wrote (null: the task had no rows). */
+    static final class WrittenFile implements WriterCommitMessage {
+        final String path;
+
+        WrittenFile(String path) {
+            this.path = path;
+        }
+    }
+
+    static final class LakeWriterFactory implements DataWriterFactory {
+        private final OutputWriterFactory factory;
+        private final SerializableConfiguration conf;
+        private final String staging;
+        private final StructType schema;
+        private final String jobId;
+
+        LakeWriterFactory(OutputWriterFactory factory, SerializableConfiguration conf, String staging,
+                          StructType schema, String jobId) {
+            this.factory = factory;
+            this.conf = conf;
+            this.staging = staging;
+            this.schema = schema;
+            this.jobId = jobId;
+        }
+
+        @Override
+        public DataWriter<InternalRow> createWriter(int partitionId, long taskId) {
+            return new DataWriter<InternalRow>() {
+                private OutputWriter writer;
+                private String path;
+
+                @Override
+                public void write(InternalRow row) throws IOException {
+                    if (writer == null) {  // opened on the first row: a task without rows writes no file
+                        Configuration hadoop = conf.value();
+                        TaskAttemptID attempt = new TaskAttemptID(new TaskID(new JobID(jobId, 0), TaskType.MAP,
+                                                                             partitionId), (int) taskId);
+                        path = staging + String.format("part-%05d-%d-%s.parquet", partitionId, taskId,
+                                                       UUID.randomUUID());
+                        writer = factory.newInstance(path, schema, new TaskAttemptContextImpl(hadoop, attempt));
+                    }
+                    writer.write(row);
+                }
+
+                @Override
+                public WriterCommitMessage commit() {
+                    if (writer != null) {
+                        writer.close();
+                    }
+                    return new WrittenFile(path);
+                }
+
+                @Override
+                public void abort() throws IOException {
+                    if (writer != null) {
+                        try {
+                            writer.close();
+                        } finally {
+                            Path file = new Path(path);
+                            file.getFileSystem(conf.value()).delete(file, false);
+                        }
+                    }
+                }
+
+                @Override
+                public void close() {
+                }
+            };
         }
     }
 
@@ -422,7 +894,8 @@ public class DuckLakeCatalog implements TableCatalog, SupportsNamespaces {
         private final OutputStream keepAlive;  // the child ends when this pipe closes
         private final URI uri;
         private final String token;
-        private final HttpClient client = HttpClient.newHttpClient();
+        // HTTP/1.1 with persistent connections (the service keeps them open), no HTTP/2 upgrade attempt
+        private final HttpClient client = HttpClient.newBuilder().version(HttpClient.Version.HTTP_1_1).build();
 
         private Service(Process process, URI uri, String token) {
             this.process = process;
