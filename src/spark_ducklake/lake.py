@@ -119,8 +119,9 @@ class DuckLake:
         handle stops moving data in-process with pyarrow (default SPARK_DUCKLAKE_SMALL_DATA_BYTES, else 64 MiB;
         docs/writing.md). `ducklake_version` (the reference's DUCKLAKE_VERSION) is the version of a new catalog: "1.1"
         (the default, as DuckDB 2.0), "1.0" (what DuckDB 1.5 opens), or "1.1-dev1" (what DuckDB's development
-        builds of 1.1 write; docs/catalogs.md, "Versions"); an existing catalog keeps its own. Without it, SPARK_DUCKLAKE_DEFAULT_VERSION (the reference's
-        `ducklake_default_version` setting) is asked for, of new and existing catalogs alike. `encrypted=True` (the
+        builds of 1.1 write; docs/catalogs.md, "Versions"); an existing catalog keeps its own. Without it,
+        SPARK_DUCKLAKE_DEFAULT_VERSION (the reference's `ducklake_default_version` setting) is asked for, of new
+        and existing catalogs alike. `encrypted=True` (the
         reference's ENCRYPTED) creates an encrypted lake (every file gets its own key; docs/types.md, "Encrypted
         lakes"); on an existing lake an explicit value must match it. `write_deletion_vectors` (the reference's
         WRITE_DELETION_VECTORS) makes this handle's deletes write Puffin deletion vectors where no
