@@ -98,3 +98,50 @@ def test_time_travel_is_planned_per_reference(lake, spark, plans):
     assert len(plans) == 2 and plans[0][1] != plans[1][1]
     spark_query = f"SELECT (SELECT count(*) FROM t VERSION AS OF {first}) AS old, (SELECT count(*) FROM t) AS new"
     assert tuple(lake.sql(spark_query).collect()[0]) == (200, 201)
+
+
+@pytest.mark.lake(data_inlining_row_limit=0)
+def test_a_statement_reads_one_snapshot_and_runs_again_without_translation(lake, spark, plans, monkeypatch):
+    """Per statement one catalog snapshot read and each table planned once however often it is named; the same
+    text again at the same snapshot is neither parsed nor bound to new views (its reads are kept as global
+    temporary views, dropped once a commit makes their snapshot old)."""
+    from spark_ducklake.spark.paths import is_connect
+    from spark_ducklake.sql import statements
+    from spark_ducklake.sql.planning import VIEW_PREFIX
+
+    _two_files(lake)
+    lake.create_table("d", "i BIGINT, label STRING")
+    lake.write(pa.table({"i": [1, 150], "label": ["x", "y"]}), "d")
+    snapshot_reads, parses, binds = [], [], []
+    read_snapshot, parse = LakeContext.snapshot_id, statements._parse
+    monkeypatch.setattr(LakeContext, "snapshot_id", lambda self, conn, version=None, timestamp=None: (
+        snapshot_reads.append(version), read_snapshot(self, conn, version, timestamp))[1])
+    monkeypatch.setattr(statements, "_parse", lambda text, dialect: (parses.append(text), parse(text, dialect))[1])
+    frame_class = type(spark.range(1))
+    for method in ("createOrReplaceTempView", "createOrReplaceGlobalTempView"):
+        bind = getattr(frame_class, method)
+        monkeypatch.setattr(frame_class, method, lambda self, name, _bind=bind: (binds.append(name),
+                                                                                _bind(self, name))[1])
+    query = ("SELECT d.label, count(*) AS n FROM t a JOIN t b ON a.i = b.i JOIN main.d ON d.i = a.i "
+             "GROUP BY d.label ORDER BY d.label")
+    for dialect in ("spark", "duckdb"):
+        for run in range(3):
+            snapshot_reads.clear()
+            binds.clear()
+            assert [tuple(r) for r in lake.sql(query, dialect=dialect).collect()] == [("x", 1), ("y", 1)]
+            # one read of which snapshot is the latest, for views, names and plans (a new plan looks its
+            # snapshot up by id); a repeated statement reads nothing else
+            assert snapshot_reads.count(None) == 1 and (snapshot_reads == [None] or not run)
+            assert len(binds) == (0 if run or is_connect(spark) else 2)  # t (named twice) and d: one view each
+    assert len(parses) == 2  # once per dialect
+    assert sorted(p[0] for p in plans) == [("main", "d"), ("main", "d"), ("main", "t"), ("main", "t")]
+    if is_connect(spark):
+        return
+    db = spark.conf.get("spark.sql.globalTempDatabase")
+    views = {t.name for t in spark.catalog.listTables(db) if t.name.startswith(VIEW_PREFIX)}
+    assert len(views) >= 4
+    assert not any(t.name.startswith(VIEW_PREFIX) for t in spark.catalog.listTables())  # out of SHOW TABLES
+    lake.write(pa.table({"i": [150], "s": ["c"]}), "t")
+    assert [tuple(r) for r in lake.sql(query).collect()] == [("x", 1), ("y", 4)]  # 2 x 2 rows of i = 150
+    assert len(parses) == 3  # a new snapshot: translated again
+    assert not views & {t.name for t in spark.catalog.listTables(db)}  # the old snapshot's views are gone

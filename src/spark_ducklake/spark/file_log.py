@@ -65,19 +65,22 @@ def _read_logged(spark, schema, paths: list[str], sizes: list[int]):
     that cannot be (the caller hands Spark the paths). Where the session has our JVM index (jvm_index.py), it
     reads the log instead of Spark's index, in a fraction of the time."""
     indexed = jvm_index.reader(spark, schema)  # our index of the log where the session has it (jvm_index.py)
-    reader = spark.read.schema(schema).option("recursiveFileLookup", "true")
+
+    def spark_index(folder: str):  # made only when needed: a reader costs ~8 Spark calls
+        return spark.read.schema(schema).option("recursiveFileLookup", "true").parquet(folder)
+
     if is_connect(spark):
         folder = shared_log_folder(paths, sizes) if len(paths) >= CONNECT_MIN_FILES else None
         if folder is None:
             return None
-        return reader.parquet(spark_path(folder)) if indexed is None else indexed.load(spark_path(folder))
+        return spark_index(spark_path(folder)) if indexed is None else indexed.load(spark_path(folder))
     folder = tempfile.mkdtemp(prefix=SCAN_LOG_PREFIX)
     try:
         write_file_log(folder, paths, sizes)
         if indexed is not None:
             with contextlib.suppress(Exception):  # noqa: BLE001 - Spark's own index reads the same log
                 return indexed.load(folder)
-        return reader.parquet(folder)
+        return spark_index(folder)
     finally:
         shutil.rmtree(folder, ignore_errors=True)
 

@@ -65,8 +65,13 @@ def geometry_columns(lake, key: tuple[str, str], version, timestamp) -> dict[str
         info = lake.plan_scan(key, timestamp=timestamp).table
     else:
         info = lake.table_info(key, version=version)
+    return geometry_paths(info.columns)
+
+
+def geometry_paths(columns) -> dict[str, list[list[str]]]:
+    """geometry_columns of a table's columns as read already (no catalog read)."""
     out = {}
-    for col in info.columns:
+    for col in columns:
         found = _paths(col)
         if found:
             out[col.name.lower()] = found

@@ -7,16 +7,29 @@ planned once, however often the query names it: every reference to it becomes th
 one view for it. Outside a transaction, planned reads are also kept on the lake handle (`PlanCache`) for later
 statements: a snapshot's files never change, so a plan is reused only while the latest snapshot is the one it was
 planned at (a commit by anyone invalidates it) and only for the same Spark session.
+
+The cache also keeps, per statement text, what sqlglot made of it (`PlannedStatement`: the Spark SQL and the reads
+it names), so a statement run again at the same snapshot is neither parsed nor translated again. On classic
+sessions each cached read is a global temporary view (`global_temp.__ducklake_plan_<handle>_<n>`, out of
+`SHOW TABLES`), created once and dropped when its snapshot stops being the latest: binding a DataFrame to a view
+is a Spark command (60-300 ms on a loaded machine) that PySpark's `spark.sql(text, df=...)` would pay, and undo,
+at every statement. Spark resolves a view when it analyzes the query, so a dropped view never breaks a DataFrame
+made before; a statement racing a drop falls back to binding its reads for the call. Over Spark Connect the reads
+travel inside the query's plan, as before.
 """
 
 from __future__ import annotations
 
+import contextlib
 import threading
+import uuid
 from collections import OrderedDict
 from collections.abc import Callable
+from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
 from ..catalog.reads import reader
+from ..spark.paths import is_connect
 from ..spark.virtual_columns import check_virtual
 from .references import CatalogNames, QueryContext, TableRef
 
@@ -26,29 +39,66 @@ if TYPE_CHECKING:
     from ..spec.model import TableInfo
 
 PLAN_CACHE_SIZE = 64  # planned reads kept per handle (each holds a DataFrame and its file list)
+STATEMENT_CACHE_SIZE = 64  # translated statements kept per handle
+VIEW_LIMIT = 4 * PLAN_CACHE_SIZE  # views of one snapshot before they are all dropped and made again as needed
+VIEW_PREFIX = "__ducklake_plan_"
 _CACHE_ATTR = "_sql_plan_cache"  # an attribute of the lake handle, as the open transaction is (session.py)
 
 
+@dataclass(frozen=True)
+class PlannedStatement:
+    """A query statement as Spark runs it: Spark SQL whose `{key}` placeholders name `frames` (other braces
+    doubled, as `spark.sql(text, **frames)` takes it)."""
+
+    text: str
+    frames: dict[str, DataFrame]
+
+
 class PlanCache:
-    """Planned reads of one handle, valid while the latest snapshot and the Spark session stay the same."""
+    """Planned reads and translated statements of one handle, valid while the latest snapshot and the Spark
+    session stay the same (a generation); on classic sessions, the global temporary views of its reads."""
 
     def __init__(self):
         self._lock = threading.Lock()
         self._frames: OrderedDict[tuple, DataFrame] = OrderedDict()
+        self._statements: OrderedDict[tuple, PlannedStatement] = OrderedDict()
+        self._views: dict[int, tuple[DataFrame, str, str]] = {}  # id(frame) -> (frame, name, qualified)
+        self._token = uuid.uuid4().hex[:12]
+        self._count = 0
+        self._view_db: str | None = None
         self._snapshot: int | None = None
         self._spark = None
         self._names: CatalogNames | None = None
 
+    def _generation(self, latest: int, spark) -> list:
+        """Start a new generation if `latest` or `spark` changed (under the lock); returns the views to drop."""
+        if latest == self._snapshot and (spark is None or spark is self._spark):
+            return []
+        self._frames.clear()  # a new snapshot (or session): nothing planned before is reused
+        self._statements.clear()
+        old = [(self._spark, name) for _, name, _ in self._views.values()]
+        self._views.clear()
+        self._snapshot, self._names = latest, None
+        if spark is not None:
+            self._spark, self._view_db = spark, None
+        return old
+
+    @staticmethod
+    def _drop(views: list) -> None:
+        for spark, name in views:  # best effort: a view left behind holds no lock and ends with the session
+            with contextlib.suppress(Exception):
+                spark.catalog.dropGlobalTempView(name)
+
     def get(self, latest: int, spark, key: tuple, build: Callable[[], DataFrame]) -> DataFrame:
         """The read planned for `key` when `latest` was the newest snapshot, built now if there is none."""
         with self._lock:
-            if latest != self._snapshot or spark is not self._spark:
-                self._frames.clear()  # a new snapshot (or session): nothing planned before is reused
-                self._snapshot, self._spark, self._names = latest, spark, None
+            old = self._generation(latest, spark)
             frame = self._frames.get(key)
             if frame is not None:
                 self._frames.move_to_end(key)
-                return frame
+        self._drop(old)
+        if frame is not None:
+            return frame
         frame = build()
         with self._lock:
             if latest == self._snapshot and spark is self._spark:
@@ -60,16 +110,84 @@ class PlanCache:
     def names(self, latest: int, build: Callable[[], CatalogNames]) -> CatalogNames:
         """The tables visible at `latest`, read once while it is the newest snapshot."""
         with self._lock:
-            if latest != self._snapshot:
-                self._frames.clear()  # planned at an older snapshot
-                self._snapshot, self._names = latest, None
-            elif self._names is not None:
-                return self._names
+            old = self._generation(latest, None)
+            names = self._names
+        self._drop(old)
+        if names is not None:
+            return names
         names = build()
         with self._lock:
             if latest == self._snapshot:
                 self._names = names
         return names
+
+    def knows(self, key: tuple) -> bool:
+        """Whether a statement is kept under `key` (at whatever snapshot): worth reading the snapshot to check."""
+        with self._lock:
+            return key in self._statements
+
+    def statement(self, latest: int, spark, key: tuple) -> PlannedStatement | None:
+        """The statement translated under `key` while `latest` was the newest snapshot, else None."""
+        with self._lock:
+            old = self._generation(latest, spark)
+            found = self._statements.get(key)
+            if found is not None:
+                self._statements.move_to_end(key)
+        self._drop(old)
+        return found
+
+    def keep(self, latest: int, spark, key: tuple, planned: PlannedStatement) -> None:
+        """Keep a statement translated at `latest` (only while that is still the generation)."""
+        with self._lock:
+            if latest == self._snapshot and spark is self._spark:
+                self._statements[key] = planned
+                while len(self._statements) > STATEMENT_CACHE_SIZE:
+                    self._statements.popitem(last=False)
+
+    def run(self, spark, planned: PlannedStatement) -> DataFrame:
+        """`spark.sql` of a statement: its reads named by their global temporary views on classic sessions
+        (made on first use), bound for the call over Spark Connect or when a view went missing meanwhile."""
+        if is_connect(spark) or not planned.frames:
+            return spark.sql(planned.text, **planned.frames)
+        names = {key: self._view(spark, frame) for key, frame in planned.frames.items()}
+        if any(name is None for name in names.values()):
+            return spark.sql(planned.text, **planned.frames)
+        try:
+            return spark.sql(planned.text.format(**names))
+        except Exception as exc:
+            condition = getattr(exc, "getCondition", getattr(exc, "getErrorClass", lambda: None))()
+            if condition != "TABLE_OR_VIEW_NOT_FOUND" or VIEW_PREFIX not in str(exc):
+                raise
+        return spark.sql(planned.text, **planned.frames)  # another statement dropped a view (a new snapshot)
+
+    def _view(self, spark, frame: DataFrame) -> str | None:
+        """The qualified global temporary view of a statement's read, created on first use; None when the session
+        changed meanwhile (the read is then bound for the call)."""
+        with self._lock:
+            if spark is not self._spark:
+                return None
+            found = self._views.get(id(frame))
+            if found is not None:
+                return found[2]
+            old = []
+            if len(self._views) >= VIEW_LIMIT:
+                old = [(self._spark, name) for _, name, _ in self._views.values()]
+                self._views.clear()
+            self._count += 1
+            name = f"{VIEW_PREFIX}{self._token}_{self._count}"
+            db = self._view_db
+        self._drop(old)
+        if db is None:
+            db = spark.conf.get("spark.sql.globalTempDatabase", "global_temp")
+        frame.createOrReplaceGlobalTempView(name)
+        qualified = f"`{db.replace('`', '``')}`.`{name}`"
+        with self._lock:
+            if spark is not self._spark:  # a new session meanwhile: drop it again, bind for the call
+                self._drop([(spark, name)])
+                return None
+            self._view_db = db
+            self._views[id(frame)] = (frame, name, qualified)
+        return qualified
 
     def __len__(self) -> int:
         return len(self._frames)
@@ -87,11 +205,11 @@ def plan_cache(lake) -> PlanCache:
 class StatementReads:
     """The lake table reads of one statement, planned against one catalog snapshot."""
 
-    def __init__(self, reads: QueryContext, *, cached: bool):
+    def __init__(self, reads: QueryContext, *, cached: bool, snapshot: int | None = None):
         self.reads = reads
         self.context = reads.lake.context
         self._cached = cached  # outside a transaction: plans may outlive the statement
-        self._snapshot: int | None = None
+        self._snapshot: int | None = snapshot  # read already by the caller (queries.cached_query)
         self._names: CatalogNames | None = None
         self._snapshots: dict[tuple, int] = {}
         self._tables: dict[tuple, TableInfo] = {}
@@ -177,8 +295,10 @@ class StatementReads:
         plan = self.context.plan_scan((ref.schema, ref.name), version=version, where=where,
                                       inlined_sources=bool(virtual))
         frame = plan.to_dataframe(self.spark, virtual=check_virtual(virtual, [c.name for c in plan.table.columns]))
-        if self.reads.dialect == "duckdb" and "binary" in frame.schema.simpleString():
-            from .geometry import geometry_columns, mark_geometry  # shown as GEOMETRY in results (geometry.py)
+        if self.reads.dialect == "duckdb":
+            from .geometry import geometry_paths, mark_geometry  # shown as GEOMETRY in results (geometry.py)
 
-            frame = mark_geometry(frame, geometry_columns(self.reads.lake, (ref.schema, ref.name), snap, None))
+            paths = geometry_paths(plan.table.columns)  # from the plan's columns: no schema asked of Spark
+            if paths:
+                frame = mark_geometry(frame, paths)
         return frame

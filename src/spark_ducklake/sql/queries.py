@@ -6,9 +6,10 @@ only that table: WHERE conjuncts for tables no outer join can null-extend, ON co
 Those prune files (min/max stats, partition values) before Spark plans the scan; the full query still applies every
 predicate, so pushing never changes a result. Reads are planned by `planning.StatementReads`: one catalog snapshot
 per statement, one plan per distinct read, plans reused by later statements while no snapshot is committed.
-The reads reach `spark.sql` as DataFrame arguments, which PySpark
-binds to uniquely named temporary views and drops when the call returns (classic) or sends inside the plan
-(Spark Connect): no view outlives the call and concurrent queries never share a name.
+Outside a transaction the translated statement is kept too (`planning.PlannedStatement`, keyed by its text): run
+again at the same snapshot, it costs one catalog read and Spark's own `spark.sql`. Its reads reach Spark as global
+temporary views kept with the plans (classic sessions) or inside the query's plan (Spark Connect); reads inside a
+transaction are bound by PySpark for the call only (`spark.sql(text, df=...)`).
 """
 
 from __future__ import annotations
@@ -19,7 +20,7 @@ from sqlglot import exp
 
 from ..catalog.planners.pruning import conjuncts
 from ..errors import NotFoundError
-from .planning import StatementReads
+from .planning import PlannedStatement, StatementReads, plan_cache
 from .references import QueryContext, TableRef, table_ref
 from .sandbox import lake_relation, refuse_outside_reads, refuse_unknown_sources
 
@@ -34,15 +35,47 @@ _UNSAFE = tuple(t for t in (getattr(exp, n, None) for n in (
 _MARK = "__ducklake_ref_{}__"
 
 
-def run_query(ctx: QueryContext, tree: exp.Expression) -> DataFrame:
-    """Run a SELECT-like tree (any dialect sqlglot parsed) on Spark over the lake's tables."""
+def statement_key(ctx: QueryContext, text: str) -> tuple | None:
+    """What a query statement's translation is kept under (`cached_query`), or None when it may not be kept: inside
+    a transaction, or reading a setting (SET changes no snapshot)."""
+    from .insertion_order import preserves_insertion_order
+    from .session import current
+
+    if current(ctx.lake) is not None or "current_setting" in text.lower():
+        return None
+    order = ctx.dialect == "duckdb" and preserves_insertion_order(ctx.lake)
+    return (text, ctx.dialect, ctx.catalog_name, order)
+
+
+def cached_query(ctx: QueryContext, key: tuple | None) -> tuple[DataFrame | None, int | None]:
+    """(the query's DataFrame, None) when the statement under `key` was translated at the latest snapshot, run
+    again without parsing; else (None, the snapshot read to find out, for the statement to plan at; None if the
+    statement was never kept)."""
+    cache = plan_cache(ctx.lake)
+    if key is None or not cache.knows(key):
+        return None, None
+    context = ctx.lake.context
+    with context.connect() as conn:
+        snap = context.snapshot_id(conn, ctx.snapshot)
+    spark = ctx.lake.spark
+    planned = cache.statement(snap, spark, key)
+    if planned is None:
+        return None, snap
+    return _spark_sql(lambda: cache.run(spark, planned)), None
+
+
+def run_query(ctx: QueryContext, tree: exp.Expression, *, statement: tuple | None = None,
+              snapshot: int | None = None) -> DataFrame:
+    """Run a SELECT-like tree (any dialect sqlglot parsed) on Spark over the lake's tables; `statement`: the key
+    (`statement_key`) its translation is kept under, `snapshot`: the latest snapshot when the caller read it."""
     from .session import staged_reads
 
     with staged_reads(ctx) as reads:  # inside BEGIN: tables and views as the open transaction left them
-        return _run_query(ctx, reads, tree)
+        return _run_query(ctx, reads, tree, statement, snapshot)
 
 
-def _run_query(ctx: QueryContext, reads: QueryContext, tree: exp.Expression) -> DataFrame:
+def _run_query(ctx: QueryContext, reads: QueryContext, tree: exp.Expression, statement: tuple | None = None,
+               snapshot: int | None = None) -> DataFrame:
     """run_query, lake tables read through `reads` (lake functions such as snapshots() through `ctx`)."""
     from .insertion_order import ORDER_COLUMNS, order_by_position, ordered_ref
     from .intervals import computed_intervals
@@ -58,23 +91,27 @@ def _run_query(ctx: QueryContext, reads: QueryContext, tree: exp.Expression) -> 
     tree = computed_intervals(series_as_range(tree.copy()))  # DuckDB forms Spark lacks (series.py, intervals.py)
     tree = duckdb_literals(tree)  # MAP {'k': v} (literals.py)
     tree = current_settings(ctx, tree)  # current_setting('ducklake_max_retry_count') (settings.py)
-    planner = StatementReads(reads, cached=reads is ctx)  # outside BEGIN plans may serve later statements
+    cached = reads is ctx  # outside BEGIN plans may serve later statements
+    planner = StatementReads(reads, cached=cached, snapshot=snapshot if cached else None)
     expand_views(reads, tree, lambda: planner.snapshot)  # one snapshot read for views and tables
     tree = expand_macros(reads, tree)
     refuse_outside_reads(tree, lake_relation(reads))  # also what stored views and macros hold (sql/sandbox.py)
     ctes = {cte.alias_or_name.lower() for cte in tree.find_all(exp.CTE)}
     frames: dict[str, DataFrame] = {}
     refs: list[TableRef] = []
+    planned_only = True  # every read a planned lake table read: the translation may be kept
     for node in list(tree.find_all(exp.Table)):
         if isinstance(node.this, exp.Func):  # FROM snapshots(), FROM lake.table_changes('t', 1, 2)
             if is_lake_function(node):
                 frame = table_function(ctx, node)
                 _feed_virtual_columns(node, frame)
                 _replace(node, frames, frame)
+                planned_only = False
         elif not node.args.get("db") and node.name.lower() in ctes:
             continue
         elif is_metadata_table(ctx, node):  # `__ducklake_metadata_lake.ducklake_snapshot` (sql/metadata_tables.py)
             _replace(node, frames, metadata_frame(ctx, node))
+            planned_only = False
         elif node.name:
             refs.append(table_ref(reads, node, planner.names))
     _push_predicates(planner, tree, refs)
@@ -102,8 +139,19 @@ def _run_query(ctx: QueryContext, reads: QueryContext, tree: exp.Expression) -> 
         text = text.replace("{", "{{").replace("}", "}}")
         for key in frames:
             text = text.replace(key, "{" + key + "}")
+    spark = planner.spark
+    if statement is None or not cached or not planned_only or any(r.timestamp is not None for r in refs):
+        return _spark_sql(lambda: spark.sql(text, **frames))  # TIMESTAMP AS OF now(): not for later statements
+    planned = PlannedStatement(text, frames)
+    cache = plan_cache(reads.lake)
+    cache.keep(planner.snapshot, spark, statement, planned)
+    return _spark_sql(lambda: cache.run(spark, planned))
+
+
+def _spark_sql(run) -> DataFrame:
+    """`run()` (a spark.sql call), Spark's unknown-function error named as DuckDB names it."""
     try:
-        return planner.spark.sql(text, **frames)
+        return run()
     except Exception as exc:
         missing = _unknown_function(exc)
         if missing is None:
