@@ -6,6 +6,7 @@ Catalog-only: no Spark fixture, so it runs in the Spark-free lane too.
 
 from __future__ import annotations
 
+import ast
 import subprocess
 import sys
 from pathlib import Path
@@ -60,3 +61,17 @@ def test_no_module_is_part_of_an_import_cycle():
     sys.setrecursionlimit(max(sys.getrecursionlimit(), 10_000))
     graph = grimp.build_graph("spark_ducklake", exclude_type_checking_imports=True)
     assert _cycles(graph) == []
+
+
+def test_no_private_name_is_imported_from_another_module():
+    """A `_name` is its module's own: what another module needs is public in the module that defines it."""
+    found = []
+    for path in sorted((ROOT / "src" / "spark_ducklake").rglob("*.py")):
+        for node in ast.walk(ast.parse(path.read_text())):
+            if not isinstance(node, ast.ImportFrom):
+                continue
+            if node.level == 0 and not (node.module or "").startswith("spark_ducklake"):
+                continue  # another package's names are its business
+            private = [a.name for a in node.names if a.name.startswith("_") and not a.name.startswith("__")]
+            found += [f"{path.relative_to(ROOT)}:{node.lineno} imports {name} from {node.module}" for name in private]
+    assert not found, "private names imported across modules:\n" + "\n".join(found)

@@ -20,7 +20,7 @@ if TYPE_CHECKING:
     from .context import LakeContext
 
 
-def _delete_op(plan, staged) -> DeleteRows:
+def delete_op(plan, staged) -> DeleteRows:
     return DeleteRows(plan.table, staged.delete_files, staged.ended_files, staged.inlined_file_deletes,
                       staged.inlined_row_ids, restamp=restamp)
 
@@ -43,7 +43,7 @@ def stage_delete_op(ctx: LakeContext, plan, condition) -> tuple[DeleteRows | Non
             staged = stage_positions(plan, matches, ctx.inlining_limit(plan.table))
             if staged.empty:
                 return None, [], 0
-            return _delete_op(plan, staged), [d.path for d in staged.delete_files], staged.deleted_rows
+            return delete_op(plan, staged), [d.path for d in staged.delete_files], staged.deleted_rows
     from ..spark.expressions import check_expression
 
     spark = ctx.spark  # checked once per operation (ctx.spark re-verifies the session's confs on each use)
@@ -51,7 +51,7 @@ def stage_delete_op(ctx: LakeContext, plan, condition) -> tuple[DeleteRows | Non
     staged = plan_delete(spark, plan, condition, ctx.inlining_limit(plan.table))
     if staged.empty:
         return None, [], 0
-    return _delete_op(plan, staged), [d.path for d in staged.delete_files], staged.deleted_rows
+    return delete_op(plan, staged), [d.path for d in staged.delete_files], staged.deleted_rows
 
 
 def _in_process(ctx: LakeContext, plan) -> bool:
@@ -114,7 +114,7 @@ def stage_update(ctx: LakeContext, plan, assignments: dict, condition) -> tuple[
 
             delete_paths(written)
             raise
-        return [_delete_op(plan, staged), insert], written + files, staged.deleted_rows
+        return [delete_op(plan, staged), insert], written + files, staged.deleted_rows
     finally:
         new_rows.unpersist()
 
@@ -144,7 +144,7 @@ def _stage_update_in_process(ctx: LakeContext, plan, assignments: dict, conditio
     except BaseException:
         delete_paths(files)
         raise
-    return [_delete_op(plan, staged), insert], [d.path for d in staged.delete_files] + files, staged.deleted_rows
+    return [delete_op(plan, staged), insert], [d.path for d in staged.delete_files] + files, staged.deleted_rows
 
 
 def insert_versions(ctx: LakeContext, plan, data, ids) -> tuple[object, list[str]] | None:

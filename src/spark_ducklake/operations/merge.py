@@ -120,7 +120,7 @@ def stage_merge(m: MergeBuilder, plan) -> tuple[list, list[str], MergeResult]:
     from ..spark.scan import FILE, POS
     from ..spark.session import cached
     from ..spark.write import delete_paths
-    from .delete_update import _delete_op, stage_rows
+    from .delete_update import delete_op, stage_rows
 
     cols = plan.table.columns
     names = {c.name.lower(): c.name for c in cols}
@@ -133,9 +133,9 @@ def stage_merge(m: MergeBuilder, plan) -> tuple[list, list[str], MergeResult]:
         local = _merge_in_process(m, plan)
         if local is not None:
             return local
-        from .write import _arrow_frame
+        from .write import frame_of_arrow
 
-        m.source = _arrow_frame(m.ctx, _as_arrow(m.source))  # Spark merges it from here on
+        m.source = frame_of_arrow(m.ctx, _as_arrow(m.source))  # Spark merges it from here on
     spark = m.ctx.spark  # checked once per operation (lake.spark re-verifies the session's confs on each use)
     _check_strings(m, plan, spark)
     target = (plan.to_dataframe(spark, positions=True, row_ids=True)
@@ -201,7 +201,7 @@ def stage_merge(m: MergeBuilder, plan) -> tuple[list, list[str], MergeResult]:
             touched = result.where(F.col("_dl_kind") != "insert").select(FILE, POS)
             staged = stage_deletes(spark, plan, touched, m.ctx.inlining_limit(plan.table))
             if not staged.empty:
-                ops.append(_delete_op(plan, staged))
+                ops.append(delete_op(plan, staged))
                 written += [d.path for d in staged.delete_files]
             data_cols = [spark_name(c.name) for c in cols]
             for kind, keep_ids in (("update", True), ("insert", False)):
@@ -219,9 +219,9 @@ def stage_merge(m: MergeBuilder, plan) -> tuple[list, list[str], MergeResult]:
 
 
 def _is_arrow(source) -> bool:
-    from .write import _is_pandas
+    from .write import is_pandas
 
-    return isinstance(source, pa.Table) or _is_pandas(source)
+    return isinstance(source, pa.Table) or is_pandas(source)
 
 
 def _as_arrow(source) -> pa.Table:

@@ -224,7 +224,7 @@ def _net_ops(tx: Transaction, current: _Current, last: int, after) -> tuple[list
     from ..spark.scan import FILE, POS
     from ..spark.session import cached
     from ..spark.write import delete_paths
-    from .delete_update import _delete_op, stage_rows
+    from .delete_update import delete_op, stage_rows
 
     spark, ctx = tx.ctx.spark, tx.ctx
     ops, files = [], []
@@ -239,7 +239,7 @@ def _net_ops(tx: Transaction, current: _Current, last: int, after) -> tuple[list
             finally:
                 gone.unpersist()
             if not staged.empty:
-                ops.append(_delete_op(current.original, staged))
+                ops.append(delete_op(current.original, staged))
                 files += [d.path for d in staged.delete_files]
         new = after.where(~F.col(ORIGINAL))
         names = [F.col(f"`{c.name.replace('`', '``')}`") for c in current.info.columns]
@@ -284,7 +284,7 @@ def _net_ops_in_process(tx: Transaction, current: _Current, net) -> tuple[list, 
     """The operations (and their files) of a NetChange, staged as `_net_ops` stages them on Spark; NotLocal
     (the files written deleted) when updated versions are to be written on Spark."""
     from ..spark.write import delete_paths
-    from .delete_update import _delete_op, insert_versions
+    from .delete_update import delete_op, insert_versions
     from .local.dml import stage_positions
     from .local.expressions import NotLocal
     from .local.scan import ROWID
@@ -294,7 +294,7 @@ def _net_ops_in_process(tx: Transaction, current: _Current, net) -> tuple[list, 
     try:
         if current.original is not None and net.gone.num_rows:
             staged = stage_positions(current.original, net.gone, ctx.inlining_limit(current.info))
-            ops.append(_delete_op(current.original, staged))
+            ops.append(delete_op(current.original, staged))
             files += [d.path for d in staged.delete_files]
         if net.kept_ids.num_rows:
             plan = replace(current.original, table=current.info)  # written with the columns as altered

@@ -138,7 +138,7 @@ class StagedWrite:
 
 def schema_of(data):
     """The schema of a Spark DataFrame, a pyarrow Table or a pandas DataFrame."""
-    if _is_pandas(data):
+    if is_pandas(data):
         return pa.Schema.from_pandas(data, preserve_index=False)
     return data.schema
 
@@ -151,7 +151,7 @@ def stage_write(ctx: LakeContext, data, table: TableInfo, ref: TableRef | None, 
     written in-process as one file, in its row order (SMALL_FRAME_ROWS); an Arrow table that goes to Spark is one
     file. `options`: the lake options in force for the table (LakeContext.options_of), if the caller has read them
     in its round of catalog reads; else they are read when needed."""
-    if _is_pandas(data):
+    if is_pandas(data):
         data = pa.Table.from_pandas(data, preserve_index=False)
     is_arrow = isinstance(data, pa.Table)
     staged = StagedWrite()
@@ -168,7 +168,7 @@ def stage_write(ctx: LakeContext, data, table: TableInfo, ref: TableRef | None, 
             local = write_arrow_files(ctx, data, table, read_snapshot, options_table=options_table, options=options)
             if local is not None:
                 return _with_files(staged, local, table, ref)
-            data = _arrow_frame(ctx, data, one_file_if_small)
+            data = frame_of_arrow(ctx, data, one_file_if_small)
     if small is None:
         conformed = conform_spark(data, table)  # schema errors surface before any Spark job runs
         cap = small_frame_rows(ctx, table) if one_file_if_small and not is_arrow else 0
@@ -193,7 +193,7 @@ def stage_write(ctx: LakeContext, data, table: TableInfo, ref: TableRef | None, 
             local = write_arrow_files(ctx, data, table, read_snapshot, options_table=options_table, options=options)
             if local is not None:
                 return _with_files(staged, local, table, ref)
-            conformed = conform_spark(_arrow_frame(ctx, data, one_file_if_small), table)
+            conformed = conform_spark(frame_of_arrow(ctx, data, one_file_if_small), table)
     if small is not None:
         if small.num_rows:
             small = _sorted_inline(ctx, small, table, read_snapshot, options_table, options)
@@ -232,7 +232,7 @@ def _sorted_inline(ctx: LakeContext, small: pa.Table, table: TableInfo, snapshot
     except NotLocal:
         from ..spark.sorting import sort_column
 
-        frame = _arrow_frame(ctx, small).orderBy(*[sort_column(k) for k in table.sort_keys])
+        frame = frame_of_arrow(ctx, small).orderBy(*[sort_column(k) for k in table.sort_keys])
         return conform_arrow(frame.toArrow(), table)
 
 
@@ -249,7 +249,7 @@ def _write_options(ctx: LakeContext, table: TableInfo | None, options: Callable[
     return WriteOptions.from_lake_options(options or ctx.options_of(table))
 
 
-def _arrow_frame(ctx: LakeContext, data: pa.Table, one_file: bool = False):
+def frame_of_arrow(ctx: LakeContext, data: pa.Table, one_file: bool = False):
     """A Spark DataFrame of Arrow data (spark/session.py `arrow_frame`), in one partition when `one_file` (rows
     written out in a statement are one file, as the reference writes them)."""
     from ..spark.session import arrow_frame
@@ -258,5 +258,5 @@ def _arrow_frame(ctx: LakeContext, data: pa.Table, one_file: bool = False):
     return frame.coalesce(1) if one_file else frame
 
 
-def _is_pandas(data) -> bool:
+def is_pandas(data) -> bool:
     return type(data).__module__.startswith("pandas") and type(data).__name__ == "DataFrame"

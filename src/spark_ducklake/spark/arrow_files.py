@@ -87,11 +87,11 @@ def arrow_rows(table: pa.Table, path: str, wanted, arrow_schema: pa.Schema, name
         target = arrow_schema.field(name).type
         if hive and col.column_id in hive:
             value = hive[col.column_id]
-            arrays.append(pa.array([types.convert_nested(col, value, _spark_value)] * n, type=target))
+            arrays.append(pa.array([types.convert_nested(col, value, spark_value)] * n, type=target))
             continue
         if col.column_id not in by_id:
             default = None if col.is_nested else types.parse_literal(col.type, col.initial_default)
-            arrays.append(pa.array([types.convert_nested(col, default, _spark_value)] * n, type=target))
+            arrays.append(pa.array([types.convert_nested(col, default, spark_value)] * n, type=target))
             continue
         if vectorized and not col.is_nested and spark_types.is_native(col) and col.type not in _PER_VALUE:
             try:  # Arrow's cast is exact for plain types Spark reads natively; anything else converts per value
@@ -103,7 +103,7 @@ def arrow_rows(table: pa.Table, path: str, wanted, arrow_schema: pa.Schema, name
         values = column.to_pylist()
         if any(c.type == "variant" for c in col.walk()):  # DuckDB shreds them: rebuilt as Spark's reader would
             values = [variant_unshred.unshred_values(col, column.type, v) for v in values]
-        arrays.append(pa.array([types.convert_nested(col, v, _spark_value) for v in values], type=target))
+        arrays.append(pa.array([types.convert_nested(col, v, spark_value) for v in values], type=target))
     for extra in (SNAPSHOT_ID_COLUMN, ROW_ID_COLUMN):
         arrays.append(table.column(extra).cast(pa.int64()) if extra in table.column_names
                       else pa.nulls(n, pa.int64()))
@@ -113,7 +113,7 @@ def arrow_rows(table: pa.Table, path: str, wanted, arrow_schema: pa.Schema, name
     yield from result.to_batches(max_chunksize=65536)
 
 
-def _spark_value(col: Column, value):
+def spark_value(col: Column, value):
     """A scalar as pyarrow read it, converted to what the column's Spark type expects."""
     if col.type == "uuid":
         return str(uuid.UUID(bytes=value)) if isinstance(value, bytes) else str(value)

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from ..errors import SchemaMismatchError
 from ..spec.model import Column
-from ..spec.types import _DECIMAL, FIELD_ID_KEY
+from ..spec.types import DECIMAL_TYPE, FIELD_ID_KEY
 
 # DuckLake primitive type -> Spark type class name; nested and decimal types are handled in to_spark_type.
 _SPARK_NAMES = {
@@ -43,7 +43,7 @@ def to_spark_type(col: Column):
         return T.MapType(to_spark_type(col.children[0]), to_spark_type(col.children[1]), True)
     if col.type == "struct":  # fields always nullable: DuckDB marks renamed or added fields NOT NULL regardless
         return T.StructType([to_spark_field(child, nullable=True) for child in col.children])
-    match = _DECIMAL.fullmatch(col.type)
+    match = DECIMAL_TYPE.fullmatch(col.type)
     if match:
         return T.DecimalType(int(match.group(1)), int(match.group(2)))
     if col.type in ("uint64",):

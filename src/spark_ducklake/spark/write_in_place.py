@@ -127,7 +127,7 @@ def write_files_in_place(frame, table: TableInfo, spec: PartitionSpec | None, ke
     """Write `frame` (the table's columns with field ids, then the partition `key_columns`, rows of one partition
     value adjacent within each Spark partition) as files under their final names; nothing committed. Returns
     the files written, described from the footers their writers produced."""
-    place = _directories(table, spec, hive) if spec is not None else (lambda _values: ("", {}))
+    place = partition_directories(table, spec, hive) if spec is not None else (lambda _values: ("", {}))
     return [f for _key, f in write_groups_in_place(frame, table, key_columns, place, options=options,
                                                    rows_per_file=rows_per_file, row_width=row_width)]
 
@@ -159,9 +159,9 @@ def write_groups_in_place(frame, table: TableInfo, key_columns: list[str], place
             yield from _encrypting_task(batches, table_path, target, kw, group_rows, rows_per_file, columns,
                                         key_columns, place)
             return
-        out = _TaskWriter(table_path, target, kw, group_rows, rows_per_file, columns)
+        out = TaskWriter(table_path, target, kw, group_rows, rows_per_file, columns)
         for batch in batches:
-            for values, part in _runs(batch, key_columns):
+            for values, part in key_runs(batch, key_columns):
                 out.write(place(values), values, part.select(target.names))
         out.close()
         if out.files:
@@ -183,7 +183,7 @@ def _encrypting_task(batches, table_path, target, kw, group_rows, rows_per_file,
     from .encrypted.write import KeptBuffer, module_batch
 
     buffers: dict[str, KeptBuffer] = {}
-    out = _TaskWriter(table_path, target, kw, group_rows, rows_per_file, columns,
+    out = TaskWriter(table_path, target, kw, group_rows, rows_per_file, columns,
                       open_stream=lambda path: buffers.setdefault(path, KeptBuffer()))
 
     def drain():
@@ -192,7 +192,7 @@ def _encrypting_task(batches, table_path, target, kw, group_rows, rows_per_file,
             yield module_batch(described.path, buffers.pop(described.path).kept, (key, described))
 
     for batch in batches:
-        for values, part in _runs(batch, key_columns):
+        for values, part in key_runs(batch, key_columns):
             out.write(place(values), values, part.select(target.names))
             yield from drain()
     out.close()
@@ -209,7 +209,7 @@ def write_arrow_groups(groups, table: TableInfo, *, options, rows_per_file: int,
         raise SchemaMismatchError("format('ducklake') cannot write to an ENCRYPTED lake: use lake.write "
                                   "(docs/types.md, 'Encrypted lakes')")
     schema = types.to_parquet_schema(table.columns)  # geometry (at any depth) as Parquet GEOMETRY
-    out = _TaskWriter(table.path, schema, writer_options(options, row_width), row_group_rows(options, row_width),
+    out = TaskWriter(table.path, schema, writer_options(options, row_width), row_group_rows(options, row_width),
                       rows_per_file, table.columns)
     for where, key, rows in groups:
         for batch in rows.cast(schema).to_batches():
@@ -218,7 +218,7 @@ def write_arrow_groups(groups, table: TableInfo, *, options, rows_per_file: int,
     return [f for _key, f in out.files]
 
 
-def _runs(batch: pa.RecordBatch, key_columns: list[str]):
+def key_runs(batch: pa.RecordBatch, key_columns: list[str]):
     """(partition key values, rows) for each run of equal keys in the batch (the whole batch when unpartitioned)."""
     if not key_columns:
         yield (), batch
@@ -231,7 +231,7 @@ def _runs(batch: pa.RecordBatch, key_columns: list[str]):
             start = i
 
 
-def _directories(table: TableInfo, spec: PartitionSpec, hive: bool):
+def partition_directories(table: TableInfo, spec: PartitionSpec, hive: bool):
     """key values -> (directory under the table, partition values by key index), as `partition.placement`."""
     from .partition import KEY_PREFIX, placement
 
@@ -243,7 +243,7 @@ def _directories(table: TableInfo, spec: PartitionSpec, hive: bool):
     return directory
 
 
-class _TaskWriter:
+class TaskWriter:
     """One open Parquet file at a time per task: rolls over at `rows_per_file` rows or a new partition value."""
 
     def __init__(self, table_path, schema, kw, group_rows, rows_per_file, columns, open_stream=None):

@@ -19,7 +19,7 @@ from ..errors import SchemaMismatchError
 from .model import Column
 
 FIELD_ID_KEY = "parquet.field.id"
-_DECIMAL = re.compile(r"decimal\((\d+),\s*(\d+)\)")
+DECIMAL_TYPE = re.compile(r"decimal\((\d+),\s*(\d+)\)")
 
 # DuckLake type -> Arrow type; nested and decimal types are handled in to_arrow_type (Spark: spark/types.py).
 _ARROW_TYPES: dict[str, pa.DataType] = {
@@ -97,7 +97,7 @@ def to_arrow_type(col: Column) -> pa.DataType:
         return pa.map_(to_arrow_field(col.children[0]).with_nullable(False), to_arrow_field(col.children[1]))
     if col.type == "struct":  # fields always nullable, as in spark.types.to_spark_type
         return pa.struct([to_arrow_field(child).with_nullable(True) for child in col.children])
-    match = _DECIMAL.fullmatch(col.type)
+    match = DECIMAL_TYPE.fullmatch(col.type)
     if match:
         return pa.decimal128(int(match.group(1)), int(match.group(2)))
     if col.type == "uint64":
@@ -205,7 +205,7 @@ def fits(incoming: str, column: str) -> bool:
     """Whether data of type `incoming` can be written into a `column`-typed column without loss."""
     if can_promote(incoming, column) or column in _FITS.get(incoming, set()):
         return True
-    a, b = _DECIMAL.fullmatch(incoming), _DECIMAL.fullmatch(column)
+    a, b = DECIMAL_TYPE.fullmatch(incoming), DECIMAL_TYPE.fullmatch(column)
     if a and b:
         (p1, s1), (p2, s2) = map(int, a.groups()), map(int, b.groups())
         return s2 >= s1 and p2 - s2 >= p1 - s1
@@ -302,7 +302,7 @@ def format_literal(type_str: str, value: Any) -> str | None:
     if type_str in ("float32", "float64"):
         return float_text(type_str, value)
     if type_str.startswith("decimal"):
-        scale = int(_DECIMAL.fullmatch(type_str).group(2))  # type: ignore[union-attr]  # a decimal(p,s) type string
+        scale = int(DECIMAL_TYPE.fullmatch(type_str).group(2))  # type: ignore[union-attr]  # a decimal(p,s) type string
         return f"{Decimal(value):.{scale}f}"
     if type_str == "blob":
         return bytes(value).hex().upper()

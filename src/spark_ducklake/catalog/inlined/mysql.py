@@ -25,7 +25,7 @@ from sqlalchemy.dialects import mysql
 
 from ...errors import DuckLakeError
 from ...spec.model import Column
-from ...spec.types import _DECIMAL
+from ...spec.types import DECIMAL_TYPE
 from .storage import InlinedStorage
 from .text import scalar_text
 
@@ -44,7 +44,7 @@ def sql_type(col: Column) -> sa.types.TypeEngine[Any]:
     kind = col.type
     if kind in _INTS:
         return _INTS[kind]
-    if (m := _DECIMAL.fullmatch(kind)) is not None:
+    if (m := DECIMAL_TYPE.fullmatch(kind)) is not None:
         return mysql.DECIMAL(int(m.group(1)), int(m.group(2)))
     if kind == "float32":
         return mysql.FLOAT()

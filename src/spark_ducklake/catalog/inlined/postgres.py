@@ -17,7 +17,7 @@ from sqlalchemy.dialects import postgresql
 
 from ...spec.model import Column
 from ...spec.names import fits_postgres
-from ...spec.types import _DECIMAL, parse_pg_interval
+from ...spec.types import DECIMAL_TYPE, parse_pg_interval
 from .storage import InlinedStorage
 from .text import CastFromText
 
@@ -39,7 +39,7 @@ class PostgresStorage(InlinedStorage):
             return sa.Integer()
         if col.type in ("int64", "uint32"):
             return sa.BigInteger()
-        if (m := _DECIMAL.fullmatch(col.type)) is not None:
+        if (m := DECIMAL_TYPE.fullmatch(col.type)) is not None:
             return sa.Numeric(int(m.group(1)), int(m.group(2)))
         if col.type in _CAST:
             return CastFromText(_CAST[col.type])

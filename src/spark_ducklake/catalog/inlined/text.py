@@ -16,7 +16,7 @@ import sqlalchemy as sa
 from sqlalchemy.types import UserDefinedType
 
 from ...spec.model import Column
-from ...spec.types import _DECIMAL, float_text
+from ...spec.types import DECIMAL_TYPE, float_text
 
 SMALL_INTS = {"int8", "int16", "int32", "int64", "uint8", "uint16", "uint32"}
 BIG_INTS = {"uint64", "int128", "uint128"}  # Arrow decimal, text outside DuckDB
@@ -35,7 +35,7 @@ DUCK_NAMES = {
 
 def has_duckdb_type(col: Column) -> bool:
     """Whether the column is nested or of a scalar type DuckDB names (types without one are never inlined)."""
-    return col.type in DUCK_NAMES or col.is_nested or _DECIMAL.fullmatch(col.type) is not None
+    return col.type in DUCK_NAMES or col.is_nested or DECIMAL_TYPE.fullmatch(col.type) is not None
 
 
 def duckdb_type_name(col: Column) -> str:
@@ -47,7 +47,7 @@ def duckdb_type_name(col: Column) -> str:
     if col.type == "struct":
         inner = ", ".join(f'"{c.name.replace(chr(34), chr(34) * 2)}" {duckdb_type_name(c)}' for c in col.children)
         return f"STRUCT({inner})"
-    if _DECIMAL.fullmatch(col.type) or col.type in ("variant", "geometry"):
+    if DECIMAL_TYPE.fullmatch(col.type) or col.type in ("variant", "geometry"):
         return col.type.upper()
     return DUCK_NAMES[col.type]
 

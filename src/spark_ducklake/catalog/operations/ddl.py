@@ -27,11 +27,11 @@ class TableRef:
     table_id: int | None = None
 
 
-def _end(ctx: CommitContext, table: sa.Table, *where: Any) -> int:
+def end_rows(ctx: CommitContext, table: sa.Table, *where: Any) -> int:
     return end_live_rows(ctx.conn, table, ctx.snapshot_id, *where)
 
 
-def _record_schema_version(ctx: CommitContext, table_id: int) -> None:
+def record_schema_version(ctx: CommitContext, table_id: int) -> None:
     ctx.schema_changed = True
     ctx.conn.execute(T["ducklake_schema_versions"].insert().values(
         begin_snapshot=ctx.snapshot_id, schema_version=ctx.schema_version, table_id=table_id,
@@ -162,7 +162,7 @@ class DropSchema:
         for macro in macros.values():  # the schema's macros end with it, as in the reference
             DropMacro(macro.macro_id, macro.macro_type).apply(ctx)
         sc = T["ducklake_schema"]
-        _end(ctx, sc, sc.c.schema_id == schema.schema_id)
+        end_rows(ctx, sc, sc.c.schema_id == schema.schema_id)
         ctx.schema_changed = True
         ctx.record("dropped_schema", schema.schema_id)
 
@@ -197,7 +197,7 @@ class CreateTable:
             path_is_relative=True,
         ))
         insert_columns(ctx, table_id, self.columns)
-        _record_schema_version(ctx, table_id)
+        record_schema_version(ctx, table_id)
         create_inlined_data_table(ctx.conn, table_id, ctx.schema_version, self.columns)
         ctx.record("created_table", quote_name(self.schema, self.name))
 
@@ -251,11 +251,11 @@ class DropTable:
         for name in ("ducklake_table", "ducklake_partition_info", "ducklake_column", "ducklake_column_tag",
                      "ducklake_data_file", "ducklake_delete_file", "ducklake_sort_info"):
             table = T[name]
-            ended = _end(ctx, table, table.c.table_id == tid)
+            ended = end_rows(ctx, table, table.c.table_id == tid)
             if name == "ducklake_table" and not ended:
                 raise NotFoundError(f"table id {tid} does not exist")
         tag = T["ducklake_tag"]
-        _end(ctx, tag, tag.c.object_id == tid)
+        end_rows(ctx, tag, tag.c.object_id == tid)
         ctx.schema_changed = True
         ctx.record("dropped_table", tid)
 
@@ -281,11 +281,11 @@ class RenameTable:
         if current is None:
             raise NotFoundError(f"table id {self.table_id} does not exist")
         _check_table_name_free(ctx, current["schema_id"], self.schema, self.new_name, t.c.table_id != self.table_id)
-        _end(ctx, t, t.c.table_id == self.table_id)
+        end_rows(ctx, t, t.c.table_id == self.table_id)
         row = dict(current)
         row.update(begin_snapshot=ctx.snapshot_id, end_snapshot=None, table_name=self.new_name)
         ctx.conn.execute(t.insert().values(**row))
-        _record_schema_version(ctx, self.table_id)
+        record_schema_version(ctx, self.table_id)
         columns = reader.load_columns(ctx.conn, [self.table_id], _now_visible(ctx))[self.table_id]
         create_inlined_data_table(ctx.conn, self.table_id, ctx.schema_version, columns)
         ctx.record("created_table", quote_name(self.schema, self.new_name))
@@ -310,15 +310,15 @@ class AlterColumns:
         c = T["ducklake_column"]
         ended = [cid for cid, row in before.items() if after.get(cid) != row]
         if ended:
-            _end(ctx, c, c.c.table_id == self.table_id, c.c.column_id.in_(ended))
+            end_rows(ctx, c, c.c.table_id == self.table_id, c.c.column_id.in_(ended))
         dropped = [cid for cid in before if cid not in after]
         if dropped:  # a dropped column's comments go with it, as the reference ends them
             tag = T["ducklake_column_tag"]
-            _end(ctx, tag, tag.c.table_id == self.table_id, tag.c.column_id.in_(dropped))
+            end_rows(ctx, tag, tag.c.table_id == self.table_id, tag.c.column_id.in_(dropped))
         rows = [row for cid, row in after.items() if before.get(cid) != row]
         if rows:
             ctx.conn.execute(c.insert(), [_column_row(ctx, self.table_id, row) for row in rows])
-        _record_schema_version(ctx, self.table_id)
+        record_schema_version(ctx, self.table_id)
         if inlined_shape(self.old) != inlined_shape(self.new):  # as the reference: not for NOT NULL or DEFAULT
             create_inlined_data_table(ctx.conn, self.table_id, ctx.schema_version, self.new)
         old_names = {col.column_id: col.name for col in self.old}

@@ -140,11 +140,11 @@ class SetPartitioning:
         return [] if not isinstance(self.table_id, int) else [Change("altered_table", str(self.table_id))]
 
     def apply(self, ctx: Any) -> None:
-        from .ddl import _end, _record_schema_version
+        from .ddl import end_rows, record_schema_version
 
         table_id = self.table_id.table_id if not isinstance(self.table_id, int) else self.table_id  # type: ignore[attr-defined]  # a ddl.TableRef
         info, pc = T["ducklake_partition_info"], T["ducklake_partition_column"]
-        _end(ctx, info, info.c.table_id == table_id)
+        end_rows(ctx, info, info.c.table_id == table_id)
         partition_id = ctx.catalog_id()
         if self.spec is not None:  # applied before the staged writes that record it on their files
             self.spec.partition_id = partition_id
@@ -156,7 +156,7 @@ class SetPartitioning:
                  "column_id": k.column_id, "transform": k.transform} for i, k in enumerate(self.keys)])
         if not isinstance(self.table_id, int):
             return  # created in this commit: its CREATE recorded the schema version and made the inlined table
-        _record_schema_version(ctx, table_id)  # the reference adds a schema version and inlined table here
+        record_schema_version(ctx, table_id)  # the reference adds a schema version and inlined table here
         columns = reader.load_columns(ctx.conn, [table_id], ctx.snapshot_id).get(table_id, [])
         create_inlined_data_table(ctx.conn, table_id, ctx.schema_version, columns)
         ctx.record("altered_table", table_id)

@@ -17,25 +17,25 @@ import pyarrow as pa
 from ...catalog.planners.compaction import TablePlan
 from ...spark.file_layout import estimated_row_width
 from ...spark.write import delete_paths
-from ...spark.write_in_place import _TaskWriter, row_group_rows, writer_options
+from ...spark.write_in_place import TaskWriter, row_group_rows, writer_options
 from ...spec import types
 from ...spec.internal_columns import ROW_ID_COLUMN, ROW_ID_FIELD_ID, SNAPSHOT_ID_COLUMN, SNAPSHOT_ID_FIELD_ID
 from ...spec.model import NewDataFile
 from .expressions import NotLocal
 from .scan import ROWID
 from .versions import INSERTED, read_versions
-from .write import _SPARK_ONLY_TYPES, _sort_indices, _sort_order
+from .write import SPARK_ONLY_TYPES, sort_indices, sort_order
 
 
 def check_units(plan: TablePlan, sort_keys: list) -> None:
     """NotLocal unless this module writes the plan's units as the Spark path does."""
-    spark_only = [c.name for top in plan.table.columns for c in top.walk() if c.type in _SPARK_ONLY_TYPES]
+    spark_only = [c.name for top in plan.table.columns for c in top.walk() if c.type in SPARK_ONLY_TYPES]
     if spark_only:
         raise NotLocal(f"columns Spark writes with their own Parquet types: {', '.join(spark_only)}")
     if any(f.encryption_key for unit in plan.units for f in unit.files):
         raise NotLocal("encrypted files are decrypted by Spark only")
     if sort_keys:
-        _sort_order(dataclasses.replace(plan.table, sort_keys=sort_keys))
+        sort_order(dataclasses.replace(plan.table, sort_keys=sort_keys))
 
 
 def merge_units(plan: TablePlan, options, sort_keys: list) -> list[list[NewDataFile]]:
@@ -46,19 +46,19 @@ def merge_units(plan: TablePlan, options, sort_keys: list) -> list[list[NewDataF
     order: list[tuple[str, str]]
     order, placement = [], "at_end"
     if sort_keys:
-        order, placement = _sort_order(dataclasses.replace(table, sort_keys=sort_keys))
+        order, placement = sort_order(dataclasses.replace(table, sort_keys=sort_keys))
         order = [*order, (ROWID, "ascending")]
     schema = pa.schema(list(types.to_parquet_schema(table.columns)) + [  # geometry as Parquet GEOMETRY
         pa.field(ROW_ID_COLUMN, pa.int64(), metadata={b"PARQUET:field_id": str(ROW_ID_FIELD_ID)}),
         pa.field(SNAPSHOT_ID_COLUMN, pa.int64(), metadata={b"PARQUET:field_id": str(SNAPSHOT_ID_FIELD_ID)})])
     width = estimated_row_width(table.columns)
-    writer = _TaskWriter(table.path, schema, writer_options(options, width), row_group_rows(options, width), 2**62,
+    writer = TaskWriter(table.path, schema, writer_options(options, width), row_group_rows(options, width), 2**62,
                          table.columns)
     try:
         for index, unit in enumerate(plan.units):
             rows = read_versions(unit.files, table.columns)
             if order and rows.num_rows:
-                rows = rows.take(_sort_indices(rows, order, placement))
+                rows = rows.take(sort_indices(rows, order, placement))
             arrays = [rows.column(i).cast(field.type) for i, field in enumerate(schema) if i < len(table.columns)]
             out = pa.Table.from_arrays(arrays + [rows.column(ROWID), rows.column(INSERTED)], schema=schema)
             for batch in out.to_batches():

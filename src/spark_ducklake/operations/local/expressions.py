@@ -41,7 +41,7 @@ def parse(text: str) -> exp.Expression:
 
 def evaluate(text: str, data: pa.Table) -> pa.Array:
     """`text` evaluated over every row of `data` (columns matched case-insensitively), as one array."""
-    value = _eval(parse(text), _Scope(data))
+    value = eval_node(parse(text), Scope(data))
     if isinstance(value, pa.Scalar):
         return pa.array([value.as_py()] * data.num_rows, value.type)
     return value.combine_chunks() if isinstance(value, pa.ChunkedArray) else value
@@ -66,7 +66,7 @@ def check(text: str, schema: pa.Schema, *, condition: bool) -> None:
         evaluate(text, empty)
 
 
-class _Scope:
+class Scope:
     def __init__(self, data: pa.Table):
         self.data = data
         self.names = {name.lower(): name for name in data.column_names}
@@ -77,16 +77,16 @@ class _Scope:
         return self.data.column(self.names[node.name.lower()])
 
 
-def _eval(node: exp.Expression, scope: _Scope):
+def eval_node(node: exp.Expression, scope: Scope):
     try:
         return _dispatch(node, scope)
     except (pa.ArrowInvalid, pa.ArrowNotImplementedError, pa.ArrowTypeError, TypeError, ValueError) as exc:
         raise NotLocal(f"{node.sql()}: {exc}") from exc
 
 
-def _dispatch(node: exp.Expression, scope: _Scope):
+def _dispatch(node: exp.Expression, scope: Scope):
     if isinstance(node, exp.Paren):
-        return _eval(node.this, scope)
+        return eval_node(node.this, scope)
     if isinstance(node, exp.Column):
         return scope.column(node)
     if isinstance(node, exp.Literal | exp.Boolean | exp.Null):
@@ -95,51 +95,51 @@ def _dispatch(node: exp.Expression, scope: _Scope):
         return _cast(node, scope)
     for klass, fn in _COMPARE.items():
         if isinstance(node, klass):
-            left, right = _coerced(_eval(node.left, scope), _eval(node.right, scope))
+            left, right = coerce_pair(eval_node(node.left, scope), eval_node(node.right, scope))
             return fn(left, right)
     if isinstance(node, exp.NullSafeEQ):
-        left, right = _coerced(_eval(node.left, scope), _eval(node.right, scope))
+        left, right = coerce_pair(eval_node(node.left, scope), eval_node(node.right, scope))
         both_null = pc.and_(pc.is_null(left), pc.is_null(right))
         return pc.if_else(both_null, True, pc.fill_null(pc.equal(left, right), False))
     if isinstance(node, exp.And):
-        return pc.and_kleene(_bool(_eval(node.left, scope)), _bool(_eval(node.right, scope)))
+        return pc.and_kleene(_bool(eval_node(node.left, scope)), _bool(eval_node(node.right, scope)))
     if isinstance(node, exp.Or):
-        return pc.or_kleene(_bool(_eval(node.left, scope)), _bool(_eval(node.right, scope)))
+        return pc.or_kleene(_bool(eval_node(node.left, scope)), _bool(eval_node(node.right, scope)))
     if isinstance(node, exp.Not):
-        return pc.invert(_bool(_eval(node.this, scope)))
+        return pc.invert(_bool(eval_node(node.this, scope)))
     if isinstance(node, exp.Is) and isinstance(node.expression, exp.Null):
-        return pc.is_null(_eval(node.this, scope))
+        return pc.is_null(eval_node(node.this, scope))
     if isinstance(node, exp.Between):
-        value = _eval(node.this, scope)
-        low, high = _eval(node.args["low"], scope), _eval(node.args["high"], scope)
-        return pc.and_kleene(pc.greater_equal(*_coerced(value, low)), pc.less_equal(*_coerced(value, high)))
+        value = eval_node(node.this, scope)
+        low, high = eval_node(node.args["low"], scope), eval_node(node.args["high"], scope)
+        return pc.and_kleene(pc.greater_equal(*coerce_pair(value, low)), pc.less_equal(*coerce_pair(value, high)))
     if isinstance(node, exp.In) and not node.args.get("query"):
-        return _in(_eval(node.this, scope), [_eval(v, scope) for v in node.expressions])
+        return _in(eval_node(node.this, scope), [eval_node(v, scope) for v in node.expressions])
     if isinstance(node, exp.Like) and not node.args.get("escape"):
-        pattern = _eval(node.expression, scope)
+        pattern = eval_node(node.expression, scope)
         if not isinstance(pattern, pa.Scalar) or not pa.types.is_string(pattern.type):
             raise NotLocal("LIKE takes a string literal pattern here")
-        value = _eval(node.this, scope)
+        value = eval_node(node.this, scope)
         return pc.match_like(value, pattern.as_py()) if pattern.is_valid else pc.is_null(value, nan_is_null=False)
     if isinstance(node, exp.Neg):
-        return pc.negate_checked(_eval(node.this, scope))
+        return pc.negate_checked(eval_node(node.this, scope))
     for klass, fn in _ARITH.items():
         if isinstance(node, klass):
-            return fn(*_numeric_pair(_eval(node.left, scope), _eval(node.right, scope)))
+            return fn(*_numeric_pair(eval_node(node.left, scope), eval_node(node.right, scope)))
     if isinstance(node, exp.Div):  # Spark's `/` on integers and doubles is a double division
-        left, right = (_as_double(_eval(x, scope)) for x in (node.left, node.right))
+        left, right = (_as_double(eval_node(x, scope)) for x in (node.left, node.right))
         return pc.if_else(pc.equal(right, 0.0), pa.scalar(None, pa.float64()), pc.divide(left, right))
     if isinstance(node, exp.Mod):
-        return _mod(_eval(node.left, scope), _eval(node.right, scope))
+        return _mod(eval_node(node.left, scope), eval_node(node.right, scope))
     if isinstance(node, exp.Lower | exp.Upper):
-        value = _eval(node.this, scope)
+        value = eval_node(node.this, scope)
         return (pc.utf8_lower if isinstance(node, exp.Lower) else pc.utf8_upper)(value)
     if isinstance(node, exp.Abs):
-        return pc.abs_checked(_eval(node.this, scope))
+        return pc.abs_checked(eval_node(node.this, scope))
     if isinstance(node, exp.Coalesce):
-        values = [_eval(node.this, scope)] + [_eval(v, scope) for v in node.expressions]
+        values = [eval_node(node.this, scope)] + [eval_node(v, scope) for v in node.expressions]
         first = values[0]
-        return pc.coalesce(first, *[_coerced(first, v)[1] for v in values[1:]])
+        return pc.coalesce(first, *[coerce_pair(first, v)[1] for v in values[1:]])
     raise NotLocal(f"{type(node).__name__} ({node.sql()}) is not evaluated in-process")
 
 
@@ -163,7 +163,7 @@ def _literal(node: exp.Expression) -> pa.Scalar:
     return pa.scalar(exact, pa.decimal128(max(digits, scale, 1), scale))
 
 
-def _cast(node: exp.Cast, scope: _Scope):
+def _cast(node: exp.Cast, scope: Scope):
     name = node.to.this.name if hasattr(node.to.this, "name") else str(node.to.this)
     if name == "DECIMAL":
         params = [int(p.this.this) for p in node.to.expressions]
@@ -172,7 +172,7 @@ def _cast(node: exp.Cast, scope: _Scope):
         target = _CAST_TYPES[name]
     else:
         raise NotLocal(f"CAST to {node.to.sql()}")
-    value = _eval(node.this, scope)
+    value = eval_node(node.this, scope)
     if isinstance(node.this, exp.Literal) and node.this.is_string:
         return _string_scalar(value.as_py(), target)
     if pa.types.is_string(_type(value)) and not pa.types.is_string(target):
@@ -204,7 +204,7 @@ def _is_number(t: pa.DataType) -> bool:
     return pa.types.is_integer(t) or pa.types.is_floating(t) or pa.types.is_decimal(t)
 
 
-def _coerced(left, right):
+def coerce_pair(left, right):
     """Operands brought to one type as Spark compares them: a string literal takes the other side's type;
     numbers widen (to double when one is floating, to a common decimal when one is decimal)."""
     lt, rt = _type(left), _type(right)
@@ -230,7 +230,7 @@ def _numeric_pair(left, right):
     lt, rt = _type(left), _type(right)
     if not (_is_number(lt) and _is_number(rt)):
         if pa.types.is_null(lt) or pa.types.is_null(rt):
-            return _coerced(left, right)
+            return coerce_pair(left, right)
         raise NotLocal(f"arithmetic on {lt} and {rt}")
     if pa.types.is_floating(lt) or pa.types.is_floating(rt):
         return _as_double(left), _as_double(right)
@@ -279,8 +279,8 @@ def _in(value, options: list):
         raise NotLocal("IN over non-literal values")
     has_null = len(valid) < len(options)
     if valid:
-        coerced = [_coerced(value, o)[1] for o in valid]
-        left = _coerced(value, valid[0])[0]
+        coerced = [coerce_pair(value, o)[1] for o in valid]
+        left = coerce_pair(value, valid[0])[0]
         target = _type(left)
         values = pa.array([c.as_py() for c in coerced], target)
         found = pc.is_in(left, value_set=values)

@@ -24,7 +24,7 @@ from ...spark.expressions import check_syntax
 from ...spark.scan import FILE, POS
 from ...spark.scan_plan import ScanPlan
 from ...spec import types
-from .expressions import NotLocal, _coerced, _eval, _Scope, parse
+from .expressions import NotLocal, Scope, coerce_pair, eval_node, parse
 from .scan import ROWID, read_plan
 
 if TYPE_CHECKING:
@@ -165,7 +165,7 @@ def _join(target: pa.Table, source: pa.Table, keys: list[tuple]) -> tuple[pa.Arr
     left, right = {"_dl_ti": pa.array(np.arange(target.num_rows), pa.int64())}, {
         "_dl_si": pa.array(np.arange(source.num_rows), pa.int64())}
     for i, (t, s) in enumerate(keys):
-        a, b = _coerced(target.column(t), source.column(s))
+        a, b = coerce_pair(target.column(t), source.column(s))
         if a.type != b.type:
             if not (pa.types.is_integer(a.type) and pa.types.is_integer(b.type)):
                 raise NotLocal(f"joining {a.type} with {b.type}")
@@ -192,7 +192,7 @@ def _mask(node: exp.Expression, rows: pa.Table) -> pa.Array:
 
 
 def _values(node: exp.Expression, rows: pa.Table) -> pa.Array:
-    value = _eval(node, _Scope(rows))
+    value = eval_node(node, Scope(rows))
     if isinstance(value, pa.Scalar):
         return pa.array([value.as_py()] * rows.num_rows, value.type)
     return value.combine_chunks() if isinstance(value, pa.ChunkedArray) else value
@@ -252,7 +252,7 @@ def _stage(ctx, plan: ScanPlan, touched: pa.Table, outputs: dict) -> tuple[list,
     from ...catalog.operations.data import AppendFiles, InlineInsert
     from ...spark.conform import conform_arrow
     from ...spark.write import delete_paths
-    from ..delete_update import _delete_op
+    from ..delete_update import delete_op
     from ..write import write_arrow_files
     from .dml import stage_positions
 
@@ -281,5 +281,5 @@ def _stage(ctx, plan: ScanPlan, touched: pa.Table, outputs: dict) -> tuple[list,
         delete_paths(files)
         raise
     if not staged.empty:
-        ops.insert(0, _delete_op(plan, staged))
+        ops.insert(0, delete_op(plan, staged))
     return ops, [d.path for d in staged.delete_files] + files

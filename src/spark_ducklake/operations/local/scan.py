@@ -16,7 +16,7 @@ import pyarrow.compute as pc
 import pyarrow.parquet as pq
 
 from ...errors import CatalogError
-from ...spark.arrow_files import _spark_value
+from ...spark.arrow_files import spark_value
 from ...spark.delete_files import positions_as_of
 from ...spark.paths import filesystem
 from ...spark.scan import FILE, POS
@@ -24,7 +24,7 @@ from ...spark.scan_plan import ScanPlan
 from ...spec import types
 from ...spec.internal_columns import INLINED_ROW_ID, ROW_ID_COLUMN, SNAPSHOT_ID_COLUMN
 from ...spec.model import Column, DataFile, NewDataFile
-from ..streaming.arrow_rows import _default, _field_indexes, _positions, conform
+from ..streaming.arrow_rows import conform, default_array, field_indexes, position_array
 
 ROWID = "rowid"
 _WIDENED = {"uint8": pa.int16(), "uint16": pa.int32(), "uint32": pa.int64()}  # as Spark shows them
@@ -105,7 +105,7 @@ def read_file_columns(f: DataFile, columns: list[Column]) -> tuple[pa.Table, dic
     with fs.open_input_file(inner) as fh:
         parquet = pq.ParquetFile(fh)
         file_schema = parquet.schema_arrow
-        found = _by_name(file_schema, f, columns) if f.name_map is not None else _field_indexes(file_schema,
+        found = _by_name(file_schema, f, columns) if f.name_map is not None else field_indexes(file_schema,
                                                                                               columns)
         extras = [n for n in (SNAPSHOT_ID_COLUMN, ROW_ID_COLUMN) if n in file_schema.names]
         names = {cid: file_schema.field(i).name for cid, i in found.items()}
@@ -117,7 +117,7 @@ def _read_file(f: DataFile, columns: list[Column], schema: pa.Schema, snapshot_i
                row_ids: bool, positions: bool) -> pa.Table:
     data, found, extras = read_file_columns(f, columns)
     n = data.num_rows
-    pos = _positions(n)
+    pos = position_array(n)
     keep = None
     if f.partial_max is not None and f.partial_max > snapshot_id and SNAPSHOT_ID_COLUMN in extras:
         stamps = data.column(SNAPSHOT_ID_COLUMN).cast(pa.int64())
@@ -134,13 +134,13 @@ def _read_file(f: DataFile, columns: list[Column], schema: pa.Schema, snapshot_i
     arrays = []
     for col, field in zip(columns, schema, strict=False):
         if f.hive_values and col.column_id in f.hive_values and col.column_id not in found:
-            value = types.convert_nested(col, f.hive_values[col.column_id], _spark_value)
+            value = types.convert_nested(col, f.hive_values[col.column_id], spark_value)
             arrays.append(pa.array([value] * data.num_rows, field.type))
         elif col.column_id in found:
             raw = data.column(found[col.column_id]).combine_chunks()
             arrays.append(conform(raw, col, field.type))
         else:
-            arrays.append(_default(col, field.type, data.num_rows))
+            arrays.append(default_array(col, field.type, data.num_rows))
     if row_ids:
         arrays.append(rowid)
     if positions:

@@ -15,12 +15,12 @@ import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
 
-from ...spark.arrow_files import _spark_value
+from ...spark.arrow_files import spark_value
 from ...spark.scan import FILE, POS
 from ...spec import types
 from ...spec.internal_columns import ROW_ID_COLUMN, SNAPSHOT_ID_COLUMN
 from ...spec.model import Column, DataFile
-from ..streaming.arrow_rows import _default, conform
+from ..streaming.arrow_rows import conform, default_array
 from .scan import ROWID, read_file_columns, visible_schema
 
 INSERTED = "_dl_inserted"
@@ -75,12 +75,12 @@ def _build(files: list[DataFile], columns: list[Column], schema: pa.Schema, part
     for col, field in zip(columns, schema, strict=False):
         f = files[0]  # hive values only on single-file calls (read_versions groups no files that have them)
         if f.hive_values and col.column_id in f.hive_values and col.column_id not in found:
-            value = types.convert_nested(col, f.hive_values[col.column_id], _spark_value)
+            value = types.convert_nested(col, f.hive_values[col.column_id], spark_value)
             arrays.append(pa.array([value] * n, field.type))
         elif col.column_id in found:
             raw = data.column(found[col.column_id]).combine_chunks()
             arrays.append(conform(raw, col, field.type))
         else:
-            arrays.append(_default(col, field.type, n))
+            arrays.append(default_array(col, field.type, n))
     arrays += [rowid, inserted, per_file([f.data_file_id for f in files]), pos]
     return pa.Table.from_arrays(arrays, schema=schema)

@@ -19,7 +19,7 @@ from sqlglot import exp
 
 from ...spark.file_layout import estimated_row_width
 from ...spark.write import delete_paths, rows_per_file
-from ...spark.write_in_place import _directories, _runs, _TaskWriter, row_group_rows, writer_options
+from ...spark.write_in_place import TaskWriter, key_runs, partition_directories, row_group_rows, writer_options
 from ...spec import types
 from ...spec.bucket_hash import bucket_int64, bucket_many
 from ...spec.epoch import EPOCH_TRANSFORMS, epoch_ordinals
@@ -28,13 +28,13 @@ from ...spec.model import NewDataFile, PartitionSpec, TableInfo
 from .expressions import NotLocal
 
 KEY_PREFIX = "_dl_p"
-_SPARK_ONLY_TYPES = {"variant"}  # Parquet VARIANT type: Spark's writer sets it (geometry: types.to_parquet_schema)
+SPARK_ONLY_TYPES = {"variant"}  # Parquet VARIANT type: Spark's writer sets it (geometry: types.to_parquet_schema)
 _IDENTITY_TYPES = ("int8", "int16", "int32", "int64", "uint8", "uint16", "uint32", "varchar", "date", "boolean")
 
 
 def check_layout(table: TableInfo, sort_on_insert: bool) -> None:
     """NotLocal unless this module writes the table's partitioning and sort order as Spark's writer does."""
-    spark_only = [c.name for top in table.columns for c in top.walk() if c.type in _SPARK_ONLY_TYPES]
+    spark_only = [c.name for top in table.columns for c in top.walk() if c.type in SPARK_ONLY_TYPES]
     if spark_only:
         raise NotLocal(f"columns Spark writes with their own Parquet types: {', '.join(spark_only)}")
     by_id = {c.column_id: c for c in table.columns}
@@ -43,7 +43,7 @@ def check_layout(table: TableInfo, sort_on_insert: bool) -> None:
         if key.transform == "identity" and col.type not in _IDENTITY_TYPES:
             raise NotLocal(f"identity partition key on a {col.type} column")
     if sort_on_insert and table.sort_keys:
-        _sort_order(table)
+        sort_order(table)
 
 
 def write_table_files(data: pa.Table, table: TableInfo, options, *, row_ids: pa.Array | None = None
@@ -65,18 +65,18 @@ def write_table_files(data: pa.Table, table: TableInfo, options, *, row_ids: pa.
     order = [(name, "ascending") for name in names]
     placement = "at_end"
     if options.sort_on_insert and table.sort_keys:
-        sort_keys, placement = _sort_order(table)
+        sort_keys, placement = sort_order(table)
         order += sort_keys
     if order and data.num_rows:
-        data = data.take(_sort_indices(data, order, placement))
+        data = data.take(sort_indices(data, order, placement))
     width = estimated_row_width(table.columns)
-    place = _directories(table, PartitionSpec(keys=keys), options.hive_file_pattern) if keys else (
+    place = partition_directories(table, PartitionSpec(keys=keys), options.hive_file_pattern) if keys else (
         lambda _values: ("", {}))
-    writer = _TaskWriter(table.path, schema, writer_options(options, width), row_group_rows(options, width),
+    writer = TaskWriter(table.path, schema, writer_options(options, width), row_group_rows(options, width),
                          rows_per_file(table, options), table.columns)
     try:
         for batch in data.to_batches():
-            for values, part in _runs(batch, names):
+            for values, part in key_runs(batch, names):
                 writer.write(place(values), values, part.select(schema.names))
         writer.close()
     except BaseException:
@@ -88,11 +88,11 @@ def write_table_files(data: pa.Table, table: TableInfo, options, *, row_ids: pa.
 
 def sorted_rows(data: pa.Table, table: TableInfo) -> pa.Table:
     """`data` in the order of the table's sort keys; NotLocal when a key is not a plain column."""
-    order, placement = _sort_order(table)
-    return data.take(_sort_indices(data, order, placement)) if order and data.num_rows > 1 else data
+    order, placement = sort_order(table)
+    return data.take(sort_indices(data, order, placement)) if order and data.num_rows > 1 else data
 
 
-def _sort_indices(data: pa.Table, order: list[tuple[str, str]], placement: str) -> pa.Array:
+def sort_indices(data: pa.Table, order: list[tuple[str, str]], placement: str) -> pa.Array:
     """Row order for `order`, NULLs at `placement` (per sort key from pyarrow 25, one option before)."""
     if int(pa.__version__.split(".")[0]) >= 25:
         return pc.sort_indices(data, sort_keys=[(name, how, placement) for name, how in order])
@@ -103,7 +103,7 @@ def _keys(table: TableInfo) -> list:
     return list(table.partition.keys) if table.partition is not None else []
 
 
-def _sort_order(table: TableInfo) -> tuple[list[tuple[str, str]], str]:
+def sort_order(table: TableInfo) -> tuple[list[tuple[str, str]], str]:
     """pyarrow sort keys and null placement for the table's sort keys (plain columns, one NULLS order)."""
     names = {c.name.lower(): c.name for c in table.columns if not c.is_nested}  # pyarrow sorts no nested values
     order, placements = [], set()

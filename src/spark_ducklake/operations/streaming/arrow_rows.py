@@ -16,7 +16,7 @@ import pyarrow.parquet as pq
 from ...catalog.inlined.tables import BEGIN_COL, END_COL
 from ...catalog.planners.stream import FileTask
 from ...spark import types as spark_types
-from ...spark.arrow_files import _spark_value
+from ...spark.arrow_files import spark_value
 from ...spark.paths import filesystem
 from ...spec import types
 from ...spec.internal_columns import INLINED_ROW_ID, ROW_ID_COLUMN, SNAPSHOT_ID_COLUMN
@@ -35,7 +35,7 @@ def file_versions(task: FileTask, columns: list[Column], schema: pa.Schema, star
     with fs.open_input_file(inner) as fh:
         parquet = pq.ParquetFile(fh)
         file_schema = parquet.schema_arrow
-        found = _field_indexes(file_schema, columns)
+        found = field_indexes(file_schema, columns)
         extras = [name for name in (SNAPSHOT_ID_COLUMN, ROW_ID_COLUMN) if name in file_schema.names]
         wanted = sorted({file_schema.field(i).name for i in found.values()}) + extras
         data = parquet.read(columns=wanted, use_threads=False)
@@ -45,7 +45,7 @@ def file_versions(task: FileTask, columns: list[Column], schema: pa.Schema, star
     if SNAPSHOT_ID_COLUMN in extras:
         inserted = pc.coalesce(_flat(data.column(SNAPSHOT_ID_COLUMN)).cast(pa.int64()), begin)
     if deletes:  # row ids and deletions only matter to change rows
-        pos = _positions(n)
+        pos = position_array(n)
         rowid = pc.add(pos, task.row_id_start) if task.row_id_start is not None else pa.nulls(n, pa.int64())
         if ROW_ID_COLUMN in extras:
             rowid = pc.coalesce(_flat(data.column(ROW_ID_COLUMN)).cast(pa.int64()), rowid)
@@ -63,7 +63,7 @@ def file_versions(task: FileTask, columns: list[Column], schema: pa.Schema, star
             arrays.append(conform(data.column(file_schema.field(found[col.column_id]).name).combine_chunks(),
                                   col, target.type))
         else:
-            arrays.append(_default(col, target.type, data.num_rows))
+            arrays.append(default_array(col, target.type, data.num_rows))
     arrays += [rowid, inserted, deleted]
     return pa.Table.from_arrays(arrays, schema=_versions_schema(schema))
 
@@ -124,7 +124,7 @@ def _versions_schema(schema: pa.Schema) -> pa.Schema:
                                      pa.field(DELETED, pa.int64())])
 
 
-def _positions(n: int) -> pa.Array:
+def position_array(n: int) -> pa.Array:
     """0, 1, ..., n-1 (vectorized: a Python range of millions of rows costs seconds)."""
     return pc.subtract(pc.cumulative_sum(pa.repeat(pa.scalar(1, pa.int64()), n)), 1) if n else pa.array([], pa.int64())
 
@@ -164,14 +164,14 @@ def _deletions(task: FileTask, n: int) -> pa.Array:
         events = pa.table({"pos": pa.chunked_array([c for p in positions for c in p.chunks], pa.int64()),
                            "snap": pa.chunked_array([c for s in snapshots for c in s.chunks], pa.int64())})
         first = events.group_by("pos").aggregate([("snap", "min")])
-        where = pc.index_in(_positions(n), value_set=first.column("pos").combine_chunks())
+        where = pc.index_in(position_array(n), value_set=first.column("pos").combine_chunks())
         deleted = pc.take(first.column("snap_min").combine_chunks(), where)
     if task.file_end is not None:
         deleted = pc.min_element_wise(deleted, pa.scalar(task.file_end, pa.int64()))  # NULLs skipped
     return deleted
 
 
-def _field_indexes(file_schema: pa.Schema, columns: list[Column]) -> dict[int, int]:
+def field_indexes(file_schema: pa.Schema, columns: list[Column]) -> dict[int, int]:
     """Column id -> index of the file's top-level field holding it (by field id; by name in files without ids)."""
     by_id = {}
     for i, f in enumerate(file_schema):
@@ -189,13 +189,13 @@ def conform(arr: pa.Array, col: Column, target: pa.DataType) -> pa.Array:
     if isinstance(arr.type, pa.ExtensionType):
         arr = arr.storage
     if not spark_types.is_native(col):
-        values = [types.convert_nested(col, v, _spark_value) for v in arr.to_pylist()]
+        values = [types.convert_nested(col, v, spark_value) for v in arr.to_pylist()]
         return pa.array(values, type=target)
     if col.type == "struct":
         fields = list(target)
-        found = _field_indexes(pa.schema(list(arr.type)), col.children)
+        found = field_indexes(pa.schema(list(arr.type)), col.children)
         children = [conform(arr.field(found[c.column_id]), c, f.type) if c.column_id in found
-                    else _default(c, f.type, len(arr)) for c, f in zip(col.children, fields, strict=True)]
+                    else default_array(c, f.type, len(arr)) for c, f in zip(col.children, fields, strict=True)]
         return pa.StructArray.from_arrays(children, fields=fields, mask=arr.is_null())
     if col.type == "list":
         values = conform(arr.values, col.children[0], target.value_type)
@@ -207,9 +207,9 @@ def conform(arr: pa.Array, col: Column, target: pa.DataType) -> pa.Array:
     return arr if arr.type == target else arr.cast(target)
 
 
-def _default(col: Column, target: pa.DataType, n: int) -> pa.Array:
+def default_array(col: Column, target: pa.DataType, n: int) -> pa.Array:
     """A column the file predates: its initial default (NULL for nested columns) in every row."""
     value = None if col.is_nested else types.parse_literal(col.type, col.initial_default)
     if value is not None:
-        value = types.convert_nested(col, value, _spark_value)
+        value = types.convert_nested(col, value, spark_value)
     return pa.array([value] * n, type=target)
