@@ -119,6 +119,13 @@ def _not_null_guard(frame, table: TableInfo, required: list):
     that writes the files)."""
     if not required:
         return frame
+    # Spark's optimizer folds `IS NULL` of a column its schema says is never NULL to false (NullPropagation), so
+    # a guard there checks nothing, yet building it costs py4j calls and a plan analysis on every write (a quarter
+    # second on a busy driver): only the columns the frame may hold NULLs in are guarded.
+    may_be_null = {f.name: f.nullable for f in frame.schema.fields}
+    required = [c for c in required if may_be_null.get(c.name, True)]
+    if not required:
+        return frame
     from pyspark.sql import functions as F
 
     from ..spark.columns import spark_col
