@@ -5,7 +5,6 @@ view-column comments, compared with what the binary itself reads."""
 from __future__ import annotations
 
 import datetime as dt
-import json
 import math
 
 import pyarrow as pa
@@ -13,7 +12,7 @@ import pytest
 
 from spark_ducklake import DuckLake
 from spark_ducklake.operations.local.scan import read_plan
-from tests.support.ref11 import attach_sql, query, readable_copy, require_ref11, run
+from tests.support.ref11 import attach_sql, compare_variant_snapshots, query, readable_copy, require_ref11, run
 
 pytestmark = pytest.mark.latest_default  # new catalogs 1.1; the binary's attach as they are
 
@@ -282,15 +281,6 @@ def test_spark_reads_an_encrypted_variant_lake_after_expire(tmp_path, spark):
         + _ENCRYPTED_HISTORY)
     lake = DuckLake.attach(catalog, spark=spark)
     try:
-        versions = [s.snapshot_id for s in lake.snapshots() if s.snapshot_id >= lake.table_info("e").begin_snapshot]
-        assert 3 not in versions and len(versions) >= 4
-        parts = [f"SELECT {v} AS v, list(x) AS rows FROM (SELECT id, v, s FROM lake.e AT (VERSION => {v})) x;"
-                 for v in versions]
-        theirs = {r[0]["v"]: r[0]["rows"] or [] for r in run(attach_sql(catalog) + "\n".join(parts))}
-        for v in versions:
-            # the variant as a JSON value: ours from Spark's `toJson`, theirs as the binary prints it
-            ours = [(r.id, None if r.v is None else json.loads(r.v.toJson()), r.s)
-                    for r in lake.read("e", version=v).collect()]
-            assert sorted(ours, key=repr) == sorted(((r["id"], r["v"], r["s"]) for r in theirs[v]), key=repr), v
+        assert 3 not in compare_variant_snapshots(lake, catalog, "e")
     finally:
         lake.close()

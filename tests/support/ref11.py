@@ -75,3 +75,20 @@ def readable_copy(ducklake_file: str, copy: str) -> str:
     run(f"ATTACH '{ducklake_file}' AS src (READ_ONLY); ATTACH '{copy}' AS dst (STORAGE_VERSION 'v1.4.0');"
         " COPY FROM DATABASE src TO dst;")
     return copy
+
+
+def compare_variant_snapshots(lake, catalog: str, table: str) -> list[int]:
+    """Compare `(id, v, s)` of a table with a VARIANT column `v` at every snapshot since it was created, read by
+    Spark and by the binary (the variant as a JSON value: ours from Spark's `toJson`, theirs as the binary prints
+    it); returns the snapshots compared (at least four)."""
+    first = lake.table_info(table).begin_snapshot
+    versions = [s.snapshot_id for s in lake.snapshots() if s.snapshot_id >= first]
+    assert len(versions) >= 4
+    parts = [f"SELECT {v} AS v, list(x) AS rows FROM (SELECT id, v, s FROM lake.{table} AT (VERSION => {v})) x;"
+             for v in versions]
+    theirs = {r[0]["v"]: r[0]["rows"] or [] for r in run(attach_sql(catalog) + "\n".join(parts))}
+    for v in versions:
+        ours = [(r.id, None if r.v is None else json.loads(r.v.toJson()), r.s)
+                for r in lake.read(table, version=v).collect()]
+        assert sorted(ours, key=repr) == sorted(((r["id"], r["v"], r["s"]) for r in theirs[v]), key=repr), v
+    return versions
