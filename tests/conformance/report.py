@@ -184,6 +184,8 @@ def side_by_side(pages: list[dict]) -> str:
     for catalog, runs in by_catalog.items():
         runs = sorted(runs, key=lambda d: d.get("ducklake_version", "1.0"))
         versions = [d.get("ducklake_version", "1.0") for d in runs]
+        versions = [f"{v} #{versions[:i].count(v) + 1}" if versions.count(v) > 1 else v  # runs kept apart
+                    for i, v in enumerate(versions)]
         lines += [f"## Catalog {catalog}: DuckLake {' vs '.join(versions)}", "",
                   "; ".join(f"{v}: commit {d.get('commit', '?')[:12]}, {d.get('seconds', 0):.0f} s, "
                             f"{len(d['files'])} files ({d.get('selection', 'all')})"
