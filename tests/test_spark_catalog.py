@@ -16,6 +16,7 @@ import urllib.request
 from datetime import UTC
 
 import pyarrow as pa
+import pyarrow.parquet as pq
 import pytest
 
 from spark_ducklake import DuckLake
@@ -118,13 +119,36 @@ def test_pruning_predicate_writes_only_what_it_can_quote():
                               {"column": "id", "op": "like", "values": ["x"]}]) is None
 
 
-def test_service_refuses_scans_it_cannot_hand_to_sparks_reader(tmp_path):
-    lake, _url, _data = _lake(tmp_path)  # small writes are inlined in the catalog
+def _scan_rows(service: CatalogService, snapshot: int) -> tuple[list[dict], list[str]]:
+    """The rows of the files a scan hands to Spark (read here with pyarrow, by name: no rename in these tests)."""
+    scan = service.answer({"op": "scan", "namespace": "main", "table": "t", "snapshot": snapshot})
+    with open(os.path.join(scan["log"], "_spark_metadata", "0")) as log:
+        paths = [json.loads(line)["path"].removeprefix("file://").removeprefix("file:")
+                 for line in log.read().splitlines()[1:]]
+    rows = pa.concat_tables([pq.read_table(p) for p in paths]) if paths else ROWS.schema.empty_table()
+    return rows.sort_by("id").to_pylist(), paths
+
+
+def test_service_materializes_inlined_rows_and_deletes_as_one_more_file(tmp_path):
+    lake, _url, data = _lake(tmp_path)  # small writes are inlined in the catalog
     lake.create_table("t", ROWS.schema)
-    lake.write(ROWS, "t")
-    error = CatalogService(lake, str(tmp_path)).answer({"op": "scan", "namespace": "main", "table": "t"})["error"]
-    assert error["kind"] == "unsupported"
-    assert "cannot read main.t" in error["message"] and "inlined rows" in error["message"]
+    lake.set_option("data_inlining_row_limit", 0, table_name="t")
+    in_file = lake.write(pa.table({"id": pa.array(range(10, 20), pa.int64()), "name": ["f"] * 10}), "t")
+    lake.set_option("data_inlining_row_limit", 10, table_name="t")
+    inlined = lake.write(ROWS, "t")
+    lake.delete("t", "id IN (1, 12)")  # one inlined row, one row of the file (an inlined delete)
+    deleted = lake.current_snapshot()
+    assert any(lake.plan_scan("t").inlined_deletes.values())
+    service = CatalogService(lake, str(tmp_path / "service"))
+    (tmp_path / "service").mkdir()
+    for snapshot in (in_file, inlined, deleted):
+        rows, paths = _scan_rows(service, snapshot)
+        assert rows == lake.read_arrow("t", version=snapshot).sort_by("id").to_pylist()
+        scratch = [p for p in paths if not p.startswith(data)]
+        assert len(scratch) == (snapshot != in_file) and all(p.startswith(str(tmp_path / "service")) for p in scratch)
+    assert len(paths) == 1  # the file with the inlined delete is read with its inlined rows, the delete applied
+    assert pq.read_schema(paths[0]).field("name").metadata[b"PARQUET:field_id"] == b"2"
+    assert _scan_rows(service, deleted)[1] == paths  # the rows at a snapshot never change: the file is reused
 
 
 def test_service_refuses_files_predating_a_column_default_but_not_a_null_one(tmp_path):
@@ -168,6 +192,8 @@ def test_service_process_speaks_http_with_a_token(tmp_path):
 
 SCRIPT = textwrap.dedent("""
     import json, sys
+    import pytest
+    from pyspark.errors import AnalysisException
     from pyspark.sql import SparkSession
     from spark_ducklake import spark_catalog_conf
 
@@ -188,6 +214,12 @@ SCRIPT = textwrap.dedent("""
             return str(e)
         return None
 
+    def refused(query):  # our errors reach the user as Spark's analysis errors, no stack trace of ours
+        with pytest.raises(AnalysisException) as caught:
+            spark.sql(query).collect()
+        assert "at sparkducklake." not in str(caught.value) and "Traceback" not in str(caught.value)
+        return str(caught.value)
+
     out = {
         "namespaces": rows("SHOW NAMESPACES IN lake"),
         "tables": rows("SHOW TABLES IN lake.sales"),
@@ -198,11 +230,20 @@ SCRIPT = textwrap.dedent("""
         "timestamp": rows(f"SELECT * FROM lake.sales.orders TIMESTAMP AS OF '{args['when']}' ORDER BY id"),
         "describe": rows("DESCRIBE TABLE lake.sales.orders"),
         "reused": rows("SELECT id FROM lake.main.reused WHERE x IS NULL ORDER BY id"),
-        "inlined": error("SELECT * FROM lake.main.small"),
+        # inlined rows and inlined deletes, at every snapshot
+        "small": rows("SELECT * FROM lake.main.small ORDER BY id"),
+        "small_at": {str(v): rows(f"SELECT * FROM lake.main.small VERSION AS OF {v} ORDER BY id")
+                     for v in args["small_versions"]},
         "pruned_away": rows("SELECT id, name FROM lake.sales.parts WHERE id >= 3"),
         "spoiled": error("SELECT * FROM lake.sales.parts"),
-        "missing": error("SELECT * FROM lake.sales.nope"),
-        "no_python": error("SHOW NAMESPACES IN broken"),
+        "missing": refused("SELECT * FROM lake.sales.nope"),
+        "no_python": refused("SHOW NAMESPACES IN broken"),
+        "no_schema": refused("SHOW TABLES IN lake.nope"),
+        "no_version": refused("SELECT * FROM lake.sales.orders VERSION AS OF 999"),
+        "bad_version": refused("SELECT * FROM lake.sales.orders VERSION AS OF 'abc'"),
+        "exists": refused("CREATE TABLE lake.sales.orders (id BIGINT)"),
+        "schema_exists": refused("CREATE NAMESPACE lake.sales"),
+        "unsupported": refused("ALTER TABLE lake.sales.orders ADD COLUMN z INT FIRST"),
     }
     spark.sql("USE lake.sales")
     out["use"] = rows("SELECT count(*) AS n FROM orders")
@@ -220,6 +261,8 @@ def test_plain_spark_sql_reads_lake_tables_through_the_catalog(tmp_path):
     lake.rename_column("sales.orders", "name", "label")  # read by field id, not by the files' column names
     lake.write(pa.table({"id": pa.array([3], pa.int64()), "label": ["c"]}), "sales.orders")
     lake.create_table("small", ROWS.schema)
+    small_versions = [lake.write(pa.table({"id": pa.array([10, 11, 12], pa.int64()), "name": ["x", "y", "z"]}),
+                                 "small")]
     # Pruning proven end to end: a file the filter rules out is unreadable, so only a pruned scan succeeds.
     lake.create_table("sales.parts", ROWS.schema)
     lake.write(ROWS, "sales.parts")
@@ -239,14 +282,19 @@ def test_plain_spark_sql_reads_lake_tables_through_the_catalog(tmp_path):
     expected_first = lake.read_arrow("sales.orders", version=first).sort_by("id").to_pylist()
     lake.close()
     inlining, _u, _d = _lake(tmp_path)  # the same lake; this handle inlines small writes
-    inlining.write(ROWS, "small")
+    small_versions.append(inlining.write(ROWS, "small"))
+    inlining.delete("small", "id IN (1, 11)")  # an inlined row and a file's row (an inlined delete)
+    small_versions.append(inlining.current_snapshot())
+    assert any(inlining.plan_scan("small").inlined_deletes.values())
+    expected_small = {str(v): inlining.read_arrow("small", version=v).sort_by("id").to_pylist()
+                      for v in small_versions}
     inlining.close()
 
     # A classic session of its own: a Connect client in this process (the connect lane) leaves pyspark's
     # Connect-mode variables in the environment, which would turn the child's builder into a Connect client.
     connect_vars = ("SPARK_REMOTE", "SPARK_CONNECT_MODE_ENABLED", "SPARK_LOCAL_REMOTE")
     env = {k: v for k, v in os.environ.items() if k not in connect_vars}
-    args = {"url": url, "data": data, "first": first,
+    args = {"url": url, "data": data, "first": first, "small_versions": small_versions,
             "when": when.astimezone(UTC).strftime("%Y-%m-%d %H:%M:%S.%f")}
     done = subprocess.run([sys.executable, "-c", SCRIPT, json.dumps(args)], capture_output=True, text=True,
                           timeout=600, env=env)
@@ -269,6 +317,14 @@ def test_plain_spark_sql_reads_lake_tables_through_the_catalog(tmp_path):
     assert out["use"] == [{"n": 3}]
     assert out["pruned_away"] == [{"id": 3, "name": "c"}]
     assert out["spoiled"] is not None and len(unreadable) == 1
-    assert "cannot read main.small" in out["inlined"] and "inlined rows" in out["inlined"]
+    assert out["small_at"] == expected_small and len({json.dumps(v) for v in expected_small.values()}) == 3
+    assert out["small"] == expected_small[str(small_versions[-1])] == [
+        {"id": 2, "name": "b"}, {"id": 10, "name": "x"}, {"id": 12, "name": "z"}]
     assert "TABLE_OR_VIEW_NOT_FOUND" in out["missing"] and "nope" in out["missing"]
     assert "cannot start the lake catalog service with /nonexistent/python" in out["no_python"]
+    assert "SCHEMA_NOT_FOUND" in out["no_schema"] and "nope" in out["no_schema"]
+    assert "[DUCKLAKE_NOT_FOUND] sales.orders: snapshot 999 does not exist" in out["no_version"]
+    assert "[DUCKLAKE_INVALID] sales.orders: VERSION AS OF takes a snapshot id, not 'abc'" in out["bad_version"]
+    assert "TABLE_OR_VIEW_ALREADY_EXISTS" in out["exists"] and "orders" in out["exists"]
+    assert "SCHEMA_ALREADY_EXISTS" in out["schema_exists"] and "sales" in out["schema_exists"]
+    assert "[DUCKLAKE_UNSUPPORTED] sales.orders: ALTER TABLE AddColumn with a position" in out["unsupported"]

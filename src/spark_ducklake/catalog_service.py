@@ -16,25 +16,32 @@ Requests are `POST /` with a JSON object naming an `op`:
 - `scan` (`namespace`, `table`, `snapshot`, `filters`: the conjuncts Spark pushed, pruning files by the catalog's
   statistics): a file-sink log (`_spark_metadata/0`, as file_log.py writes for
   Python scans) of the data files to read, in a folder the caller reads with Spark's MetadataLogFileIndex and then
-  removes, and `names_stable` (false: push no filter into the reader, which matches file columns by name). Scans
-  Spark's Parquet reader cannot do alone (deletes, inlined rows, files without field ids, ...) are refused,
-  naming the cause.
+  removes, and `names_stable` (false: push no filter into the reader, which matches file columns by name). The
+  snapshot's inlined rows, and the data files with inlined deletes (with those deletes applied), are materialized
+  with pyarrow as one more Parquet file of the scan, written under the table's field ids in the service's own
+  scratch folder (never the lake's data path). Scans Spark's Parquet reader cannot do alone (delete files, files
+  without field ids, ...) are refused, naming the cause.
 - DDL, one snapshot each: `create_namespace`, `drop_namespace` (`cascade`), `create_table` (`schema`: Spark's
   StructType JSON, `partitioning`: Spark's transforms), `drop_table`, `rename_table` (`new_name`), `alter_table`
   (`changes`).
 - `begin_write` (`namespace`, `table`, optional `create`): where and how the JVM writes a statement's Parquet
   files (staging folder, Spark schema with field ids, Parquet options); `commit_write` (`staging`, `files`, `mode`
   append | truncate | overwrite with `filters`, optional `create` for CTAS / RTAS): those files as one snapshot.
-Errors come back as `{"error": {"kind": ..., "message": ...}}` (kind `not_found`, `exists`, `unsupported` or
-`error`).
+Errors come back as `{"error": {"kind": ..., "message": ...}}`; the plugin turns the kind into Spark's own
+exception (`not_found`: NoSuchTable/NamespaceException, `exists`: Table/NamespaceAlreadyExistsException) or an
+AnalysisException naming the table and the message (`unsupported`, `invalid` bad input, `conflict` a concurrent
+commit won, `error` anything else).
 
 `spark_catalog_conf` gives the Spark confs a session needs to use the plugin.
 """
 
 from __future__ import annotations
 
+import dataclasses
+import hashlib
 import hmac
 import json
+import os
 import secrets
 import sys
 import tempfile
@@ -45,22 +52,37 @@ from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 from typing import Any
 
+import pyarrow as pa
 import pyarrow.compute as pc
 import pyarrow.fs as pafs
+import pyarrow.parquet as pq
 
 from .catalog.operations.data import AppendFiles
-from .errors import AlreadyExistsError, DuckLakeError, InvalidArgumentError, NotFoundError
+from .errors import (
+    AlreadyExistsError,
+    ConflictError,
+    ConstraintError,
+    DuckLakeError,
+    InvalidArgumentError,
+    InvalidExpressionError,
+    InvalidNameError,
+    NotFoundError,
+    ReadOnlyError,
+    SchemaMismatchError,
+)
 from .lake import DuckLake
-from .operations.local.scan import read_new_files
+from .operations.local.scan import read_new_files, read_plan
+from .operations.local.threshold import is_small, threshold_of
 from .operations.write import load_layout
-from .spark.conform import plan_columns
+from .spark.conform import conform_arrow, plan_columns
 from .spark.file_log import SCAN_LOG_PREFIX, write_file_log
 from .spark.paths import filesystem
 from .spark.scan_plan import ScanPlan
 from .spark.session import REQUIRED_CONF
 from .spark.types import is_native, to_spark_schema
 from .spark.write import WriteOptions, delete_paths, describe_file, writer_options
-from .spec.model import NewDataFile
+from .spec import types
+from .spec.model import DataFile, NewDataFile
 from .spec.uuid7 import new_uuid
 
 CATALOG_CLASS = "sparkducklake.DuckLakeCatalog"
@@ -131,6 +153,7 @@ class CatalogService:
         self.lake = lake
         self.log_root = log_root
         self.lock = threading.Lock()  # one request at a time: the handle's caches are not shared across threads
+        self.scratch: str | None = None  # materialized inlined rows (made on first need, removed with log_root)
 
     def answer(self, request: dict[str, Any]) -> dict[str, Any]:
         """The reply to one request (errors as `{"error": ...}`)."""
@@ -155,6 +178,10 @@ class CatalogService:
             return {"error": {"kind": "exists", "message": str(e)}}
         except UnsupportedRequestError as e:
             return {"error": {"kind": "unsupported", "message": str(e)}}
+        except _INVALID as e:  # bad input: the user's statement, not our code, is at fault
+            return {"error": {"kind": "invalid", "message": str(e)}}
+        except ConflictError as e:
+            return {"error": {"kind": "conflict", "message": str(e)}}
         except DuckLakeError as e:
             return {"error": {"kind": "error", "message": str(e)}}
         except Exception as e:  # noqa: BLE001 - a reply naming the cause, never a dropped connection
@@ -175,14 +202,51 @@ class CatalogService:
 
     def scan(self, request: dict[str, Any]) -> dict[str, Any]:
         plan = self._plan(request)
-        _check_plain(plan, f"{_text(request, 'namespace')}.{_text(request, 'table')}")
-        paths = plan.files.full_paths() if hasattr(plan.files, "full_paths") else [f.path for f in plan.files]
-        sizes = [int(s) for s in _sizes(plan)]
+        name = f"{_text(request, 'namespace')}.{_text(request, 'table')}"
+        _check_plain(plan, name)
+        files, dirty = _split_dirty(plan)
+        plain = dataclasses.replace(plan, files=files)
+        paths = files.full_paths() if hasattr(files, "full_paths") else [f.path for f in files]
+        sizes = [int(s) for s in _sizes(plain)]
+        extra = self._materialize(plan, dirty, name)
+        if extra is not None:
+            paths, sizes = [*paths, extra], [*sizes, os.path.getsize(extra)]
         folder = tempfile.mkdtemp(prefix=SCAN_LOG_PREFIX, dir=self.log_root)
         write_file_log(folder, paths, sizes)
         # names_stable False: a column was renamed or a name held by two columns; the plugin then pushes no filter
         # into the Parquet reader, whose row-group filters match file columns by name.
         return {"log": folder, "files": len(paths), "snapshot": plan.snapshot_id, "names_stable": plan.names_stable}
+
+    def _materialize(self, plan: ScanPlan, dirty: list[DataFile], name: str) -> str | None:
+        """The snapshot's inlined rows plus the rows of the files with inlined deletes (those deletes applied),
+        as one Parquet file under the table's field ids in the service's scratch folder; None when there are
+        none. The rows at a snapshot never change, so the file is named by (table, snapshot, files) and reused."""
+        has_rows = plan.inlined is not None and plan.inlined.num_rows > 0
+        if not has_rows and not dirty:
+            return None
+        size = sum(f.file_size_bytes for f in dirty)
+        if dirty and not is_small(threshold_of(self.lake.context), size):
+            raise UnsupportedRequestError(
+                f"the lake catalog cannot read {name} at snapshot {plan.snapshot_id} in Spark SQL yet: it has "
+                f"inlined deletes in {len(dirty)} data files ({size} bytes, above the small-data threshold the "
+                "service rewrites them under); flush_inlined_data writes them as delete files")
+        ids = sorted(f.data_file_id for f in dirty)
+        key = hashlib.sha256(json.dumps([plan.table.table_id, plan.snapshot_id, ids]).encode()).hexdigest()[:32]
+        if self.scratch is None:
+            self.scratch = tempfile.mkdtemp(prefix="inlined-", dir=self.log_root)
+        path = os.path.join(self.scratch, f"{key}.parquet")
+        if os.path.exists(path):
+            return path
+        wanted = set(ids)
+        part = dataclasses.replace(plan, files=dirty, inlined_deletes={
+            k: v for k, v in (plan.inlined_deletes or {}).items() if k in wanted})
+        rows = conform_arrow(read_plan(part), plan.table)  # visible types back to the table's Arrow types
+        schema = types.to_parquet_schema(plan.table.columns)
+        data = pa.Table.from_arrays([rows.column(i) for i in range(len(schema))], schema=schema)
+        pending = f"{path}.{uuid.uuid4().hex}.tmp"  # a half-written file is never a scan's file
+        pq.write_table(data, pending)
+        os.replace(pending, path)
+        return path
 
     # ---- DDL: each request is one call of the Python API, one snapshot
     def create_namespace(self, request: dict[str, Any]) -> dict[str, Any]:
@@ -361,6 +425,10 @@ def spark_type(type_json: Any):
     return spark_struct(json.dumps({"type": "struct", "fields": [field]})).fields[0].dataType
 
 
+# Errors that mean the statement was wrong (reported as such), not that our code failed.
+_INVALID = (InvalidArgumentError, SchemaMismatchError, ConstraintError, InvalidNameError, InvalidExpressionError,
+            ReadOnlyError)
+
 _TRANSFORMS = {"identity", "years", "months", "days", "hours", "bucket"}
 
 
@@ -446,15 +514,25 @@ def _sizes(plan: ScanPlan) -> list[int]:
     return [f.file_size_bytes for f in files]
 
 
+def _split_dirty(plan: ScanPlan):
+    """(the plan's files without inlined deletes, the DataFiles with them): the latter are read by the service."""
+    dirty_ids = {k for k, v in (plan.inlined_deletes or {}).items() if v}
+    files = plan.files
+    if not dirty_ids:
+        return files, []
+    if hasattr(files, "take"):
+        ids = files.ids().to_pylist()
+        keep = [i for i, fid in enumerate(ids) if fid not in dirty_ids]
+        dirty = [i for i, fid in enumerate(ids) if fid in dirty_ids]
+        return files.take(keep), [files[i] for i in dirty]
+    return [f for f in files if f.data_file_id not in dirty_ids], [f for f in files if f.data_file_id in dirty_ids]
+
+
 def _check_plain(plan: ScanPlan, name: str) -> None:
     """Refuse, naming the cause, what this first slice of the plugin cannot read with Spark's Parquet reader
-    alone (the Python API reads all of it: `DuckLake.read`)."""
+    alone (the Python API reads all of it: `DuckLake.read`); inlined rows and deletes are materialized instead."""
     table = plan.table
     causes = []
-    if plan.inlined is not None and plan.inlined.num_rows:
-        causes.append("inlined rows (flush_inlined_data writes them to files)")
-    if plan.inlined_deletes and any(plan.inlined_deletes.values()):
-        causes.append("inlined deletes")
     if getattr(plan.files, "deletes", None) or any(getattr(f, "delete_file", None) for f in _objects(plan)):
         causes.append("delete files (rewrite_data_files applies them)")
     if not all(is_native(c) for c in table.columns):

@@ -5,6 +5,8 @@
 // a child process (`<python> -m spark_ducklake.catalog_service`, the `python` option) on first use, so it works
 // where no Python driver runs (Thrift server, Spark Connect server). Data moves through Spark's own Parquet scan
 // (ParquetScanBuilder over a MetadataLogFileIndex of the service's file-sink log), read by Parquet field id.
+// Errors reach the user as Spark's own exceptions (NoSuchTableException, TableAlreadyExistsException, ...) or an
+// AnalysisException naming the table and the cause the service gave, never a stack trace of ours.
 // Built by scripts/build_jar.sh against the pyspark wheel's jars (Spark 4.x) into spark-ducklake-catalog.jar.
 package sparkducklake;
 
@@ -40,8 +42,11 @@ import org.apache.hadoop.mapreduce.TaskAttemptID;
 import org.apache.hadoop.mapreduce.TaskID;
 import org.apache.hadoop.mapreduce.TaskType;
 import org.apache.hadoop.mapreduce.task.TaskAttemptContextImpl;
+import org.apache.spark.QueryContext;
+import org.apache.spark.sql.AnalysisException;
 import org.apache.spark.sql.SparkSession;
 import org.apache.spark.sql.catalyst.InternalRow;
+import org.apache.spark.sql.catalyst.analysis.NamespaceAlreadyExistsException;
 import org.apache.spark.sql.catalyst.analysis.NoSuchNamespaceException;
 import org.apache.spark.sql.catalyst.analysis.NoSuchTableException;
 import org.apache.spark.sql.catalyst.analysis.TableAlreadyExistsException;
@@ -172,12 +177,17 @@ public class DuckLakeCatalog implements StagingTableCatalog, SupportsNamespaces 
     @Override
     public void createNamespace(String[] namespace, Map<String, String> metadata) {
         if (namespace.length != 1) {
-            throw new UnsupportedOperationException("spark-ducklake: lake schemas are one level: "
-                    + String.join(".", namespace));
+            throw analysis("UNSUPPORTED", String.join(".", namespace), "lake schemas are one level");
         }
         ObjectNode ask = request("create_namespace");
         ask.put("namespace", namespace[0]);
-        service().call(ask);
+        JsonNode reply = service().ask(ask);
+        if (reply.has("error")) {
+            if ("exists".equals(reply.get("error").path("kind").asText())) {
+                throw sneaky(new NamespaceAlreadyExistsException(namespace));
+            }
+            throw Service.failure(reply, namespace[0]);
+        }
     }
 
     @Override
@@ -210,7 +220,7 @@ public class DuckLakeCatalog implements StagingTableCatalog, SupportsNamespaces 
             if ("not_found".equals(reply.get("error").path("kind").asText())) {
                 throw new NoSuchNamespaceException(namespace);
             }
-            throw Service.failure(reply);
+            throw Service.failure(reply, Service.subject(ask));
         }
         List<Identifier> out = new ArrayList<>();
         for (JsonNode t : reply.get("tables")) {
@@ -249,10 +259,12 @@ public class DuckLakeCatalog implements StagingTableCatalog, SupportsNamespaces 
         }
         JsonNode reply = service().ask(ask);
         if (reply.has("error")) {
-            if ("not_found".equals(reply.get("error").path("kind").asText())) {
+            // with VERSION / TIMESTAMP AS OF, what is missing may be the snapshot: the service's message says which
+            if ("not_found".equals(reply.get("error").path("kind").asText()) && version == null
+                    && timestampMicros == null) {
                 throw new NoSuchTableException(ident);
             }
-            throw Service.failure(reply);
+            throw Service.failure(reply, Service.subject(ask));
         }
         StructType schema = (StructType) DataType.fromJson(reply.get("schema").asText());
         return new LakeTable(this, ident, schema, reply.get("snapshot").asLong());
@@ -273,12 +285,12 @@ public class DuckLakeCatalog implements StagingTableCatalog, SupportsNamespaces 
             if ("not_found".equals(kind)) {
                 throw new NoSuchNamespaceException(ident.namespace());
             }
-            throw Service.failure(reply);
+            throw Service.failure(reply, Service.subject(ask));
         }
         try {
             return loadTable(ident);
         } catch (NoSuchTableException e) {
-            throw new IllegalStateException("spark-ducklake: " + ident + " was created but cannot be loaded", e);
+            throw analysis("ERROR", ident.toString(), "created but cannot be loaded");
         }
     }
 
@@ -294,7 +306,7 @@ public class DuckLakeCatalog implements StagingTableCatalog, SupportsNamespaces 
             if ("not_found".equals(reply.get("error").path("kind").asText()) && !tableExists(ident)) {
                 throw new NoSuchTableException(ident);
             }
-            throw Service.failure(reply);
+            throw Service.failure(reply, Service.subject(ask));
         }
         return loadTable(ident);
     }
@@ -353,12 +365,13 @@ public class DuckLakeCatalog implements StagingTableCatalog, SupportsNamespaces 
         if (ident.namespace().length != 1) {
             return false;
         }
-        JsonNode reply = service().ask(tableRequest("drop_table", ident));
+        ObjectNode ask = tableRequest("drop_table", ident);
+        JsonNode reply = service().ask(ask);
         if (reply.has("error")) {
             if ("not_found".equals(reply.get("error").path("kind").asText())) {
                 return false;
             }
-            throw Service.failure(reply);
+            throw Service.failure(reply, Service.subject(ask));
         }
         return true;
     }
@@ -391,7 +404,7 @@ public class DuckLakeCatalog implements StagingTableCatalog, SupportsNamespaces 
     static ObjectNode tableRequest(String op, Identifier ident) {
         ObjectNode ask = request(op);
         if (ident.namespace().length != 1) {
-            throw new UnsupportedOperationException("spark-ducklake: lake tables are <schema>.<table>: " + ident);
+            throw analysis("UNSUPPORTED", ident.toString(), "lake tables are <schema>.<table>");
         }
         ask.put("namespace", ident.namespace()[0]);
         ask.put("table", ident.name());
@@ -408,23 +421,40 @@ public class DuckLakeCatalog implements StagingTableCatalog, SupportsNamespaces 
             newName = Identifier.of(oldName.namespace(), newName.name());
         }
         if (!java.util.Arrays.equals(oldName.namespace(), newName.namespace())) {
-            throw new UnsupportedOperationException("spark-ducklake: a lake table is renamed within its schema: "
-                    + oldName + " to " + newName);
+            throw analysis("UNSUPPORTED", oldName.toString(), "a lake table is renamed within its schema, not to "
+                    + newName);
         }
         ObjectNode ask = tableRequest("rename_table", oldName);
         ask.put("new_name", newName.name());
         JsonNode reply = service().ask(ask);
         if (reply.has("error")) {
-            if ("not_found".equals(reply.get("error").path("kind").asText())) {
+            String kind = reply.get("error").path("kind").asText();
+            if ("not_found".equals(kind)) {
                 throw new NoSuchTableException(oldName);
             }
-            throw Service.failure(reply);
+            if ("exists".equals(kind)) {
+                throw sneaky(new TableAlreadyExistsException(newName));
+            }
+            throw Service.failure(reply, oldName.toString());
         }
     }
 
-    private static UnsupportedOperationException notYet(String what) {
-        return new UnsupportedOperationException(
-                "spark-ducklake: " + what + " through the lake catalog is not supported yet; use the DuckLake Python API");
+    private static RuntimeException notYet(String what) {
+        return analysis("UNSUPPORTED", what, "not supported through the lake catalog yet; use the DuckLake Python API");
+    }
+
+    /** Spark's AnalysisException with our message: `[DUCKLAKE_<KIND>] <subject>: <cause>` (no stack trace shown). */
+    static RuntimeException analysis(String kind, String subject, String cause) {
+        String message = "[DUCKLAKE_" + kind.toUpperCase(java.util.Locale.ROOT) + "] " + subject + ": " + cause;
+        return sneaky(new AnalysisException(message, Option.empty(), Option.empty(), Option.empty(), Option.empty(),
+                scala.collection.immutable.Map$.MODULE$.<String, String>empty(), new QueryContext[0]));
+    }
+
+    /** Throws a checked Spark exception (AnalysisException and its kin) from code Spark's interfaces declare
+     *  no checked exceptions for; the return type lets callers write `throw sneaky(e)`. */
+    @SuppressWarnings("unchecked")
+    static <E extends Throwable> RuntimeException sneaky(Throwable e) throws E {
+        throw (E) e;
     }
 
     static ObjectNode request(String op) {
@@ -608,8 +638,8 @@ public class DuckLakeCatalog implements StagingTableCatalog, SupportsNamespaces 
             for (Filter filter : conditions) {
                 ObjectNode condition = condition(filter);
                 if (condition == null) {  // replacing more rows than asked is never right
-                    throw new UnsupportedOperationException("spark-ducklake: an overwrite condition the lake "
-                            + "catalog cannot pass on exactly: " + filter);
+                    throw analysis("UNSUPPORTED", ident.toString(), "an overwrite condition the lake catalog "
+                            + "cannot pass on exactly: " + filter);
                 }
                 filters.add(condition);
             }
@@ -674,7 +704,7 @@ public class DuckLakeCatalog implements StagingTableCatalog, SupportsNamespaces 
                 return new LakeWriterFactory(factory, new SerializableConfiguration(job.getConfiguration()),
                                              staging, schema, UUID.randomUUID().toString());
             } catch (IOException e) {
-                throw new IllegalStateException("spark-ducklake: cannot set up the Parquet writer: " + e, e);
+                throw analysis("ERROR", builder.ident.toString(), "cannot set up the Parquet writer: " + e);
             }
         }
 
@@ -921,21 +951,21 @@ public class DuckLakeCatalog implements StagingTableCatalog, SupportsNamespaces 
                                                                               StandardCharsets.UTF_8));
                 String line = out.readLine();
                 if (line == null) {
-                    throw new IllegalStateException("spark-ducklake: the lake catalog service (" + python
+                    throw analysis("ERROR", "lake catalog", "the catalog service (" + python
                             + " -m spark_ducklake.catalog_service) ended before answering; see its error output");
                 }
                 JsonNode hello = JSON.readTree(line);
                 if (hello.has("error")) {
                     process.destroy();
-                    throw failure(hello);
+                    throw failure(hello, "lake catalog");
                 }
                 Service service = new Service(process, URI.create("http://127.0.0.1:" + hello.get("port").asInt()
                                                                    + "/"), hello.get("token").asText());
                 Runtime.getRuntime().addShutdownHook(new Thread(process::destroy));
                 return service;
             } catch (IOException e) {
-                throw new IllegalStateException("spark-ducklake: cannot start the lake catalog service with " + python
-                        + " (set the catalog's `python` option to an interpreter with spark-ducklake installed): " + e, e);
+                throw analysis("ERROR", "lake catalog", "cannot start the lake catalog service with " + python
+                        + " (set the catalog's `python` option to an interpreter with spark-ducklake installed): " + e);
             }
         }
 
@@ -950,10 +980,10 @@ public class DuckLakeCatalog implements StagingTableCatalog, SupportsNamespaces 
                 HttpResponse<String> response = client.send(http, HttpResponse.BodyHandlers.ofString());
                 return JSON.readTree(response.body());
             } catch (IOException e) {
-                throw new IllegalStateException("spark-ducklake: the lake catalog service did not answer: " + e, e);
+                throw analysis("ERROR", subject(request), "the lake catalog service did not answer: " + e);
             } catch (InterruptedException e) {
                 Thread.currentThread().interrupt();
-                throw new IllegalStateException("spark-ducklake: interrupted while asking the lake catalog service", e);
+                throw analysis("ERROR", subject(request), "interrupted while asking the lake catalog service");
             }
         }
 
@@ -961,18 +991,39 @@ public class DuckLakeCatalog implements StagingTableCatalog, SupportsNamespaces 
         JsonNode call(ObjectNode request) {
             JsonNode reply = ask(request);
             if (reply.has("error")) {
-                throw failure(reply);
+                JsonNode error = reply.get("error");
+                String kind = error.path("kind").asText();
+                String namespace = request.path("namespace").asText(null);
+                String table = request.path("table").asText(null);
+                if (namespace != null && table != null && "exists".equals(kind)) {
+                    throw sneaky(new TableAlreadyExistsException(Identifier.of(new String[] {namespace}, table)));
+                }
+                if (namespace != null && table == null && "exists".equals(kind)) {
+                    throw sneaky(new NamespaceAlreadyExistsException(new String[] {namespace}));
+                }
+                if (namespace != null && table == null && "not_found".equals(kind)) {
+                    throw sneaky(new NoSuchNamespaceException(new String[] {namespace}));
+                }
+                throw failure(reply, subject(request));
             }
             return reply;
         }
 
-        static RuntimeException failure(JsonNode reply) {
-            JsonNode error = reply.get("error");
-            String message = "spark-ducklake: " + error.path("message").asText();
-            if ("unsupported".equals(error.path("kind").asText())) {
-                return new UnsupportedOperationException(message);
+        /** What a request is about, as error messages name it: `schema.table`, `schema` or the operation. */
+        static String subject(ObjectNode request) {
+            String namespace = request.path("namespace").asText(null);
+            String table = request.path("table").asText(null);
+            if (namespace == null) {
+                return "lake catalog (" + request.path("op").asText() + ")";
             }
-            return new IllegalStateException(message);
+            return table == null ? namespace : namespace + "." + table;
+        }
+
+        /** An error reply as an AnalysisException naming `subject` and the service's message and kind. */
+        static RuntimeException failure(JsonNode reply, String subject) {
+            JsonNode error = reply.get("error");
+            String kind = error.path("kind").asText("error");
+            return analysis(kind.isEmpty() ? "error" : kind, subject, error.path("message").asText());
         }
     }
 }
