@@ -36,7 +36,7 @@ SCRIPT = textwrap.dedent("""
         try:
             out[key] = [r.asDict() for r in spark.sql(query).collect()]
         except Exception as e:  # noqa: BLE001 - the message is what is checked
-            out[key] = "ERROR " + " ".join(str(e).splitlines()[:2])
+            out[key] = f"ERROR {type(e).__name__} " + " ".join(str(e).splitlines()[:2])
 
     run("ns", "CREATE NAMESPACE lake.s")
     run("create", "CREATE TABLE lake.s.t (id BIGINT NOT NULL, name STRING, score INT)")
@@ -99,6 +99,9 @@ def test_ddl_and_writes_through_plain_spark_sql(tmp_path):
     assert "DuckLake 1.0 does not support the epoch_day partition transform" in out["create_days"]
     assert "Cannot change nullable column to non-nullable" in out["set_not_null"]  # Spark's own analysis check
     assert "cannot write s.p in Spark SQL yet" in out["partitioned"] and "partitioning" in out["partitioned"]
+    # the service's errors as Spark analysis errors naming the table and the cause (issue 30, item 10)
+    assert out["partitioned"].startswith("ERROR AnalysisException [DUCKLAKE_UNSUPPORTED] s.p: the lake catalog")
+    assert out["create_days"].startswith("ERROR AnalysisException [DUCKLAKE_INVALID] s.d: DuckLake 1.0"), out
     assert out["rename"] == [] and out["drop"] == [] and out["drop_ns"] == []
     assert out["read_back"] == [{"n": 25, "k": "r"}]  # the RTAS table read through the catalog
 
