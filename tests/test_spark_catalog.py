@@ -149,6 +149,11 @@ def test_service_materializes_inlined_rows_and_deletes_as_one_more_file(tmp_path
     assert len(paths) == 1  # the file with the inlined delete is read with its inlined rows, the delete applied
     assert pq.read_schema(paths[0]).field("name").metadata[b"PARQUET:field_id"] == b"2"
     assert _scan_rows(service, deleted)[1] == paths  # the rows at a snapshot never change: the file is reused
+    lake.small_data_threshold = 10  # bytes: the file with the inlined delete is too big to rewrite in the service
+    error = service.answer({"op": "scan", "namespace": "main", "table": "t", "snapshot": deleted})["error"]
+    assert error["kind"] == "unsupported" and "inlined deletes in 1 data files" in error["message"]
+    assert "flush_inlined_data" in error["message"]
+    assert service.answer({"op": "scan", "namespace": "main", "table": "t", "snapshot": inlined})["files"] == 2
 
 
 def test_service_refuses_files_predating_a_column_default_but_not_a_null_one(tmp_path):
