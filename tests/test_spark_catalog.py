@@ -13,7 +13,7 @@ import sys
 import textwrap
 import urllib.error
 import urllib.request
-from datetime import UTC
+from datetime import timezone
 
 import pyarrow as pa
 import pyarrow.parquet as pq
@@ -300,7 +300,7 @@ def test_plain_spark_sql_reads_lake_tables_through_the_catalog(tmp_path):
     connect_vars = ("SPARK_REMOTE", "SPARK_CONNECT_MODE_ENABLED", "SPARK_LOCAL_REMOTE")
     env = {k: v for k, v in os.environ.items() if k not in connect_vars}
     args = {"url": url, "data": data, "first": first, "small_versions": small_versions,
-            "when": when.astimezone(UTC).strftime("%Y-%m-%d %H:%M:%S.%f")}
+            "when": when.astimezone(timezone.utc).strftime("%Y-%m-%d %H:%M:%S.%f")}
     done = subprocess.run([sys.executable, "-c", SCRIPT, json.dumps(args)], capture_output=True, text=True,
                           timeout=600, env=env)
     lines = [line for line in done.stdout.splitlines() if line.startswith("RESULT ")]

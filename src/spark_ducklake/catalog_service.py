@@ -47,7 +47,7 @@ import sys
 import tempfile
 import threading
 import uuid
-from datetime import UTC, datetime
+from datetime import datetime, timezone
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 from typing import Any
@@ -384,7 +384,7 @@ class CatalogService:
         where = pruning_predicate(request.get("filters") or [])
         version = request.get("snapshot", request.get("version"))
         stamp = request.get("timestamp_us")
-        when = None if stamp is None else datetime.fromtimestamp(int(stamp) / 1e6, UTC)
+        when = None if stamp is None else datetime.fromtimestamp(int(stamp) / 1e6, timezone.utc)
         if version is not None and not str(version).isdigit():
             raise InvalidArgumentError(f"VERSION AS OF takes a snapshot id, not {version!r}")
         return self.lake.plan_scan(name, version=None if version is None else int(version), timestamp=when,
