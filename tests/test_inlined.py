@@ -345,3 +345,27 @@ def test_column_types_match_the_reference(catalog, tmp_path):
         assert types(ours.name) == types("ducklake_inlined_data_1_1")
         assert types(ours_del.name) == types(inlined.inlined_delete_table_name(2))
     engine.dispose()
+
+
+def test_user_columns_named_like_the_system_columns_of_a_10_catalog(tmp_path):
+    """On a 1.0 catalog the inlined tables' system columns are row_id, begin_snapshot, end_snapshot: a table with a
+    user column of such a name gets no inlined table (the reference creates none either: it refuses the CREATE
+    while inlining is on) and its small writes go to Parquet, which DuckDB 1.5.5 reads."""
+    from spark_ducklake import DuckLake
+
+    catalog, data = f"sqlite:{tmp_path / 'meta.sqlite'}", str(tmp_path / "data")
+    lake = DuckLake.attach(catalog, data, ducklake_version="1.0")
+    try:
+        lake.create_table("t", "Row_Id INT, x INT")
+        lake.write(pa.table({"Row_Id": pa.array([1, 2], pa.int32()), "x": pa.array([10, 20], pa.int32())}), "t")
+        lake.delete("t", "x = 10")
+        assert lake.read_arrow("t").to_pylist() == [{"Row_Id": 2, "x": 20}]
+        assert len(lake.list_files("t")) == 1
+        with lake.engine.connect() as conn:
+            assert conn.execute(sa.text("SELECT count(*) FROM ducklake_inlined_data_tables")).scalar() == 0
+    finally:
+        lake.close()
+    con = connect()
+    attach(con, catalog, data)
+    assert con.execute("SELECT * FROM lake.t").fetchall() == [(2, 20)]
+    con.close()

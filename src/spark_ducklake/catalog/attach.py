@@ -13,7 +13,7 @@ from ..errors import CatalogError
 from ..spec.paths import absolute_data_path
 from .database import bootstrap
 from .database.connection import CatalogLocation, catalog_exists, create_engine
-from .database.versions import CREATABLE, LATEST, is_v11
+from .database.versions import CREATABLE, LATEST, is_v11, remember_version
 from .encryption import is_encrypted
 from .reads import reader
 
@@ -48,6 +48,7 @@ def attach_catalog(location: CatalogLocation, data_path: str | None, *, create_i
 
                     metadata = migrate_if_needed(conn, metadata, read_only=read_only, target=ducklake_version)
                 bootstrap.check_version(metadata)
+                remember_version(conn, metadata["version"])  # later version checks need no catalog read
                 check_requested_version(metadata["version"], ducklake_version)
                 check_encryption(metadata, encrypted)
                 stored = metadata.get("data_path")

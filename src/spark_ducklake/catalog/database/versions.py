@@ -58,6 +58,15 @@ def catalog_version(conn: sa.Connection) -> str:
     return version
 
 
+def engine_version(engine: sa.Engine) -> str:
+    """`catalog_version` of an engine's catalog: remembered since the attach, read only if it was not."""
+    version = _BY_ENGINE.get(engine)
+    if version is None:
+        with engine.connect() as conn:
+            version = catalog_version(conn)
+    return version
+
+
 def remember_version(conn: sa.Connection, version: str) -> None:
     """Record the version just written (creation, migration) so `catalog_version` need not read it."""
     _BY_ENGINE[conn.engine] = version

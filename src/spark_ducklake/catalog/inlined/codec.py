@@ -26,6 +26,7 @@ from ...spec.internal_columns import INLINED_ROW_ID
 from ...spec.model import Column
 from ...spec.types import to_arrow_type
 from ..database.dialects import Dialect, DuckDBDialect, MySQLDialect, PostgresDialect, SQLiteDialect, dialect_for
+from ..database.versions import engine_version, is_v11
 from .duckdb import DuckDBStorage
 from .mysql import MySQLStorage
 
@@ -77,6 +78,13 @@ def system_names(v11: bool) -> tuple[str, str, str]:
     return _NAMES_V11 if v11 else _NAMES_V10
 
 
+def system_name_clash(columns: list[Column], v11: bool) -> bool:
+    """Whether a user column takes a system column's name (row_id, begin_snapshot, end_snapshot in a 1.0 catalog,
+    case-insensitively): the reference then creates no inlined data table (it refuses the CREATE TABLE while
+    inlining is on; we write the table's rows to Parquet instead)."""
+    return not {c.name.lower() for c in columns}.isdisjoint(system_names(v11))
+
+
 def system_table(name: str, v11: bool) -> sa.Table:
     """A handle on an inlined data table's system columns only (keys ROW_ID, BEGIN, END)."""
     return sa.Table(name, sa.MetaData(), *_system_columns(v11))
@@ -117,6 +125,8 @@ def select_columns(table: sa.Table, columns: list[Column], dialect: Dialect | st
 
 def inlinable(columns: list[Column], dialect: Dialect | str | sa.Engine, data: pa.Table | None = None) -> bool:
     """Whether rows of these columns (and, given `data`, these values) can be inlined in this catalog."""
+    if isinstance(dialect, sa.Engine) and system_name_clash(columns, is_v11(engine_version(dialect))):
+        return False
     storage = storage_for(dialect)
     return storage.inlines_columns(columns) and (data is None or storage.inlines_values(columns, data))
 

@@ -21,11 +21,11 @@ def create_inlined_data_table(conn: sa.Connection, table_id: int, schema_version
 
     Not on MySQL for columns it cannot hold (nested types): the reference cannot create that table there. Not on
     PostgreSQL for a column name over 63 bytes (it would truncate it): the reference writes Parquet then."""
-    md = sa.MetaData()
-    dialect = dialect_for(conn)
-    table = inlined.inlined_data_table(md, dialect, table_id, schema_version, columns, v11=catalog_is_v11(conn))
-    if not inlined.creates_table(columns, dialect):
-        return table.name
+    dialect, v11 = dialect_for(conn), catalog_is_v11(conn)
+    name = inlined.inlined_table_name(table_id, schema_version)
+    if not inlined.creates_table(columns, dialect) or inlined.system_name_clash(columns, v11):
+        return name
+    table = inlined.inlined_data_table(sa.MetaData(), dialect, table_id, schema_version, columns, v11=v11)
     registry = T["ducklake_inlined_data_tables"]
     exists = conn.execute(sa.select(registry.c.table_name).where(registry.c.table_name == table.name)).first()
     dialect.create_table(conn, table, keep_existing=exists is not None)
