@@ -124,6 +124,8 @@ def test_a_statement_reads_one_snapshot_and_runs_again_without_translation(lake,
                                                                                 _bind(self, name))[1])
     query = ("SELECT d.label, count(*) AS n FROM t a JOIN t b ON a.i = b.i JOIN main.d ON d.i = a.i "
              "GROUP BY d.label ORDER BY d.label")
+    db = None if is_connect(spark) else spark.conf.get("spark.sql.globalTempDatabase")
+    others = set() if db is None else {t.name for t in spark.catalog.listTables(db)}  # other handles' views
     for dialect in ("spark", "duckdb"):
         for run in range(3):
             snapshot_reads.clear()
@@ -137,11 +139,14 @@ def test_a_statement_reads_one_snapshot_and_runs_again_without_translation(lake,
     assert sorted(p[0] for p in plans) == [("main", "d"), ("main", "d"), ("main", "t"), ("main", "t")]
     if is_connect(spark):
         return
-    db = spark.conf.get("spark.sql.globalTempDatabase")
-    views = {t.name for t in spark.catalog.listTables(db) if t.name.startswith(VIEW_PREFIX)}
+    views = {t.name for t in spark.catalog.listTables(db) if t.name.startswith(VIEW_PREFIX)} - others
     assert len(views) >= 4
     assert not any(t.name.startswith(VIEW_PREFIX) for t in spark.catalog.listTables())  # out of SHOW TABLES
     lake.write(pa.table({"i": [150], "s": ["c"]}), "t")
     assert [tuple(r) for r in lake.sql(query).collect()] == [("x", 1), ("y", 4)]  # 2 x 2 rows of i = 150
     assert len(parses) == 3  # a new snapshot: translated again
     assert not views & {t.name for t in spark.catalog.listTables(db)}  # the old snapshot's views are gone
+    current = {t.name for t in spark.catalog.listTables(db)} - others - views
+    assert current  # the new snapshot's views
+    lake.close()
+    assert not current & {t.name for t in spark.catalog.listTables(db)}  # and the handle's last ones with it

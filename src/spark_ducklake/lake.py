@@ -46,6 +46,7 @@ from .spec.arguments import OutputMode, SqlDialect, StreamWriteMode, WriteMode
 from .spec.commit_properties import CommitProperties, resolve_commit_properties
 from .spec.model import TableInfo
 from .spec.names import parse_table_name, schema_key
+from .sql.planning import close_plan_cache
 from .sql.register import register
 from .table import DuckLakeTable
 
@@ -138,7 +139,9 @@ class DuckLake:
             encrypted=encrypted, ducklake_version=version, write_deletion_vectors=write_deletion_vectors))
 
     def close(self) -> None:
-        """Release catalog connections (DuckDB catalog files can then be opened elsewhere)."""
+        """Release catalog connections (DuckDB catalog files can then be opened elsewhere) and the global temporary
+        views `lake.sql` keeps for its cached plans."""
+        close_plan_cache(self)
         self.context.close()
 
     def __enter__(self) -> DuckLake:

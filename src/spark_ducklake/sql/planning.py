@@ -189,8 +189,25 @@ class PlanCache:
             self._views[id(frame)] = (frame, name, qualified)
         return qualified
 
+    def close(self) -> None:
+        """Forget everything and drop the handle's global temporary views (the handle is closing)."""
+        with self._lock:
+            old = [(self._spark, name) for _, name, _ in self._views.values()]
+            self._views.clear()
+            self._frames.clear()
+            self._statements.clear()
+            self._snapshot, self._names = None, None
+        self._drop(old)
+
     def __len__(self) -> int:
         return len(self._frames)
+
+
+def close_plan_cache(lake) -> None:
+    """Drop a closing handle's cached plans and views (nothing to do if it never ran a query)."""
+    cache = getattr(lake, _CACHE_ATTR, None)
+    if cache is not None:
+        cache.close()
 
 
 def plan_cache(lake) -> PlanCache:
