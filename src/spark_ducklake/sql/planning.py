@@ -76,12 +76,27 @@ class PlanCache:
             return []
         self._frames.clear()  # a new snapshot (or session): nothing planned before is reused
         self._statements.clear()
-        old = [(self._spark, name) for _, name, _ in self._views.values()]
-        self._views.clear()
+        old = self._take_views()
         self._snapshot, self._names = latest, None
         if spark is not None:
             self._spark, self._view_db = spark, None
         return old
+
+    def _take_views(self) -> list:
+        """The (session, name) of every view made so far, forgotten here (under the lock); `_drop` drops them."""
+        views = [(self._spark, name) for _, name, _ in self._views.values()]
+        self._views.clear()
+        return views
+
+    def _lookup(self, store: OrderedDict, latest: int, spark, key: tuple):
+        """What `store` (plans or statements) keeps under `key` in the generation of `latest` and `spark`."""
+        with self._lock:
+            old = self._generation(latest, spark)
+            found = store.get(key)
+            if found is not None:
+                store.move_to_end(key)
+        self._drop(old)
+        return found
 
     @staticmethod
     def _drop(views: list) -> None:
@@ -91,12 +106,7 @@ class PlanCache:
 
     def get(self, latest: int, spark, key: tuple, build: Callable[[], DataFrame]) -> DataFrame:
         """The read planned for `key` when `latest` was the newest snapshot, built now if there is none."""
-        with self._lock:
-            old = self._generation(latest, spark)
-            frame = self._frames.get(key)
-            if frame is not None:
-                self._frames.move_to_end(key)
-        self._drop(old)
+        frame = self._lookup(self._frames, latest, spark, key)
         if frame is not None:
             return frame
         frame = build()
@@ -128,13 +138,7 @@ class PlanCache:
 
     def statement(self, latest: int, spark, key: tuple) -> PlannedStatement | None:
         """The statement translated under `key` while `latest` was the newest snapshot, else None."""
-        with self._lock:
-            old = self._generation(latest, spark)
-            found = self._statements.get(key)
-            if found is not None:
-                self._statements.move_to_end(key)
-        self._drop(old)
-        return found
+        return self._lookup(self._statements, latest, spark, key)
 
     def keep(self, latest: int, spark, key: tuple, planned: PlannedStatement) -> None:
         """Keep a statement translated at `latest` (only while that is still the generation)."""
@@ -169,10 +173,7 @@ class PlanCache:
             found = self._views.get(id(frame))
             if found is not None:
                 return found[2]
-            old = []
-            if len(self._views) >= VIEW_LIMIT:
-                old = [(self._spark, name) for _, name, _ in self._views.values()]
-                self._views.clear()
+            old = self._take_views() if len(self._views) >= VIEW_LIMIT else []
             self._count += 1
             name = f"{VIEW_PREFIX}{self._token}_{self._count}"
             db = self._view_db
@@ -192,8 +193,7 @@ class PlanCache:
     def close(self) -> None:
         """Forget everything and drop the handle's global temporary views (the handle is closing)."""
         with self._lock:
-            old = [(self._spark, name) for _, name, _ in self._views.values()]
-            self._views.clear()
+            old = self._take_views()
             self._frames.clear()
             self._statements.clear()
             self._snapshot, self._names = None, None
