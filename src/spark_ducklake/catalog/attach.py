@@ -13,6 +13,7 @@ from ..errors import CatalogError
 from ..spec.paths import absolute_data_path
 from .database import bootstrap
 from .database.connection import CatalogLocation, catalog_exists, create_engine
+from .database.migration import migrate_if_needed
 from .database.versions import CREATABLE, LATEST, is_v11, remember_version
 from .encryption import is_encrypted
 from .reads import reader
@@ -44,8 +45,6 @@ def attach_catalog(location: CatalogLocation, data_path: str | None, *, create_i
             if bootstrap.lake_exists(conn, location.metadata_schema):
                 metadata = bootstrap.read_global_metadata(conn)
                 if automatic_migration:
-                    from .database.migration import migrate_if_needed
-
                     metadata = migrate_if_needed(conn, metadata, read_only=read_only, target=ducklake_version)
                 bootstrap.check_version(metadata)
                 remember_version(conn, metadata["version"])  # later version checks need no catalog read

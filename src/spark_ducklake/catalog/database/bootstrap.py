@@ -10,6 +10,7 @@ from ...errors import CatalogError, UnsupportedVersionError
 from ...spec.uuid7 import new_uuid
 from ...version import __version__
 from .dialects import dialect_for
+from .migration import is_migratable
 from .spec_tables import LAYOUTS, SPEC_VERSION, T
 from .versions import SUPPORTED, layout_of, remember_version
 
@@ -38,8 +39,6 @@ def check_version(metadata: dict[str, str]) -> None:
     if version is None:
         raise CatalogError("catalog has a ducklake_metadata table but no 'version' entry")
     if version not in SUPPORTED:
-        from .migration import is_migratable
-
         hint = (
             f"; attach with automatic_migration=True to upgrade it to {SPEC_VERSION} in place (the DuckDB "
             "versions that wrote it can then no longer open it)" if is_migratable(version) else ""

@@ -8,6 +8,7 @@ import pyarrow as pa
 import sqlalchemy as sa
 
 from ...spec.model import Column
+from ...spec.types import parse_literal, to_arrow_type
 from ..database.dialects import dialect_for
 from ..database.spec_tables import T, end_live_rows
 from ..database.versions import catalog_is_v11
@@ -231,8 +232,6 @@ def _to_current(data: pa.Table, row_ids: list[int], old: list[Column], current: 
 
 def _defaults(col: Column, length: int) -> pa.Array:
     """A column missing from older rows: its initial default (or NULL) in every row."""
-    from ...spec.types import parse_literal, to_arrow_type
-
     value = parse_literal(col.type, col.initial_default) if col.initial_default is not None else None
     return pa.array([value] * length, type=to_arrow_type(col))
 
@@ -240,8 +239,6 @@ def _defaults(col: Column, length: int) -> pa.Array:
 def _convert(arr: pa.Array, old: Column, new: Column) -> pa.Array:
     """Values of an older column version in the current version's shape: nested fields matched by column id
     (renamed ones kept, dropped ones left out, added ones defaulted), promoted types cast."""
-    from ...spec.types import to_arrow_type
-
     target = to_arrow_type(new)
     if new.type == "struct" and old.type == "struct":
         olds = {c.column_id: (i, c) for i, c in enumerate(old.children)}

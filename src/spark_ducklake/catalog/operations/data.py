@@ -15,6 +15,7 @@ from ...errors import ConflictError
 from ...spec import paths
 from ...spec.model import ColumnStats, NewDataFile, NewDeleteFile, TableInfo
 from ...spec.snapshot_changes import Change
+from ...spec.types import to_arrow_schema
 from .. import extra_stats, stats
 from ..commit import CommitContext
 from ..database.spec_tables import T, end_live_rows
@@ -214,8 +215,6 @@ class InlineInsert:
 
 def _arrow_stats(data: pa.Table, table: TableInfo) -> dict[int, ColumnStats]:
     """Column stats of a few in-memory rows, computed the same way as for files (via a Parquet footer)."""
-    from ...spec.types import to_arrow_schema
-
     buf = io.BytesIO()
     pq.write_table(data.cast(to_arrow_schema(table.columns)), buf)
     buf.seek(0)

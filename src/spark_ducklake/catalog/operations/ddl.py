@@ -18,6 +18,10 @@ from ..database.spec_tables import T, end_live_rows
 from ..database.versions import catalog_is_v11, catalog_version
 from ..inlined.tables import create_inlined_data_table, inlined_shape
 from ..reads import reader
+from ..reads.macros import list_macros
+from .macros import DropMacro
+from .sorting import follow_renames
+from .views import DropView, list_views
 
 
 @dataclass
@@ -141,11 +145,8 @@ class DropSchema:
         children = [s for s in reader.list_schemas(ctx.conn, _now_visible(ctx), ctx.data_path)
                     if s.parent_id is not None and s.parent_id == schema.schema_id]
         tables = reader.list_tables(ctx.conn, _now_visible(ctx), ctx.data_path, schema=self.name)
-        from .views import DropView, list_views
 
         views = list_views(ctx.conn, _now_visible(ctx), schema=self.name)
-        from ..reads.macros import list_macros
-        from .macros import DropMacro
 
         macros = {m.macro_id: m for m in list_macros(ctx.conn, _now_visible(ctx), self.name)}
         if (children or tables or views or macros) and not self.cascade:
@@ -325,8 +326,6 @@ class AlterColumns:
         renamed = {old_names[col.column_id]: col.name for col in self.new
                    if col.column_id in old_names and old_names[col.column_id] != col.name}
         if renamed:  # sort keys follow renamed columns
-            from .sorting import follow_renames
-
             follow_renames(ctx, self.table_id, renamed)
         ctx.record("altered_table", self.table_id)
 

@@ -17,6 +17,7 @@ from ...spec.snapshot_changes import Change
 from ..database.spec_tables import T
 from ..inlined.tables import create_inlined_data_table
 from ..reads import reader
+from .ddl import end_rows, record_schema_version
 
 TEMPORAL = {"year", "month", "day", "hour"}
 EPOCH = {"epoch_year", "epoch_month", "epoch_day", "epoch_hour"}  # DuckLake 1.1 (the reference refuses them on 1.0)
@@ -140,8 +141,6 @@ class SetPartitioning:
         return [] if not isinstance(self.table_id, int) else [Change("altered_table", str(self.table_id))]
 
     def apply(self, ctx: Any) -> None:
-        from .ddl import end_rows, record_schema_version
-
         table_id = self.table_id.table_id if not isinstance(self.table_id, int) else self.table_id  # type: ignore[attr-defined]  # a ddl.TableRef
         info, pc = T["ducklake_partition_info"], T["ducklake_partition_column"]
         end_rows(ctx, info, info.c.table_id == table_id)

@@ -27,6 +27,7 @@ from ...spec.model import Column, DataFile, TableInfo
 from ..database.spec_tables import T
 from ..inlined import tables as inlined_tables
 from ..reads import reader
+from ..reads.file_columns import mark_absent_columns
 
 LATEST = -1  # group key of files merged under the latest schema
 
@@ -125,8 +126,6 @@ def pack(files: list[DataFile], sizes: list[float], target: int, *, pairs_only: 
 def plan_merge(conn: sa.Connection, table: TableInfo, snapshot_id: int, *, target: int,
                min_size: int | None, max_size: int | None, max_outputs: int | None) -> list[TablePlan]:
     """The merges of one table, per column layout."""
-    from ..reads.file_columns import mark_absent_columns
-
     limit = max_size if max_size is not None else target
     deleted = _files_ever_deleted_from(conn, table.table_id) | set(
         inlined_tables.inlined_deletes(conn, table.table_id, snapshot_id))
@@ -183,8 +182,6 @@ def plan_rewrite(conn: sa.Connection, table: TableInfo, snapshot_id: int, *, tar
                  max_outputs: int | None) -> tuple[TablePlan | None, dict[int, list[int]]]:
     """The rewrites of one table's heavily deleted files, and the table's inlined deletes (which the rewrite
     applies)."""
-    from ..reads.file_columns import mark_absent_columns
-
     inlined = inlined_tables.inlined_deletes(conn, table.table_id, snapshot_id)
     chosen: list[tuple[DataFile, float]] = []
     for f in reader.data_files(conn, table, snapshot_id):

@@ -23,8 +23,11 @@ import sqlglot
 from sqlglot import exp
 
 from ...spec.model import ColumnStats, DataFile, TableInfo
+from ...spec.types import parse_literal
 from ..database.spec_tables import T
+from ..operations.partitioning import bucket_of
 from ..reads.file_list import AGGREGATE, FileList, field_values, parse_joined, subset
+from ..reads.reader import driver_rows, no_gc
 
 _FLIP = {"<": ">", "<=": ">=", ">": "<", ">=": "<=", "=": "="}
 _OPS = {exp.EQ: "=", exp.LT: "<", exp.LTE: "<=", exp.GT: ">", exp.GTE: ">="}
@@ -233,8 +236,6 @@ def _coerce_to(value, like_type: type, aware: bool):
 
 def _decoder(type_: str) -> Callable[[str], object]:
     """parse_literal for one column type, memoized per distinct stats string (files share many values)."""
-    from ...spec.types import parse_literal
-
     cache: dict[str, object] = {}
 
     def decode(text: str):
@@ -407,9 +408,6 @@ def _prune_buckets(conn: sa.Connection, table: TableInfo, files: Sequence[DataFi
                    conditions: list[Condition], by_name: dict[Any, Any]) -> Sequence[DataFile]:
     """Drop files of bucket partitions an equality or IN on the bucketed column cannot land in (min/max stats
     of hashed keys prove nothing, so this is the only way such files are skipped)."""
-    from ...spec.types import parse_literal
-    from ..operations.partitioning import bucket_of
-
     equalities = [c for c in conditions if c.op in ("=", "in")]
     partition_ids = set(field_values(files, "partition_id")) - {None} if equalities else set()
     if not equalities or not partition_ids:
@@ -446,8 +444,6 @@ def _load_stats(conn: sa.Connection, table_id: int, column_ids: set[int], fields
     NULL, but column_id of a single column), no Python object per row: on SQLite and PostgreSQL each column comes
     as one text value the database aggregates (as reads/file_list.py fetches files), elsewhere (or when a bound
     holds the separator) the driver's tuples go straight into pyarrow."""
-    from ..reads.reader import driver_rows, no_gc
-
     fcs = T["ducklake_file_column_stats"]
     where = (fcs.c.table_id == table_id, fcs.c.column_id.in_(sorted(column_ids)))
     aggregate = AGGREGATE.get(conn.dialect.name)

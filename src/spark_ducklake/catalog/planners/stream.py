@@ -26,6 +26,7 @@ from ...spec.snapshot_changes import parse_changes
 from ..database.spec_tables import T
 from ..inlined import codec as inlined
 from ..inlined import tables as inlined_tables
+from ..inlined.tables import BEGIN_COL, END_COL
 from ..reads import reader
 
 # A delete file's path -> (min, max) of its per-position snapshots from its footer, None without that column.
@@ -226,8 +227,6 @@ def _inlined_deletes(conn: sa.Connection, table: TableInfo, end: int) -> dict[st
 def change_groups(plan: BatchPlan) -> list[tuple[list[FileTask], bool]]:
     """The plan's files (and its inlined rows, the flag) in groups that must be read together to pair an update's
     delete and insert of one row id in one snapshot; a file whose snapshots touch no deletion is a group alone."""
-    from ..inlined.tables import BEGIN_COL, END_COL
-
     nodes: list[tuple[list[tuple[int, int]], list[tuple[int, int]]]] = []  # (insert spans, delete spans)
     for f in plan.files:
         span = f.insert_span(plan.start, plan.end)

@@ -28,7 +28,7 @@ import sqlalchemy as sa
 from ...spec import paths
 from ...spec.model import DataFile, DeleteFile, TableInfo
 from ..database.spec_tables import T
-from .reader import driver_rows, no_gc
+from .reader import build_files, driver_rows, no_gc, visible
 
 # ducklake_data_file columns a scan needs, in DataFile's order (file_order only sorts).
 NAMES = ("data_file_id", "path", "path_is_relative", "record_count", "file_size_bytes", "footer_size",
@@ -310,8 +310,6 @@ def load(conn: sa.Connection, table: TableInfo, snapshot_id: int, deletes: dict[
          few: int = 0) -> Sequence[DataFile]:
     """The table's data files visible at the snapshot, paired with `deletes`: a FileList, or up to `few` files a
     plain list (a handful of DataFiles cost less than columns)."""
-    from .reader import build_files, visible
-
     condition = visible(T["ducklake_data_file"], snapshot_id)
     if few > 0:
         rows = file_rows(conn, table.table_id, condition, limit=few + 1)

@@ -14,6 +14,7 @@ import sqlalchemy as sa
 
 from ...spec.model import TableInfo
 from ...spec.snapshot_changes import display_changes
+from ...version import __version__
 from ..database.spec_tables import T
 from . import reader
 from .options import DESCRIPTIONS, OptionRow
@@ -107,8 +108,6 @@ def list_files(conn: sa.Connection, table: TableInfo, snapshot_id: int) -> list[
 
 def settings(catalog_kind: str, data_path: str) -> SettingsRow:
     """The lake's backend (`duckdb`, `sqlite`, `postgres`, ...), our version, and the data path."""
-    from ...version import __version__
-
     return SettingsRow(catalog_kind, __version__, data_path)
 
 
