@@ -20,8 +20,12 @@ import pyarrow.parquet as pq
 
 from ..spec.internal_columns import SNAPSHOT_ID_COLUMN, SNAPSHOT_ID_FIELD_ID
 from ..spec.model import DeleteFile
+from ..spec.uuid7 import new_uuid
+from . import session
 from .columns import POS
 from .deletion_vectors import as_positional, write_vectors
+from .encrypted.deletes import merge_encrypted_olds, restamp_encrypted, write_encrypted_delete_files
+from .encrypted.write import new_key
 from .paths import filesystem, writes_in_place
 from .workers import require_python_workers
 
@@ -70,8 +74,7 @@ def write_delete_files(spark, positions, targets: dict[str, DeleteTarget], table
     target), written in one Spark job: each key's positions meet in one task, which merges them with the target's
     old delete file and writes the result straight to its final name. Returns the files by key; on failure none
     is left behind. `encrypted` (ENCRYPTED lakes): the files are encrypted as DuckDB's (encrypted/deletes.py)."""
-    from ..spec.uuid7 import new_uuid
-    from .write import delete_paths
+    from .write import delete_paths  # lazy: spark/write.py needs sqlalchemy, which executors importing this lack
 
     suffix = "puffin" if vectors else "parquet"  # the lake's write_deletion_vectors option
     names = {key: f"{table_path}ducklake-{new_uuid()}-delete.{suffix}" for key in targets}
@@ -80,12 +83,8 @@ def write_delete_files(spark, positions, targets: dict[str, DeleteTarget], table
         return _write_plain_with_spark(spark, positions, targets, names, table_path)
     require_python_workers(spark)
     if encrypted and vectors:  # as the reference: deletion vectors stay plaintext on ENCRYPTED lakes
-        from .encrypted.deletes import merge_encrypted_olds
-
         positions, targets = merge_encrypted_olds(spark, positions, targets, (KEY, SNAP))
     elif encrypted:
-        from .encrypted.deletes import write_encrypted_delete_files
-
         try:
             return write_encrypted_delete_files(spark, positions, targets, names, write_delete_file, (KEY, SNAP))
         except BaseException:
@@ -121,8 +120,6 @@ def write_delete_files(spark, positions, targets: dict[str, DeleteTarget], table
         raise
     # ENCRYPTED lakes' deletion vectors: plaintext, yet with a key of their own recorded, as the reference does
     # (DuckDB refuses a file of an encrypted lake without one).
-    from .encrypted.write import new_key
-
     return {r[KEY]: WrittenDeleteFile(r["path"], r["delete_count"], r["file_size_bytes"], r["footer_size"],
                                       r["first_snapshot"], r["last_snapshot"], new_key() if encrypted else None,
                                       r["row_group_count"])
@@ -138,7 +135,7 @@ def _write_plain_with_spark(spark, positions, targets: dict[str, DeleteTarget], 
     import pyarrow.fs as pafs
     from pyspark.sql import functions as F
 
-    from .write import delete_paths
+    from .write import delete_paths  # lazy: spark/write.py needs sqlalchemy, which executors importing this lack
 
     index = "_dl_index"  # the folder of each target's file: a small integer, no escaping to undo
     keys = sorted(targets)
@@ -227,10 +224,7 @@ def restamp(path: str, before: int, after: int, key: str | None = None) -> Writt
     snapshot `before` now deleted at `after`: the commit landed on another snapshot id than the one foreseen.
     `key` (ENCRYPTED lakes): the file is decrypted and encrypted again with it by Spark (the active session)."""
     if key:
-        from .encrypted.deletes import restamp_encrypted
-        from .session import get_or_create_spark
-
-        return restamp_encrypted(get_or_create_spark(), path, before, after, key, write_delete_file)
+        return restamp_encrypted(session.get_or_create_spark(), path, before, after, key, write_delete_file)
     fs, inner = filesystem(path)
     if path.endswith(".puffin"):  # every blob of a partial vector file names its snapshot
         stored = as_positional(path, before, None)

@@ -22,6 +22,7 @@ import numpy as np
 import pyarrow as pa
 
 from ..errors import SchemaMismatchError
+from ..spec.internal_columns import SNAPSHOT_ID_COLUMN
 from .paths import filesystem
 from .workers import require_python_workers
 
@@ -240,8 +241,6 @@ def deletion_vector_positions(spark, delete_files: list[tuple[str, int, int, int
 
 def as_positional(path: str, begin_snapshot: int, last_snapshot: int | None) -> pa.Table:
     """A deletion-vector file as a partial positional delete file's rows: `pos` and the deleting snapshot."""
-    from ..spec.internal_columns import SNAPSHOT_ID_COLUMN
-
     positions, snapshots = attributed_positions(read_blobs(read_file(path)), begin_snapshot, last_snapshot)
     order = np.argsort(positions, kind="stable")
     return pa.table({"pos": pa.array(positions[order]), SNAPSHOT_ID_COLUMN: pa.array(snapshots[order])})

@@ -7,6 +7,7 @@ import sqlglot
 from sqlglot import exp
 
 from ..errors import InvalidExpressionError
+from . import types as spark_types
 
 # Anything that reads a relation: catalog tables must stay out of reach of a where= string.
 _RELATIONS = (exp.Select, exp.Subquery, exp.Exists, exp.Table, exp.Union, exp.Command)
@@ -63,6 +64,4 @@ def check_expression(spark, table, text, what: str, *, select: bool = False) -> 
 
 def empty_frame(spark, table):
     """No rows, the table's columns: for Spark to analyze user expressions against without reading files."""
-    from . import types as spark_types
-
     return spark.createDataFrame([], spark_types.to_spark_schema(table.columns))

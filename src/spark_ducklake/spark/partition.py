@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from urllib.parse import quote, unquote
 
+from ..spec.bucket_hash import bucket_int64, bucket_many
 from ..spec.epoch import EPOCH_TRANSFORMS
 from ..spec.model import PartitionSpec, TableInfo, directory_names
 from ..spec.names import spark_name
@@ -84,8 +85,6 @@ def _bucket_udf(type_str: str, buckets: int):
     def bucket(values):
         # Runs on executors: bucket_hash needs only numpy (no mmh3, no sqlalchemy there).
         import pandas as pd
-
-        from spark_ducklake.spec.bucket_hash import bucket_int64, bucket_many
 
         present = values.notna()
         out = pd.Series(pd.NA, index=values.index, dtype="Int32")

@@ -8,6 +8,7 @@ from dataclasses import dataclass
 import pyarrow as pa
 
 from ..spec.model import DataFile, TableInfo
+from . import scan
 
 
 @dataclass
@@ -27,8 +28,6 @@ class ScanPlan:
                      virtual: tuple[str, ...] = ()):
         """The Spark DataFrame for this plan (Spark's native Parquet scan underneath); `virtual` appends DuckDB's
         virtual columns (the plan made with inlined_sources=True)."""
-        from .scan import scan_table
-
-        return scan_table(spark, self.table, self.files, snapshot_id=self.snapshot_id, inlined=self.inlined,  # type: ignore[arg-type]
+        return scan.scan_table(spark, self.table, self.files, snapshot_id=self.snapshot_id, inlined=self.inlined,  # type: ignore[arg-type]
                           inlined_deletes=self.inlined_deletes, names_stable=self.names_stable, row_ids=row_ids,
                           positions=positions, virtual=virtual)

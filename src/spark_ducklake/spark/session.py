@@ -8,6 +8,8 @@ import sys
 from pathlib import Path
 
 from ..errors import SparkUnavailableError
+from .paths import is_connect
+from .shipping import ship_package
 
 # Runtime SQL confs our scans and writes rely on; set on whatever session we use (works over Spark Connect too).
 REQUIRED_CONF = {
@@ -70,9 +72,6 @@ def quiet_console_conf() -> dict[str, str]:
 def prepare(spark):
     """Make `spark` fit for our next job and return it: REQUIRED_CONF verified and set where the user changed it,
     and the package shipped to the executors (once per session)."""
-    from .paths import is_connect
-    from .shipping import ship_package
-
     if is_connect(spark):  # one RPC for all confs
         current = spark.conf.getAll
         current = current() if callable(current) else current  # a method in some pyspark versions

@@ -19,8 +19,10 @@ from ..spec.names import spark_name
 from ..spec.uuid7 import new_uuid
 from . import types as spark_types
 from .file_layout import estimated_row_width, lacks_field_ids, uses_pyarrow_writer
+from .partition import KEY_PREFIX, placement, with_partition_keys
 from .paths import filesystem, is_connect, spark_path
 from .sorting import sort_column
+from .write_in_place import write_files_in_place
 
 _CODECS = {"uncompressed": "none", "snappy": "snappy", "gzip": "gzip", "zstd": "zstd", "brotli": "brotli",
            "lz4": "lz4", "lz4_raw": "lz4raw"}
@@ -141,8 +143,6 @@ def writer_options(columns: list[Column], options: WriteOptions) -> dict[str, st
 def write_data_files(spark, df, table: TableInfo, *, options: WriteOptions | None = None,
                      row_ids: bool = False, snapshot_ids: bool = False) -> list[NewDataFile]:
     """Write `df` (already conformed to the table) as Parquet files in the table's directory; nothing committed."""
-    from .partition import KEY_PREFIX, placement, with_partition_keys
-
     options = options or WriteOptions()
     staging = f"{table.path}_staging-{uuid.uuid4().hex}/"
     spec = table.partition if table.partition is not None and table.partition.keys else None
@@ -192,9 +192,6 @@ def write_data_files(spark, df, table: TableInfo, *, options: WriteOptions | Non
 
 
 def _write_in_place(frame, table: TableInfo, spec, options: WriteOptions) -> list[NewDataFile]:
-    from .partition import KEY_PREFIX
-    from .write_in_place import write_files_in_place
-
     keys = [f"{KEY_PREFIX}{i}" for i in range(len(spec.keys))] if spec is not None else []
     if keys and not (table.sort_keys and options.sort_on_insert):  # rows of one partition value adjacent
         frame = frame.sortWithinPartitions(*keys)

@@ -26,8 +26,10 @@ from ..errors import SchemaMismatchError
 from ..spec import types
 from ..spec.model import Column, NewDataFile, PartitionSpec, TableInfo
 from ..spec.uuid7 import new_uuid
+from .encrypted.write import MODULES, KeptBuffer, encrypt_and_store, module_batch
 from .file_layout import estimated_row_width
 from .geometry_arrow import geometry_as_wkb, geometry_counts
+from .partition import KEY_PREFIX, placement
 from .paths import filesystem
 from .variant_footer import AnnotatingSink, variant_ids
 from .workers import require_python_workers
@@ -169,8 +171,6 @@ def write_groups_in_place(frame, table: TableInfo, key_columns: list[str], place
                                    "info": [pickle.dumps(item) for item in out.files]})
 
     if encrypt:
-        from .encrypted.write import MODULES, encrypt_and_store
-
         return encrypt_and_store(frame.mapInArrow(task, MODULES))
     return [pickle.loads(row["info"]) for row in frame.mapInArrow(task, _RESULT).collect()]
 
@@ -180,8 +180,6 @@ ENCRYPTED_FILE_BYTES = 128 * 2**20  # an encrypted file is built in executor mem
 
 def _encrypting_task(batches, table_path, target, kw, group_rows, rows_per_file, columns, key_columns, place):
     """A write task of an encrypted lake: `MODULES` rows (encrypted/write.py) of each file as soon as it is done."""
-    from .encrypted.write import KeptBuffer, module_batch
-
     buffers: dict[str, KeptBuffer] = {}
     out = TaskWriter(table_path, target, kw, group_rows, rows_per_file, columns,
                       open_stream=lambda path: buffers.setdefault(path, KeptBuffer()))
@@ -233,8 +231,6 @@ def key_runs(batch: pa.RecordBatch, key_columns: list[str]):
 
 def partition_directories(table: TableInfo, spec: PartitionSpec, hive: bool):
     """key values -> (directory under the table, partition values by key index), as `partition.placement`."""
-    from .partition import KEY_PREFIX, placement
-
     def directory(values: tuple) -> tuple[str, dict]:
         segments = "".join(f"{KEY_PREFIX}{i}={'__HIVE_DEFAULT_PARTITION__' if v is None else quote(v, safe='')}/"
                            for i, v in enumerate(values))

@@ -11,6 +11,9 @@ import pyarrow.compute as pc
 
 from ...spec.internal_columns import SNAPSHOT_ID_COLUMN
 from ..columns import FILE, POS
+from . import read as encrypted_read
+from .keys import unwrap_key, wrap_keys
+from .read import encrypted_delete_positions
 from .write import MODULES, KeptBuffer, encrypt_and_store_files, module_batch
 
 _MAX_TASKS = 64
@@ -60,9 +63,6 @@ def restamp_encrypted(spark, path: str, before: int, after: int, key: str, write
     """`delete_files.restamp` for an encrypted partial delete file: decrypted, its positions deleted at `before`
     now deleted at `after`, encrypted again with the same key (a retried commit keeps the key it staged) and
     stored in place (each task reads its whole file before it writes). `write_delete_file` as above."""
-    from .keys import unwrap_key, wrap_keys
-    from .read import decrypted_map
-
     artifact, (wrapped,) = wrap_keys(spark, [key])  # `handle` is pickled into the plan: no plain key in it
 
     def handle(_job, table):
@@ -74,8 +74,8 @@ def restamp_encrypted(spark, path: str, before: int, after: int, key: str, write
         buffer.close()
         yield module_batch(path, buffer.kept, written, unwrap_key(artifact, wrapped))
 
-    (written, size, footer_size, _key), = encrypt_and_store_files(decrypted_map(spark, [(path, key)], handle,
-                                                                                 MODULES))
+    mapped = encrypted_read.decrypted_map(spark, [(path, key)], handle, MODULES)
+    (written, size, footer_size, _key), = encrypt_and_store_files(mapped)
     written.file_size_bytes, written.footer_size, written.encryption_key = size, footer_size, key
     return written
 
@@ -106,8 +106,6 @@ def _with_old_positions(spark, frame, targets: dict, secret: list[str], key_snap
     """`frame` (key, pos, snapshot) with the positions of the `secret` targets' old encrypted delete files,
     decrypted by Spark, unioned in under their keys."""
     from pyspark.sql import functions as F
-
-    from .read import encrypted_delete_positions
 
     KEY, SNAP = key_snap  # noqa: N806 - delete_files.py's constants
     olds = [targets[k].old for k in secret]

@@ -13,8 +13,11 @@ import pyarrow as pa
 
 from ...spec.internal_columns import ROW_ID_COLUMN, SNAPSHOT_ID_COLUMN
 from ...spec.model import Column, DataFile
+from .. import types as spark_types
+from ..arrow_files import arrow_rows
 from ..columns import FILE, PATH, POS
 from ..paths import filesystem, spark_file_uri
+from ..shipping import ship_package
 from ..workers import require_python_workers
 from .keys import unwrap_key, wrap_keys
 from .layout import plaintext_file, split
@@ -64,8 +67,6 @@ def decrypted_map(spark, jobs: list[tuple[str, str]], handle, schema):
 
     from pyspark.sql import functions as F
 
-    from ..shipping import ship_package
-
     ship_package(spark)
     require_python_workers(spark)
     artifact, wrapped = wrap_keys(spark, [k for _p, k in jobs])
@@ -92,9 +93,6 @@ def read_encrypted_files(spark, files: list[DataFile], present: list[Column], in
     readers: `_ducklake_internal_snapshot_id` / `_ducklake_internal_row_id` when asked, positions when asked."""
     from pyspark.sql import types as T
     from pyspark.sql.pandas.types import to_arrow_type
-
-    from .. import types as spark_types
-    from ..arrow_files import arrow_rows
 
     fields = [T.StructField(internal[c.column_id], spark_types.to_spark_type(c), True) for c in present]
     fields += [T.StructField(SNAPSHOT_ID_COLUMN, T.LongType(), True), T.StructField(ROW_ID_COLUMN, T.LongType(), True),
