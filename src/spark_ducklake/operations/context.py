@@ -25,6 +25,7 @@ from ..catalog.reads.options import checked_option, set_option
 from ..errors import CatalogError, InvalidArgumentError, NotFoundError, ReadOnlyError
 from ..spark.scan_plan import ScanPlan
 from ..spark.session import get_or_create_spark, prepare
+from ..spark.write import delete_paths
 from ..spec.arguments import one_snapshot
 from ..spec.arguments import snapshot_time as check_time
 from ..spec.arguments import snapshot_version as check_version
@@ -283,7 +284,5 @@ class LakeContext:
             return self.last_committed
         except BaseException:
             if staged_files:
-                from ..spark.write import delete_paths
-
                 delete_paths(staged_files)
             raise

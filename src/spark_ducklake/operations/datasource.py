@@ -29,9 +29,18 @@ from typing import TYPE_CHECKING, Any
 import pyarrow as pa
 from pyspark.sql.datasource import DataSourceReader, InputPartition
 
+from ..catalog.encryption import DATA_SOURCE_REFUSED
+from ..catalog.operations.partitioning import current_spec
+from ..catalog.planners import stream as stream_plan
+from ..catalog.reads import reader
+from ..spark.delete_files import snapshot_range
+from ..spark.write import WriteOptions, rows_per_file
+from ..spec.names import parse_table_name as split_name
 from .datasource_write import DuckLakeWriter
+from .streaming import arrow_rows
 from .streaming.catalog_ref import ENV_OPTION, FILE_OPTION, PLAIN_OPTIONS, catalog_options
-from .streaming.source import DuckLakeDataSource, StreamOptions
+from .streaming.sink import attach_string, metadata_schema_option
+from .streaming.source import FORMAT, DuckLakeDataSource, StreamOptions, stream_schema
 
 if TYPE_CHECKING:
     from .context import LakeContext
@@ -70,9 +79,6 @@ class DuckLakeBatchSource(DuckLakeDataSource):
         """The table's columns as of `versionAsOf` (default: the newest snapshot)."""
         if self.version is None:
             return super().schema()
-        from ..catalog.reads import reader
-        from ..spec.names import parse_table_name as split_name
-        from .streaming.source import stream_schema
 
         schema, name = split_name(self.settings.table)
         lake = self.settings.attach()
@@ -87,11 +93,6 @@ class DuckLakeBatchSource(DuckLakeDataSource):
 
     def writer(self, schema, overwrite: bool) -> DuckLakeWriter:
         """The batch writer: files written (or rows handed back) by the tasks, one snapshot committed by `commit`."""
-        from ..catalog.operations.partitioning import current_spec
-        from ..catalog.reads import reader
-        from ..spark.write import WriteOptions, rows_per_file
-        from ..spec.names import parse_table_name as split_name
-
         if self.version is not None:
             raise ValueError("versionAsOf is a read option: a write always goes to the newest snapshot")
         table, name = split_name(self.settings.table)
@@ -111,8 +112,6 @@ class DuckLakeBatchSource(DuckLakeDataSource):
         finally:
             lake.close()
         if options.encrypted:  # refused here, on the driver, before any task writes
-            from ..catalog.encryption import DATA_SOURCE_REFUSED
-
             raise ValueError(DATA_SOURCE_REFUSED.format(verb="write to", table=info.qualified_name, method="write"))
         by_name = {c.name.lower(): c for c in info.columns}
         names = [f.name.lower() for f in schema.fields]
@@ -150,16 +149,11 @@ class DuckLakeBatchReader(DataSourceReader):
 
     def partitions(self) -> list[FilePartition]:
         """One partition per data file live at the snapshot (after pruning), one for the inlined rows."""
-        from ..catalog.planners import stream as stream_plan
-        from ..spark.delete_files import snapshot_range
-
         lake = self.settings.attach()
         try:
             key = f"{self.table.schema_name}.{self.table.name}"
             scan = lake.plan_scan(key, version=self.snapshot, where=self.where)
             if any(f.encryption_key or (f.delete_file is not None and f.delete_file.encrypted) for f in scan.files):
-                from ..catalog.encryption import DATA_SOURCE_REFUSED
-
                 raise ValueError(DATA_SOURCE_REFUSED.format(verb="read", table=key, method="read"))
             kept = {f.path for f in scan.files}
             with lake.engine.connect() as conn:
@@ -176,8 +170,6 @@ class DuckLakeBatchReader(DataSourceReader):
         """The partition's rows alive at the snapshot, as Arrow record batches."""
         import pyarrow.compute as pc
         from pyspark.sql.pandas.types import to_arrow_schema
-
-        from .streaming import arrow_rows
 
         columns = to_arrow_schema(self.schema, timezone="UTC")
         if partition.task is not None:
@@ -242,8 +234,6 @@ def register(spark, lake: LakeContext | None = None) -> None:
     catalog and data path as defaults); one class per format name, so the batch source reads streams too."""
     source = DuckLakeBatchSource
     if lake is not None:
-        from .streaming.sink import attach_string, metadata_schema_option
-
         pushdown = str(spark.conf.get("spark.sql.python.filterPushdown.enabled", "false")).lower()
         source = type("DuckLakeBatchSource", (DuckLakeBatchSource,), {"defaults": {
             **catalog_options(attach_string(lake)), "data_path": lake.data_path, "filterpushdown": pushdown,
@@ -261,9 +251,6 @@ def stream_options(ctx: LakeContext, table: str, *, starting_snapshot: str | int
                    max_snapshots_per_trigger: int | None = None, include_changes: bool = False) -> dict[str, str]:
     """The streaming source's options for a table of this lake; the catalog by reference when its attach string
     holds a password (streaming/catalog_ref.py)."""
-    from ..spec.names import parse_table_name as split_name
-    from .streaming.sink import attach_string, metadata_schema_option
-
     schema, name = split_name(table)
     ctx.table_info(f"{schema}.{name}")  # fail now, naming what is missing
     options = {**catalog_options(attach_string(ctx)), "table": f"{schema}.{name}", "data_path": ctx.data_path,
@@ -277,8 +264,6 @@ def stream_options(ctx: LakeContext, table: str, *, starting_snapshot: str | int
 def read_stream(ctx: LakeContext, table: str, *, starting_snapshot: str | int = "earliest",
                 max_snapshots_per_trigger: int | None = None, include_changes: bool = False):
     """A streaming DataFrame of the table's new snapshots (see the module docstring for the options)."""
-    from .streaming.source import FORMAT
-
     options = stream_options(ctx, table, starting_snapshot=starting_snapshot,
                              max_snapshots_per_trigger=max_snapshots_per_trigger, include_changes=include_changes)
     register(ctx.spark)

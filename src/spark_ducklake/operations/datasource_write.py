@@ -19,7 +19,11 @@ import pyarrow as pa
 from pyspark.sql.datasource import DataSourceArrowWriter, WriterCommitMessage
 
 from ..spark.conform import match_fields
+from ..spark.file_layout import estimated_row_width
+from ..spark.partition import placement
+from ..spark.write_in_place import write_arrow_groups
 from ..spec import types
+from ..spec.bucket_hash import bucket_int64, bucket_many
 from ..spec.epoch import EPOCH_TRANSFORMS, epoch_ordinals
 from ..spec.model import Column, NewDataFile, PartitionSpec, TableInfo
 
@@ -51,6 +55,7 @@ class DuckLakeWriter(DataSourceArrowWriter):
 
     def commit(self, messages) -> None:
         """One snapshot: the tasks' files, and their small batches inlined (or written here as files)."""
+        # lazy: the driver commits; executors import this module for the writer and lack sqlalchemy
         from ..catalog.inlined.codec import inlinable
         from ..catalog.operations.data import AppendFiles, InlineInsert, ReplaceAll
         from ..spark.write import delete_paths
@@ -80,14 +85,14 @@ class DuckLakeWriter(DataSourceArrowWriter):
 
     def abort(self, messages) -> None:
         """Remove the files the tasks wrote."""
-        from ..spark.write import delete_paths
+        from ..spark.write import delete_paths  # lazy: executors import this module and lack sqlalchemy
 
         delete_paths([f.path for m in messages if m is not None for f in m.files])
 
 
 def attach_writable(settings):
     """The lake to commit to, catalog only."""
-    from .context import LakeContext
+    from .context import LakeContext  # lazy: executors import this module and lack sqlalchemy and sqlglot
 
     return LakeContext.attach(settings.attach_string(), settings.data_path, create_if_missing=False,
                               override_data_path=True, metadata_schema=settings.metadata_schema)
@@ -127,10 +132,6 @@ def from_ipc(blob: bytes) -> pa.Table:
 def write_files(data: pa.Table, table: TableInfo, options, rows_per_file: int) -> list[NewDataFile]:
     """Parquet files of conformed rows in the table's directory (one group per partition value); nothing
     committed."""
-    from ..spark.file_layout import estimated_row_width
-    from ..spark.partition import placement
-    from ..spark.write_in_place import write_arrow_groups
-
     spec = table.partition if table.partition is not None and table.partition.keys else None
     if spec is None:
         groups: list[tuple[Any, Any, Any]] = [(("", {}), (), data)]
@@ -154,8 +155,6 @@ def partition_keys(data: pa.Table, table: TableInfo, spec: PartitionSpec) -> lis
     """Per key, every row's partition value as the text Spark's partitionBy gives it in `lake.write` (calendar
     parts of timestamps in UTC, as a session in UTC computes them)."""
     import pyarrow.compute as pc
-
-    from ..spec.bucket_hash import bucket_int64, bucket_many
 
     by_id = {c.column_id: c for c in table.columns}
     out = []

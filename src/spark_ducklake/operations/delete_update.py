@@ -12,9 +12,20 @@ from typing import TYPE_CHECKING
 from ..catalog.inlined import codec as inlined
 from ..catalog.operations.data import AppendFiles, DeleteRows, InlineInsert
 from ..errors import SchemaMismatchError
+from ..spark import deletes as spark_deletes
+from ..spark import types
 from ..spark.conform import cast_by_name, conform_arrow, value_types
 from ..spark.delete_files import restamp
+from ..spark.expressions import check_expression
+from ..spark.scan import FILE, POS
+from ..spark.session import cached
+from ..spark.write import delete_paths
 from ..spec.names import spark_name
+from .local.dml import check_condition, matching_rows, stage_positions, updated_rows
+from .local.expressions import NotLocal
+from .local.scan import ROWID
+from .local.threshold import files_in_process
+from .write import write_arrow_files, write_files
 
 if TYPE_CHECKING:
     from .context import LakeContext
@@ -28,12 +39,7 @@ def delete_op(plan, staged) -> DeleteRows:
 def stage_delete_op(ctx: LakeContext, plan, condition) -> tuple[DeleteRows | None, list[str], int]:
     """(DeleteRows operation or None, staged delete files, rows) for the rows `condition` matches in the plan;
     in-process with pyarrow when the plan's files are small (operations/local), else on Spark."""
-    from ..spark.deletes import plan_delete
-
     if _in_process(ctx, plan):
-        from .local.dml import check_condition, matching_rows, stage_positions
-        from .local.expressions import NotLocal
-
         try:
             check_condition(plan, condition)
             matches = matching_rows(plan, condition)
@@ -44,11 +50,10 @@ def stage_delete_op(ctx: LakeContext, plan, condition) -> tuple[DeleteRows | Non
             if staged.empty:
                 return None, [], 0
             return delete_op(plan, staged), [d.path for d in staged.delete_files], staged.deleted_rows
-    from ..spark.expressions import check_expression
 
     spark = ctx.spark  # checked once per operation (ctx.spark re-verifies the session's confs on each use)
     check_expression(spark, plan.table, condition, "condition")
-    staged = plan_delete(spark, plan, condition, ctx.inlining_limit(plan.table))
+    staged = spark_deletes.plan_delete(spark, plan, condition, ctx.inlining_limit(plan.table))
     if staged.empty:
         return None, [], 0
     return delete_op(plan, staged), [d.path for d in staged.delete_files], staged.deleted_rows
@@ -56,8 +61,6 @@ def stage_delete_op(ctx: LakeContext, plan, condition) -> tuple[DeleteRows | Non
 
 def _in_process(ctx: LakeContext, plan) -> bool:
     """Whether the plan's files (and their delete files) are small enough to change without Spark."""
-    from .local.threshold import files_in_process
-
     return files_in_process(ctx, plan.files)
 
 
@@ -69,12 +72,6 @@ def pruning_filter(condition) -> str | None:
 def stage_update(ctx: LakeContext, plan, assignments: dict, condition) -> tuple[list, list[str], int]:
     """(operations, staged files, rows) of an UPDATE against the plan's snapshot; nothing committed."""
     from pyspark.sql import functions as F
-
-    from ..spark import types
-    from ..spark.deletes import stage_deletes
-    from ..spark.expressions import check_expression
-    from ..spark.scan import FILE, POS
-    from ..spark.session import cached
 
     if not assignments:
         raise SchemaMismatchError("update needs at least one column to set")
@@ -103,15 +100,13 @@ def stage_update(ctx: LakeContext, plan, assignments: dict, condition) -> tuple[
     ))
     try:
         limit = ctx.inlining_limit(plan.table)
-        staged = stage_deletes(spark, plan, new_rows.select(FILE, POS), limit)
+        staged = spark_deletes.stage_deletes(spark, plan, new_rows.select(FILE, POS), limit)
         if staged.empty:
             return [], [], 0
         written = [d.path for d in staged.delete_files]
         try:
             insert, files = stage_rows(ctx, plan, new_rows.drop(FILE, POS), staged.deleted_rows, keep_ids=True)
         except BaseException:
-            from ..spark.write import delete_paths
-
             delete_paths(written)
             raise
         return [delete_op(plan, staged), insert], written + files, staged.deleted_rows
@@ -122,11 +117,6 @@ def stage_update(ctx: LakeContext, plan, assignments: dict, condition) -> tuple[
 def _stage_update_in_process(ctx: LakeContext, plan, assignments: dict, condition) -> tuple | None:
     """An UPDATE staged with pyarrow (new versions written first, then the deletes), or None when a string or
     the table's file layout is outside what the in-process path does exactly as Spark."""
-    from ..spark.write import delete_paths
-    from .local.dml import check_condition, matching_rows, stage_positions, updated_rows
-    from .local.expressions import NotLocal
-    from .local.scan import ROWID
-
     try:
         check_condition(plan, condition)
         matches = matching_rows(plan, condition, row_ids=True)
@@ -150,8 +140,6 @@ def _stage_update_in_process(ctx: LakeContext, plan, assignments: dict, conditio
 def insert_versions(ctx: LakeContext, plan, data, ids) -> tuple[object, list[str]] | None:
     """Insert operation for new row versions (Arrow, the table's columns) keeping the row ids `ids`: inlined when
     few, else files written in-process; None when they are to be written on Spark. `ids`: a ChunkedArray."""
-    from .write import write_arrow_files
-
     ids = ids.combine_chunks()
     if data.num_rows <= ctx.inlining_limit(plan.table) and inlined.inlinable(plan.table.columns, ctx.engine, data):
         return InlineInsert(plan.table, data, row_ids=ids.to_pylist()), []
@@ -163,8 +151,6 @@ def insert_versions(ctx: LakeContext, plan, data, ids) -> tuple[object, list[str
 
 def stage_rows(ctx: LakeContext, plan, rows, count: int, *, keep_ids: bool) -> tuple[object, list[str]]:
     """Insert operation for `rows` (table columns + `rowid`): inlined when few, else files; ids kept if asked."""
-    from .write import write_files
-
     if count <= ctx.inlining_limit(plan.table):
         small = rows.toArrow()
         data = conform_arrow(small.drop_columns(["rowid"]), plan.table)

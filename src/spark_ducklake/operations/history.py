@@ -15,11 +15,19 @@ from typing import TYPE_CHECKING, Any
 import sqlalchemy as sa
 
 from ..catalog.database.spec_tables import T
+from ..catalog.operations.data import DeleteRows
 from ..catalog.planners.change_feed import ChangePlan, lower_bound, plan_changes, upper_bound
 from ..catalog.reads import reader
 from ..errors import InvalidArgumentError, NotFoundError
+from ..spark import deletes as spark_deletes
+from ..spark.change_feed import INSERTED, ROWID, row_versions
+from ..spark.delete_files import restamp
+from ..spark.scan import DELETED, FILE, POS
+from ..spark.write import delete_paths
 from ..spec.commit_properties import CommitProperties
+from ..spec.names import parse_table_name as split_name
 from ..spec.names import spark_name
+from .delete_update import stage_rows
 
 if TYPE_CHECKING:
     from .context import LakeContext
@@ -27,8 +35,6 @@ if TYPE_CHECKING:
 
 def change_plan(ctx: LakeContext, table: str, start: int | datetime, end: int | datetime) -> ChangePlan:
     """The catalog's part of a change feed: the table as of `end` and what holds its changes since `start`."""
-    from ..spec.names import parse_table_name as split_name
-
     schema, name = split_name(table)
     with ctx.engine.connect() as conn:
         first, last = lower_bound(conn, start), upper_bound(conn, end)
@@ -42,14 +48,6 @@ def restore_table(ctx: LakeContext, table: str, version: int | None, timestamp: 
                   properties: CommitProperties) -> int:
     """Commit a snapshot in which `table` holds the rows it held at `version` / `timestamp`; returns its id
     (the current snapshot when nothing differs)."""
-    from ..catalog.operations.data import DeleteRows
-    from ..spark.change_feed import INSERTED, ROWID, row_versions
-    from ..spark.delete_files import restamp
-    from ..spark.deletes import stage_deletes
-    from ..spark.scan import DELETED, FILE, POS
-    from ..spark.write import delete_paths
-    from .delete_update import stage_rows
-
     ctx.check_writable()
     if (version is None) == (timestamp is None):
         raise InvalidArgumentError("restore needs exactly one of version= or timestamp=")
@@ -72,7 +70,7 @@ def restore_table(ctx: LakeContext, table: str, version: int | None, timestamp: 
         newer = versions.where((F.col(INSERTED) > target) & F.col(DELETED).isNull()).select(FILE, POS)
         older = versions.where((F.col(INSERTED) <= target) & (F.col(DELETED) > target)).select(
             *[F.col(spark_name(c.name)) for c in current.table.columns], ROWID)
-        staged = stage_deletes(ctx.spark, current, newer, ctx.inlining_limit(current.table))
+        staged = spark_deletes.stage_deletes(ctx.spark, current, newer, ctx.inlining_limit(current.table))
         written = [d.path for d in staged.delete_files]
         ops: list[Any] = [] if staged.empty else [DeleteRows(current.table, staged.delete_files, staged.ended_files,
                                                   staged.inlined_file_deletes, staged.inlined_row_ids,

@@ -18,10 +18,20 @@ from typing import TYPE_CHECKING, Any
 import pyarrow as pa
 
 from ..errors import DuckLakeError, SchemaMismatchError
+from ..spark import deletes as spark_deletes
+from ..spark import types
 from ..spark.conform import cast_by_name, default_of, value_types
+from ..spark.expressions import check_resolves, check_syntax, empty_frame
+from ..spark.scan import FILE, POS
+from ..spark.session import cached
+from ..spark.write import delete_paths
 from ..spec.arguments import check_assignments, check_condition, check_data
 from ..spec.names import spark_name
+from .delete_update import delete_op, stage_rows
 from .error_causes import translate_methods
+from .local.merge import merge_in_process
+from .local.threshold import files_in_process
+from .write import frame_of_arrow, is_pandas
 
 if TYPE_CHECKING:
     from .context import LakeContext
@@ -115,13 +125,6 @@ def stage_merge(m: MergeBuilder, plan) -> tuple[list, list[str], MergeResult]:
     """Join and classify on Spark, stage files; returns (operations, staged files, counts), nothing committed."""
     from pyspark.sql import functions as F
 
-    from ..spark import types
-    from ..spark.deletes import stage_deletes
-    from ..spark.scan import FILE, POS
-    from ..spark.session import cached
-    from ..spark.write import delete_paths
-    from .delete_update import delete_op, stage_rows
-
     cols = plan.table.columns
     names = {c.name.lower(): c.name for c in cols}
     t, s = m.target_alias, m.source_alias
@@ -133,7 +136,6 @@ def stage_merge(m: MergeBuilder, plan) -> tuple[list, list[str], MergeResult]:
         local = _merge_in_process(m, plan)
         if local is not None:
             return local
-        from .write import frame_of_arrow
 
         m.source = frame_of_arrow(m.ctx, _as_arrow(m.source))  # Spark merges it from here on
     spark = m.ctx.spark  # checked once per operation (lake.spark re-verifies the session's confs on each use)
@@ -199,7 +201,7 @@ def stage_merge(m: MergeBuilder, plan) -> tuple[list, list[str], MergeResult]:
             return ops, written, outcome
         try:
             touched = result.where(F.col("_dl_kind") != "insert").select(FILE, POS)
-            staged = stage_deletes(spark, plan, touched, m.ctx.inlining_limit(plan.table))
+            staged = spark_deletes.stage_deletes(spark, plan, touched, m.ctx.inlining_limit(plan.table))
             if not staged.empty:
                 ops.append(delete_op(plan, staged))
                 written += [d.path for d in staged.delete_files]
@@ -219,8 +221,6 @@ def stage_merge(m: MergeBuilder, plan) -> tuple[list, list[str], MergeResult]:
 
 
 def _is_arrow(source) -> bool:
-    from .write import is_pandas
-
     return isinstance(source, pa.Table) or is_pandas(source)
 
 
@@ -231,9 +231,6 @@ def _as_arrow(source) -> pa.Table:
 def _merge_in_process(m: MergeBuilder, plan) -> tuple | None:
     """The MERGE of a pyarrow/pandas source staged with pyarrow on the driver (operations/local/merge.py) when
     the target's files and the source are at most the small-data threshold; None: Spark merges it."""
-    from .local.merge import merge_in_process
-    from .local.threshold import files_in_process
-
     if any(f.encryption_key for f in plan.files):  # before converting the source: Spark merges it as it is
         return None
     source = _as_arrow(m.source)
@@ -249,8 +246,6 @@ def _merge_in_process(m: MergeBuilder, plan) -> tuple | None:
 def _check_strings(m: MergeBuilder, plan, spark) -> None:
     """Conditions and values given as SQL strings: one expression each, no subquery, resolvable against the
     target and source (an empty join: Spark analyzes, nothing runs)."""
-    from ..spark.expressions import check_resolves, check_syntax, empty_frame
-
     texts = [("merge condition", m.condition, False)]
     for c in m.clauses:
         texts.append((f"when_{c.kind}_{c.action} condition", c.condition, False))

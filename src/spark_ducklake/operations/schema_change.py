@@ -16,9 +16,15 @@ from typing import TYPE_CHECKING, Any
 
 import sqlalchemy as sa
 
+from ..catalog.database.spec_tables import T
+from ..catalog.operations.ddl import AlterColumns
+from ..catalog.operations.partitioning import current_spec
+from ..catalog.operations.sorting import current_sort
 from ..catalog.reads import reader
 from ..errors import AlreadyExistsError, NotFoundError, SchemaMismatchError
 from ..spark import types as spark_types
+from ..spark.conform import plan_columns
+from ..spark.ddl import parse_type
 from ..spec import types
 from ..spec.model import NESTED_TYPES, Column, TableInfo
 from ..spec.names import parse_table_name
@@ -75,8 +81,6 @@ class SchemaUpdate:
     def __init__(self, ctx: LakeContext, table: str | tuple[str, str], *, read_snapshot: int | None = None,
                  stage=None, properties: CommitProperties | None = None, pending: TableInfo | None = None,
                  layout=None):
-        from ..catalog.database.spec_tables import T
-
         ctx.check_writable()
         self.ctx, self.properties = ctx, properties
         self._layout = layout  # a transaction's: () -> (partition keys, sort keys) as it leaves them so far
@@ -124,8 +128,6 @@ class SchemaUpdate:
         return parent.children, parts[-1], parent
 
     def _new_column(self, name: str, type_: Any) -> Column:
-        from ..spark.conform import plan_columns
-
         col = plan_columns(_as_ddl(name, type_))[0]
         for node in col.walk():  # fresh ids after every id the table ever used
             node.column_id, self._next_id = self._next_id, self._next_id + 1
@@ -161,9 +163,6 @@ class SchemaUpdate:
         """As the reference: a column the table is partitioned or sorted by cannot be dropped (RESET it first)."""
         import sqlglot
         from sqlglot import exp
-
-        from ..catalog.operations.partitioning import current_spec
-        from ..catalog.operations.sorting import current_sort
 
         if self._layout is not None:
             partition, sort = self._layout()
@@ -248,8 +247,6 @@ class SchemaUpdate:
     # ----------------------------------------------------------------------------------------- commit
     def commit(self) -> int | None:
         """Write the changes as one snapshot; returns its id (None when nothing changed)."""
-        from ..catalog.operations.ddl import AlterColumns
-
         if not self.changed:
             return None
         op = AlterColumns(self.table.table_id, self.table.columns, self.columns)
@@ -272,8 +269,6 @@ def _as_ddl(name: str, type_: Any):
     from pyspark.sql.types import DataType, StructField, StructType
 
     if isinstance(type_, str):  # one type, nothing more (a column list here could add columns)
-        from ..spark.ddl import parse_type
-
         return StructType([StructField(name, parse_type(type_))])
     if isinstance(type_, DataType):
         return StructType([StructField(name, type_)])
@@ -306,8 +301,6 @@ def _no_nulls_counted(ctx: LakeContext, plan, column_id: int) -> bool:
         return True
     import sqlalchemy as sa
 
-    from ..catalog.database.spec_tables import T
-
     fcs = T["ducklake_file_column_stats"]
     with ctx.engine.connect() as conn:
         clean = set(conn.execute(sa.select(fcs.c.data_file_id).where(
@@ -320,9 +313,6 @@ def evolve_for(ctx: LakeContext, table: TableInfo, incoming_schema, *,
     """For `write(..., merge_schema=True)`: the ALTER adding the data's new top-level columns and widening
     promotable types (None if the table already fits), and the table as the write should see it."""
     import dataclasses
-
-    from ..catalog.operations.ddl import AlterColumns
-    from ..spark.conform import plan_columns
 
     update = SchemaUpdate(ctx, (table.schema_name, table.name), read_snapshot=read_snapshot)
     _evolve(update, update.columns, plan_columns(incoming_schema), "")

@@ -17,9 +17,23 @@ from typing import TYPE_CHECKING
 
 from ..catalog.operations.data import AppendFiles, DeleteRows, InlineInsert, ReplaceAll
 from ..errors import DuckLakeError, SchemaMismatchError
+from ..spark import deletes as spark_deletes
+from ..spark import types
 from ..spark.conform import cast_by_name, value_types
+from ..spark.expressions import check_expression
+from ..spark.scan import FILE, POS
+from ..spark.session import cached
+from ..spark.write import delete_paths
 from ..spec.internal_columns import INLINED_ROW_ID
 from ..spec.names import parse_table_name as split_name
+from ..spec.names import spark_name
+from .delete_update import delete_op, insert_versions, stage_rows
+from .local.compose import delete_rows, marked_rows, net_change, update_rows
+from .local.dml import stage_positions
+from .local.expressions import NotLocal
+from .local.scan import ROWID
+from .local.threshold import files_in_process
+from .write import stage_write
 
 if TYPE_CHECKING:
     from .transaction import Transaction
@@ -95,8 +109,6 @@ def _marked(tx: Transaction, current: _Current):
     row id that existed when it began)."""
     from pyspark.sql import functions as F
 
-    from ..spark.scan import FILE, POS
-
     spark = tx.ctx.spark
     frame = current.now.to_dataframe(spark, positions=True, row_ids=True)
     if current.original is None:
@@ -112,8 +124,6 @@ def _marked(tx: Transaction, current: _Current):
 def _in_process(tx: Transaction, current: _Current) -> bool:
     """Whether the files the statement reads (the table as it began and as the transaction sees it) are small
     enough to change without Spark (operations/local/threshold.py)."""
-    from .local.threshold import files_in_process
-
     files = {f.path: f for f in current.now.files}
     if current.original is not None:
         files.update({f.path: f for f in current.original.files})
@@ -131,12 +141,8 @@ def _hit(condition):
 
 def compose_delete(tx: Transaction, table: str, condition) -> int:
     """DELETE on the table as the transaction sees it; returns the rows it deletes."""
-    from ..spark.expressions import check_expression
-
     current = _current(tx, table, "delete from")
     if _in_process(tx, current):
-        from .local.compose import delete_rows
-
         local = _restage_in_process(tx, current, lambda rows: delete_rows(current.now, current.info, rows, condition))
         if local is not None:
             return local
@@ -150,11 +156,6 @@ def compose_update(tx: Transaction, table: str, assignments: dict, condition) ->
     """UPDATE on the table as the transaction sees it; returns the rows it updates."""
     from pyspark.sql import functions as F
 
-    from ..spark import types
-    from ..spark.expressions import check_expression
-    from ..spark.scan import FILE, POS
-    from ..spec.names import spark_name
-
     current = _current(tx, table, "update")
     columns = {c.name.lower(): c for c in current.info.columns}
     if not assignments:
@@ -163,8 +164,6 @@ def compose_update(tx: Transaction, table: str, assignments: dict, condition) ->
     if unknown:
         raise SchemaMismatchError(f"columns not in table {current.info.qualified_name}: {', '.join(unknown)}")
     if _in_process(tx, current):
-        from .local.compose import update_rows
-
         local = _restage_in_process(
             tx, current, lambda rows: update_rows(current.now, current.info, rows, assignments, condition))
         if local is not None:
@@ -197,8 +196,6 @@ def _restage(tx: Transaction, current: _Current, last: int, frame, change) -> in
     returns the rows the statement matched."""
     from pyspark.sql import functions as F
 
-    from ..spark.session import cached
-
     spark = tx.ctx.spark
     marked = cached(spark, frame)
     try:
@@ -220,12 +217,6 @@ def _net_ops(tx: Transaction, current: _Current, last: int, after) -> tuple[list
     """The operations (and their files) taking the table from how it began to `after`."""
     from pyspark.sql import functions as F
 
-    from ..spark.deletes import stage_deletes
-    from ..spark.scan import FILE, POS
-    from ..spark.session import cached
-    from ..spark.write import delete_paths
-    from .delete_update import delete_op, stage_rows
-
     spark, ctx = tx.ctx.spark, tx.ctx
     ops, files = [], []
     try:
@@ -235,7 +226,7 @@ def _net_ops(tx: Transaction, current: _Current, last: int, after) -> tuple[list
             gone = cached(spark, then.join(kept, F.col(FILE).eqNullSafe(F.col("_k_file"))
                                            & (F.col(POS) == F.col("_k_pos")), "left_anti"))
             try:
-                staged = stage_deletes(spark, current.original, gone, ctx.inlining_limit(current.info))
+                staged = spark_deletes.stage_deletes(spark, current.original, gone, ctx.inlining_limit(current.info))
             finally:
                 gone.unpersist()
             if not staged.empty:
@@ -266,9 +257,6 @@ def _restage_in_process(tx: Transaction, current: _Current, statement) -> int | 
     """`statement` (marked rows -> local.compose.Statement) applied with pyarrow and the table's net change
     staged in place of its staged data operations; the rows it matched, or None when something is outside what
     the in-process path does exactly as Spark (nothing is then left staged)."""
-    from .local.compose import marked_rows, net_change
-    from .local.expressions import NotLocal
-
     try:
         after = statement(marked_rows(current.now, current.files, current.inlined))
         if not after.matched:
@@ -283,12 +271,6 @@ def _restage_in_process(tx: Transaction, current: _Current, statement) -> int | 
 def _net_ops_in_process(tx: Transaction, current: _Current, net) -> tuple[list, list[str]]:
     """The operations (and their files) of a NetChange, staged as `_net_ops` stages them on Spark; NotLocal
     (the files written deleted) when updated versions are to be written on Spark."""
-    from ..spark.write import delete_paths
-    from .delete_update import delete_op, insert_versions
-    from .local.dml import stage_positions
-    from .local.expressions import NotLocal
-    from .local.scan import ROWID
-
     ctx = tx.ctx
     ops, files = [], []
     try:
@@ -316,8 +298,6 @@ def _net_ops_in_process(tx: Transaction, current: _Current, net) -> tuple[list, 
 
 def _stage_fresh(tx: Transaction, current: _Current, rows):
     """Rows new to the table (a Spark DataFrame or an Arrow table) staged as a write into it."""
-    from .write import stage_write
-
     limit = tx.ctx.inlining_limit(current.info if current.original is not None else None)
     return stage_write(tx.ctx, rows, current.info, current.ref, replace_all=False, read_snapshot=tx.read_snapshot,
                        replace_existing=current.original is not None, limit=limit)

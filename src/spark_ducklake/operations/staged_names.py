@@ -13,8 +13,10 @@ from __future__ import annotations
 from dataclasses import dataclass, field, replace
 from typing import TYPE_CHECKING
 
-from ..catalog.operations.ddl import CreateTable, RenameTable
-from ..errors import AlreadyExistsError, NotFoundError
+from ..catalog.operations.ddl import CreateSchema, CreateTable, RenameTable
+from ..catalog.operations.macros import CreateMacro
+from ..catalog.operations.views import CreateView, DropView, RenameView
+from ..errors import AlreadyExistsError, DuckLakeError, NotFoundError
 from ..spark.write import delete_paths
 from ..spec.names import parse_table_name
 from ..spec.paths import dir_name_for
@@ -94,8 +96,6 @@ def drop_new(tx: Transaction, key: Key) -> None:
 
 def _staged_view(tx: Transaction, key: Key) -> int | None:
     """Where in tx.ops the view now named `key` was created or renamed to in this transaction, or None."""
-    from ..catalog.operations.views import CreateView, RenameView
-
     wanted = (key[0].lower(), key[1].lower())
     for i in range(len(tx.ops) - 1, -1, -1):
         op = tx.ops[i]
@@ -109,8 +109,6 @@ def _staged_view(tx: Transaction, key: Key) -> int | None:
 def drop_new_view(tx: Transaction, key: Key) -> bool:
     """DROP VIEW of a view created in this transaction (its CREATE is forgotten) or renamed in it (the RENAME
     becomes the DROP): True; False for a view the transaction has not touched."""
-    from ..catalog.operations.views import CreateView, DropView
-
     at = _staged_view(tx, key)
     if at is None:
         return False
@@ -125,8 +123,6 @@ def drop_new_view(tx: Transaction, key: Key) -> bool:
 def rename_new_view(tx: Transaction, key: Key, new_name: str) -> bool:
     """ALTER VIEW ... RENAME TO of a view created or renamed in this transaction: its pending CREATE or RENAME
     takes the new name (True), as the reference writes one row; False for a view the transaction has not touched."""
-    from ..catalog.operations.views import CreateView
-
     at = _staged_view(tx, key)
     if at is None:
         return False
@@ -140,8 +136,6 @@ def rename_new_view(tx: Transaction, key: Key, new_name: str) -> bool:
 
 def comment_new_view(tx: Transaction, key: Key, comment: str | None) -> bool:
     """COMMENT ON VIEW of a view created in this transaction: the comment is written with it (True), else False."""
-    from ..catalog.operations.views import CreateView
-
     at = _staged_view(tx, key)
     if at is None or not isinstance(tx.ops[at], CreateView):
         return False
@@ -151,8 +145,6 @@ def comment_new_view(tx: Transaction, key: Key, comment: str | None) -> bool:
 
 def new_view_named(tx: Transaction, key: Key) -> bool:
     """Whether a view of that name was created in this transaction (and not dropped since)."""
-    from ..catalog.operations.views import CreateView
-
     wanted = (key[0].lower(), key[1].lower())
     return any(isinstance(op, CreateView) and (op.schema.lower(), op.name.lower()) == wanted for op in tx.ops)
 
@@ -174,11 +166,6 @@ def drop_schema_entries(tx: Transaction, schema: str, cascade: bool) -> bool:
     CASCADE they refuse the drop (DuckDB's "there are entries that depend on it"); with it they are forgotten.
     Returns True when the schema itself was created in this transaction (its CREATE is then forgotten too, and
     nothing of it is written)."""
-    from ..catalog.operations.ddl import CreateSchema
-    from ..catalog.operations.macros import CreateMacro
-    from ..catalog.operations.views import CreateView
-    from ..errors import DuckLakeError
-
     mine = schema.lower()
     tables = [k for k in tx.new_tables if k[0].lower() == mine]
     others = [op for op in tx.ops if isinstance(op, CreateView | CreateMacro) and op.schema.lower() == mine]

@@ -25,6 +25,7 @@ from ..catalog.reads import reader
 from ..catalog.reads.reader import find_schema
 from ..errors import AlreadyExistsError, DuckLakeError, InvalidArgumentError, NotFoundError
 from ..spark.conform import plan_columns
+from ..spark.expressions import check_expression
 from ..spark.write import delete_paths
 from ..spec import paths as paths_for
 from ..spec.arguments import WriteMode, check_assignments, check_condition, check_data
@@ -36,11 +37,13 @@ from .context import LakeContext
 from .delete_update import pruning_filter, stage_delete_op, stage_update
 from .error_causes import call_translated, translate_methods
 from .merge import MergeBuilder, stage_merge
-from .schema_change import SchemaUpdate
+from .schema_change import SchemaUpdate, evolve_for
 from .staged_alters import alter_new, fold_alter, next_column_id
 from .staged_changes import compose_delete, compose_update, has_staged_rows, needs_compose
+from .staged_flush import flush_in_transaction
 from .staged_layout import follow_staged_layout, layout, stage_partitioning, stage_sorting
 from .staged_names import Names, drop_new, rename
+from .staged_reads import staged_context
 from .write import load_layout, new_table, schema_of, stage_write
 
 WRITE_MODES = ("append", "overwrite", "error", "errorifexists")
@@ -259,16 +262,12 @@ class Transaction:
             self.ops.append(create)
             self.new_tables[key] = (info, ref)
         if merge_schema and existing is not None:
-            from .schema_change import evolve_for
-
             self._not_altered(table, "write with merge_schema to")
             alter, info = evolve_for(self.ctx, info, schema_of(df), read_snapshot=self.read_snapshot)
             if alter is not None:
                 self._stage_alter(key, alter)
         overwrite = replace_existing and mode == "overwrite"
         if overwrite and where is not None:  # replace the matching rows only: stage their delete first
-            from .delete_update import pruning_filter, stage_delete_op
-
             plan = self.ctx.plan_scan(key, version=self.read_snapshot, where=pruning_filter(where))
             delete_op, delete_files, _count = stage_delete_op(self.ctx, plan, where)
             if delete_op is not None:
@@ -337,8 +336,6 @@ class Transaction:
     def flush_inlined_data(self, schema_name: str | None = None, table_name: str | None = None) -> list:
         """flush_inlined_data inside the transaction: the rows inlined when it began go to files (sorted by the
         keys it set) at COMMIT; refused for a table whose rows it changes. Returns the flush's rows."""
-        from .staged_flush import flush_in_transaction
-
         return flush_in_transaction(self, schema_name, table_name)
 
     def _change_plan(self, table, what: str, where: str | None = None):
@@ -379,15 +376,11 @@ class Transaction:
         """`with tx.staged() as ctx:` a read-only LakeContext of the lake as this transaction would leave it (its
         staged operations applied, nothing committed; operations/staged_reads.py). Plan reads inside the block;
         `catalog_only=True` for names and metadata alone (Spark is then never started)."""
-        from .staged_reads import staged_context
-
         return staged_context(self.ctx, self.ops, self.read_snapshot, catalog_only=catalog_only)
 
     def read(self, table: str, *, where: str | None = None):
         """The table as this transaction sees it: its staged rows, deletes and updates included (other readers
         see none of them before the commit). The DataFrame reads staged files: use it before an abort."""
-        from ..spark.expressions import check_expression
-
         with self.staged() as ctx:
             plan = ctx.plan_scan(table, where=where)
         spark = self.ctx.spark

@@ -11,11 +11,22 @@ import pyarrow as pa
 from ..catalog.inlined import codec as inlined
 from ..catalog.operations.data import AppendFiles, InlineInsert, ReplaceAll
 from ..catalog.operations.ddl import CreateTable, TableRef
+from ..catalog.operations.partitioning import current_spec
+from ..catalog.operations.sorting import current_sort
 from ..errors import ConstraintError
+from ..spark import write as spark_write
+from ..spark.columns import spark_col
 from ..spark.conform import conform_arrow, conform_spark, not_null_message, plan_columns
-from ..spark.write import delete_paths
+from ..spark.file_layout import estimated_row_width
+from ..spark.session import arrow_frame
+from ..spark.sorting import sort_column
+from ..spark.write import WriteOptions, delete_paths
 from ..spec import paths
 from ..spec.model import PartitionSpec, TableInfo
+from .local.expressions import NotLocal
+from .local.scan import read_new_files
+from .local.threshold import is_small, threshold_of
+from .local.write import check_layout, sorted_rows, write_table_files
 
 if TYPE_CHECKING:
     from .context import LakeContext
@@ -40,9 +51,6 @@ def new_table(schema: str, name: str, source_schema, schema_id: int, schema_path
 def load_layout(ctx: LakeContext, table: TableInfo, snapshot_id: int, conn=None) -> None:
     """Fill in the table's partitioning and sort keys as of the snapshot, unless this TableInfo has them; on
     `conn` if given (a write's one round of catalog reads)."""
-    from ..catalog.operations.partitioning import current_spec
-    from ..catalog.operations.sorting import current_sort
-
     if table.partition is None or table.sort_keys is None:  # a transaction may have set one of them already
         if conn is None:
             with ctx.engine.connect() as conn:
@@ -60,10 +68,6 @@ def write_arrow_files(ctx: LakeContext, data: pa.Table, table: TableInfo, snapsh
     """Write Arrow rows (the table's columns) as data files in-process with pyarrow when they are small
     (operations/local/threshold.py) and the table's layout allows it; None: the caller writes on Spark.
     `options`: the lake options of `options_table` if the caller has read them (LakeContext.options_of)."""
-    from .local.expressions import NotLocal
-    from .local.threshold import is_small, threshold_of
-    from .local.write import check_layout, write_table_files
-
     if not is_small(threshold_of(ctx), data.nbytes):
         return None
     load_layout(ctx, table, snapshot_id)
@@ -88,9 +92,6 @@ SMALL_FRAME_ROWS = 122_880
 def small_frame_rows(ctx: LakeContext, table: TableInfo) -> int:
     """Rows up to which a Spark DataFrame is written in-process (0: never): SMALL_FRAME_ROWS, fewer when the
     table's rows are so wide that many would pass the small-data threshold."""
-    from ..spark.file_layout import estimated_row_width
-    from .local.threshold import threshold_of
-
     return min(SMALL_FRAME_ROWS, threshold_of(ctx) // estimated_row_width(table.columns))
 
 
@@ -99,12 +100,10 @@ def write_files(ctx: LakeContext, frame, table: TableInfo, snapshot_id: int, *, 
     """Write a conformed DataFrame as the table's Parquet files, partitioned and sorted as the table is at the
     snapshot (looked up once per TableInfo); nothing committed. `options_table` scopes the lake options (None for
     a table not yet created); `options`: those options if the caller has read them."""
-    from ..spark.write import write_data_files
-
     load_layout(ctx, table, snapshot_id)
     required = [c for c in table.columns if not c.nullable]
     try:
-        return write_data_files(ctx.spark, _not_null_guard(frame, table, required), table,
+        return spark_write.write_data_files(ctx.spark, _not_null_guard(frame, table, required), table,
                                 options=_write_options(ctx, options_table, options), row_ids=row_ids)
     except Exception as exc:
         # The executors' raise_error: the staged files are gone with the failed job (write_data_files).
@@ -127,8 +126,6 @@ def _not_null_guard(frame, table: TableInfo, required: list):
     if not required:
         return frame
     from pyspark.sql import functions as F
-
-    from ..spark.columns import spark_col
 
     return frame.withColumns({
         c.name: F.when(spark_col(c.name).isNull(), F.raise_error(F.lit(not_null_message(table, c))))
@@ -213,8 +210,6 @@ def stage_write(ctx: LakeContext, data, table: TableInfo, ref: TableRef | None, 
 def _few_rows(files: list, frame, table: TableInfo, limit: int) -> pa.Table | None:
     """The rows of just-written files if they are at most `limit` (None if more), in the table's Arrow types:
     read back from the files, or (files only Spark reads: encrypted, name-mapped) fetched again from `frame`."""
-    from .local.scan import read_new_files
-
     if sum(f.record_count for f in files) > limit:
         return None
     if any(f.encryption_key or f.needs_name_mapping for f in files):
@@ -226,9 +221,6 @@ def _sorted_inline(ctx: LakeContext, small: pa.Table, table: TableInfo, snapshot
                    options_table: TableInfo | None, options: Callable[[str], str | None] | None) -> pa.Table:
     """Inlined rows in the table's sort order (SET SORTED BY, option sort_on_insert), as the reference inlines
     them and as Parquet files are written; expression keys are evaluated on Spark."""
-    from .local.expressions import NotLocal
-    from .local.write import sorted_rows
-
     if small.num_rows < 2:
         return small
     load_layout(ctx, table, snapshot_id)
@@ -237,8 +229,6 @@ def _sorted_inline(ctx: LakeContext, small: pa.Table, table: TableInfo, snapshot
     try:
         return sorted_rows(small, table)
     except NotLocal:
-        from ..spark.sorting import sort_column
-
         frame = frame_of_arrow(ctx, small).orderBy(*[sort_column(k) for k in table.sort_keys])
         return conform_arrow(frame.toArrow(), table)
 
@@ -251,16 +241,12 @@ def _with_files(staged: StagedWrite, files: list, table: TableInfo, ref: TableRe
 
 
 def _write_options(ctx: LakeContext, table: TableInfo | None, options: Callable[[str], str | None] | None = None):
-    from ..spark.write import WriteOptions
-
     return WriteOptions.from_lake_options(options or ctx.options_of(table))
 
 
 def frame_of_arrow(ctx: LakeContext, data: pa.Table, one_file: bool = False):
     """A Spark DataFrame of Arrow data (spark/session.py `arrow_frame`), in one partition when `one_file` (rows
     written out in a statement are one file, as the reference writes them)."""
-    from ..spark.session import arrow_frame
-
     frame = arrow_frame(ctx.spark, data)
     return frame.coalesce(1) if one_file else frame
 

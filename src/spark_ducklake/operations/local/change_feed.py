@@ -18,10 +18,12 @@ import pyarrow.parquet as pq
 
 from ...catalog.inlined import tables as inlined_tables
 from ...catalog.planners.change_feed import ChangePlan
+from ...spark import change_feed
 from ...spark.deletion_vectors import positions_table
 from ...spark.paths import filesystem
 from ...spark.scan import DELETED, FILE, POS
 from ...spec.internal_columns import INLINED_ROW_ID, SNAPSHOT_ID_COLUMN
+from ..history import change_plan
 from .scan import ROWID, visible_schema
 from .threshold import is_small, scan_bytes, threshold_of
 from .versions import INSERTED, read_versions
@@ -37,13 +39,10 @@ KINDS = ("changes", "insertions", "deletions")
 def feed_arrow(ctx: LakeContext, table: str, start: int | datetime, end: int | datetime, kind: str) -> pa.Table:
     """One change feed (`kind`: changes, insertions or deletions) as a pyarrow Table: in-process when small,
     else on Spark."""
-    from ..history import change_plan
-
     plan = change_plan(ctx, table, start, end)
     encrypted = plan.delete_keys or any(f.encryption_key for f in plan.files)  # decrypted by Spark only
     if not encrypted and is_small(threshold_of(ctx), scan_bytes(plan.files)):
         return {"changes": changes, "insertions": insertions, "deletions": deletions}[kind](plan)
-    from ...spark import change_feed
 
     spark_feed = {"changes": change_feed.changes, "insertions": change_feed.insertions,
                   "deletions": change_feed.deletions}[kind]

@@ -19,6 +19,7 @@ from ...spark.expressions import check_syntax
 from ...spark.scan import FILE, POS
 from ...spark.scan_plan import ScanPlan
 from ...spark.write import delete_paths
+from ...spec import types
 from ...spec.model import NewDeleteFile
 from ...spec.uuid7 import new_uuid
 from .expressions import NotLocal, check, evaluate, predicate_mask
@@ -44,8 +45,6 @@ def matching_rows(plan: ScanPlan, condition, *, row_ids: bool = False) -> pa.Tab
 def updated_rows(plan: ScanPlan, matches: pa.Table, assignments: dict) -> pa.Table:
     """The new versions of `matches` (the table's columns in its Arrow types, assignments applied and cast as
     Spark casts them); NotLocal for an assignment outside the subset or a value that does not fit."""
-    from ...spec import types
-
     by_name = {c.name.lower(): c for c in plan.table.columns}
     values = {by_name[k.lower()].column_id: v for k, v in assignments.items()}
     schema = visible_schema(plan.table.columns)

@@ -19,11 +19,17 @@ import pyarrow as pa
 import pyarrow.compute as pc
 from sqlglot import exp
 
-from ...spark.conform import default_of, match_fields
+from ...catalog.inlined import codec as inlined
+from ...catalog.operations.data import AppendFiles, InlineInsert
+from ...spark.conform import conform_arrow, default_of, match_fields
 from ...spark.expressions import check_syntax
 from ...spark.scan import FILE, POS
 from ...spark.scan_plan import ScanPlan
+from ...spark.write import delete_paths
 from ...spec import types
+from ..delete_update import delete_op
+from ..write import write_arrow_files
+from .dml import stage_positions
 from .expressions import NotLocal, Scope, coerce_pair, eval_node, parse
 from .scan import ROWID, read_plan
 
@@ -248,14 +254,6 @@ def _outputs(m: MergeBuilder, plan: ScanPlan, rows: pa.Table, action: np.ndarray
 
 def _stage(ctx, plan: ScanPlan, touched: pa.Table, outputs: dict) -> tuple[list, list[str]] | None:
     """Stage the writes (updated rows keep their row ids), then the deletes; None if a write needs Spark."""
-    from ...catalog.inlined import codec as inlined
-    from ...catalog.operations.data import AppendFiles, InlineInsert
-    from ...spark.conform import conform_arrow
-    from ...spark.write import delete_paths
-    from ..delete_update import delete_op
-    from ..write import write_arrow_files
-    from .dml import stage_positions
-
     limit = ctx.inlining_limit(plan.table)
     ops, files = [], []
     try:

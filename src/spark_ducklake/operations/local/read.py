@@ -9,7 +9,7 @@ import pyarrow as pa
 from sqlglot import exp
 
 from ...errors import InvalidArgumentError, InvalidExpressionError, SchemaMismatchError
-from ...spark.expressions import check_syntax
+from ...spark.expressions import check_expression, check_syntax
 from .expressions import NotLocal, parse, predicate_mask
 from .scan import encrypted_plan, read_plan
 
@@ -63,8 +63,6 @@ def read_arrow(ctx: LakeContext, table: str | tuple[str, str], *, columns: list[
 def _via_spark(ctx: LakeContext, plan, picked, where: str | None) -> pa.Table:
     """The plan's rows read by Spark (`lake.read(...).toArrow()`, which read_arrow's types match)."""
     from pyspark.sql import functions as F
-
-    from ...spark.expressions import check_expression
 
     spark = ctx.spark
     frame = plan.to_dataframe(spark)

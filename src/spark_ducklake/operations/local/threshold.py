@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import os
 
+from ...catalog.reads.options import parse_size
 from ...errors import InvalidArgumentError
 from ...spec.model import DataFile
 
@@ -30,8 +31,6 @@ def default_threshold() -> int:
 
 def check_threshold(value, what: str = "small_data_threshold") -> int:
     """A threshold in bytes (an int, or a size like '64MB'); InvalidArgumentError naming a bad one."""
-    from ...catalog.reads.options import parse_size
-
     if isinstance(value, bool):
         raise InvalidArgumentError(f"{what} must be a number of bytes, got {value!r}")
     try:

@@ -27,6 +27,7 @@ from ...spark.workers import require_python_workers
 from ...spec import paths
 from ...spec.commit_properties import CommitProperties
 from ...spec.model import directory_names
+from ...spec.names import parse_table_name as split_name
 from .targets import progress
 
 if TYPE_CHECKING:
@@ -41,8 +42,6 @@ def add_data_files(ctx: LakeContext, table: str | tuple[str, str], paths_or_glob
                    allow_missing: bool = False, ignore_extra_columns: bool = False,
                    hive_partitioning: bool | None = None, info: CommitProperties | None = None) -> list[str]:
     """Register the files (paths or globs) in the table as one snapshot; returns the registered paths."""
-    from ...spec.names import parse_table_name as split_name
-
     ctx.check_writable()
     files = expand(paths_or_globs)
     schema, name = split_name(table)

@@ -17,7 +17,12 @@ from ...catalog.planners.compaction import TablePlan, plan_merge, plan_rewrite
 from ...catalog.reads import reader
 from ...catalog.reads.options import parse_size
 from ...errors import DuckLakeError
+from ...spark.write import delete_paths
 from ...spec.commit_properties import CommitProperties
+from ..local import compaction as local_compaction
+from ..local.expressions import NotLocal
+from ..local.threshold import is_small, threshold_of
+from . import units
 from .targets import maintained_tables, progress, usable_sort_keys, write_options
 
 if TYPE_CHECKING:
@@ -68,8 +73,6 @@ def merge_adjacent_files(ctx: LakeContext, table: str | None, schema: str | None
                     rows.append(CompactionRow(target.schema_name, target.name, len(unit.files), len(written)))
             ops.append(MergeFiles(target, merges))
     except BaseException:
-        from ...spark.write import delete_paths
-
         delete_paths(staged)
         raise
     _commit(ctx, ops, read_snapshot, info, staged)
@@ -111,8 +114,6 @@ def rewrite_data_files(ctx: LakeContext, table: str | None, schema: str | None, 
                 rows.append(CompactionRow(target.schema_name, target.name, len(unit.files), len(written)))
             ops.append(RewriteFiles(target, [f for unit in plan.units for f in unit.files], placed))
     except BaseException:
-        from ...spark.write import delete_paths
-
         delete_paths(staged)
         raise
     _commit(ctx, ops, read_snapshot, info, staged)
@@ -130,14 +131,12 @@ def _check_limits(max_compacted_files, max_size, min_size) -> None:
 
 def _run(ctx: LakeContext, target, plans: list[TablePlan], options, sort_keys, verb: str, **kwargs):
     """(plan, files per unit) for each plan, written on Spark with a status line on the driver."""
-    from .units import write_units
-
     for plan in plans:
         sources = sum(len(unit.files) for unit in plan.units)
         keys = usable_sort_keys(sort_keys, plan.table.columns)
         with progress(f"{verb} {sources} files of {target.qualified_name} into {len(plan.units)}"):
             local = _in_process(ctx, plan, options, keys, **kwargs)
-            yield plan, local if local is not None else write_units(ctx.spark, plan, options, sort_keys=keys,
+            yield plan, local if local is not None else units.write_units(ctx.spark, plan, options, sort_keys=keys,
                                                                     **kwargs)
 
 
@@ -145,10 +144,6 @@ def _in_process(ctx: LakeContext, plan: TablePlan, options, keys: list, *, snaps
                 **rewrite) -> list | None:
     """A merge's units written with pyarrow on the driver when their files are at most the small-data threshold
     (operations/local); None: Spark writes them (rewrites always)."""
-    from ..local.compaction import check_units, merge_units
-    from ..local.expressions import NotLocal
-    from ..local.threshold import is_small, threshold_of
-
     if not snapshot_ids or rewrite:
         return None
     if not is_small(threshold_of(ctx), sum(u.size for u in plan.units)):
@@ -156,10 +151,10 @@ def _in_process(ctx: LakeContext, plan: TablePlan, options, keys: list, *, snaps
     if options.encrypted:  # encrypted files are decrypted and encrypted by Spark only
         return None
     try:
-        check_units(plan, keys)
+        local_compaction.check_units(plan, keys)
     except NotLocal:
         return None
-    return merge_units(plan, options, keys)
+    return local_compaction.merge_units(plan, options, keys)
 
 
 def _commit(ctx: LakeContext, ops: list, read_snapshot: int, info: CommitProperties | None, staged: list[str]) -> None:

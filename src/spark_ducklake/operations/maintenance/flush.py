@@ -28,7 +28,13 @@ from ...catalog.operations.partitioning import current_spec
 from ...catalog.operations.sorting import current_sort
 from ...catalog.planners.compaction import schema_versions
 from ...catalog.reads import reader
-from ...spark.write import ROW_ID_COLUMN, SNAPSHOT_ID_COLUMN, WriteOptions
+from ...spark import write as spark_write
+from ...spark.delete_files import KEY, SNAP, DeleteTarget, write_delete_files
+from ...spark.encrypted.read import encrypted_lineage
+from ...spark.file_log import read_parquet
+from ...spark.paths import filesystem, spark_file_uri
+from ...spark.scan import POS, spark_safe
+from ...spark.write import ROW_ID_COLUMN, SNAPSHOT_ID_COLUMN, WriteOptions, delete_paths
 from ...spec.commit_properties import CommitProperties
 from ...spec.model import NewDataFile, NewDeleteFile, TableInfo
 from .targets import maintained_tables, progress, spark_writable, usable_sort_keys, write_options
@@ -107,8 +113,6 @@ def stage_flush(ctx: LakeContext, schema_name: str | None, table_name: str | Non
             if flushed:
                 rows.append(FlushRow(flush.table.schema_name, flush.table.name, flushed))
     except BaseException:
-        from ...spark.write import delete_paths
-
         delete_paths(staged)
         raise
     return ops, rows, staged
@@ -172,16 +176,14 @@ def _inlined_file_deletes(conn: sa.Connection, table_id: int, read_snapshot: int
 
 def _write_batches(ctx: LakeContext, flush: _TableFlush, per_thread: bool, staged: list[str]) -> list[PlacedFile]:
     """Write each schema version's rows (Spark); the files placed at their rows' snapshots."""
-    from ...spark.scan import spark_safe
-    from ...spark.write import write_data_files
-
     options = replace(flush.options, sort_on_insert=True)  # flushes sort even when inserts do not
     placed = []
     for batch in flush.batches:
         frame = ctx.spark.createDataFrame(spark_safe(batch.rows.drop_columns([ENDED])))
         if not per_thread:
             frame = frame.coalesce(1)
-        files = write_data_files(ctx.spark, frame, batch.layout, options=options, row_ids=True, snapshot_ids=True)
+        files = spark_write.write_data_files(ctx.spark, frame, batch.layout, options=options, row_ids=True,
+                                             snapshot_ids=True)
         staged += [f.path for f in files]
         ranges = _encrypted_ranges(ctx.spark, files) if options.encrypted else {}
         for f in files:
@@ -200,8 +202,6 @@ def _write_batches(ctx: LakeContext, flush: _TableFlush, per_thread: bool, stage
 
 def _range(f: NewDataFile, column: str) -> tuple[int, int]:
     """(min, max) of an internal column, from the file's footer statistics."""
-    from ...spark.paths import filesystem
-
     fs, inner = filesystem(f.path)
     meta = pq.read_metadata(inner, filesystem=fs)
     index = meta.schema.names.index(column)
@@ -212,9 +212,6 @@ def _range(f: NewDataFile, column: str) -> tuple[int, int]:
 def _encrypted_ranges(spark, files: list[NewDataFile]) -> dict[str, tuple[tuple[int, int], tuple[int, int]]]:
     """((min, max) row id, (min, max) snapshot) per encrypted file: their footers are decrypted by Spark only."""
     from pyspark.sql import functions as F
-
-    from ...spark.encrypted.read import encrypted_lineage
-    from ...spark.paths import spark_file_uri
 
     secret = [(f.path, f.encryption_key) for f in files if f.encryption_key]
     if not secret:
@@ -235,11 +232,6 @@ def _write_deletes(ctx: LakeContext, work: list[_TableFlush], placed_by_table: l
     inlined deletes of existing files (keyed by `file:<id>`), in one Spark job per table."""
     from pyspark.sql import functions as F
 
-    from ...spark.delete_files import KEY, SNAP, DeleteTarget, write_delete_files
-    from ...spark.file_log import read_parquet
-    from ...spark.paths import spark_file_uri
-    from ...spark.scan import POS
-
     spark, out = ctx.spark, {}
     for flush, placed in zip(work, placed_by_table, strict=True):
         targets: dict[str, DeleteTarget] = {}
@@ -250,8 +242,6 @@ def _write_deletes(ctx: LakeContext, work: list[_TableFlush], placed_by_table: l
             keys = spark.createDataFrame([(spark_file_uri(p.file.path), p.file.path) for p in placed],
                                          f"_dl_uri string, {KEY} string")
             if flush.options.encrypted:  # the flushed files' row ids are decrypted by Spark (spark/encrypted/)
-                from ...spark.encrypted.read import encrypted_lineage
-
                 read = encrypted_lineage(spark, [(p.file.path, p.file.encryption_key) for p in placed])  # type: ignore[misc]  # keyed
             else:
                 read = (read_parquet(spark, f"`{ROW_ID_COLUMN}` long, `{SNAPSHOT_ID_COLUMN}` long",

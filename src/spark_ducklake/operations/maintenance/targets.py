@@ -12,6 +12,7 @@ from ...catalog.reads import reader
 from ...errors import SchemaMismatchError
 from ...spark.write import WriteOptions
 from ...spec.model import Column, TableInfo
+from ...spec.names import parse_table_name as split_name
 
 if TYPE_CHECKING:
     from ..context import LakeContext
@@ -37,8 +38,6 @@ def maintained_tables(ctx: LakeContext, conn: sa.Connection, snapshot_id: int, *
                       table: str | None = None, function: str) -> list[TableInfo]:
     """The named table, else every table (of `schema`) whose `auto_compact` option is not false."""
     if table is not None:
-        from ...spec.names import parse_table_name as split_name
-
         schema_name, name = (schema, table) if schema is not None else split_name(table)
         found = [reader.find_table(conn, snapshot_id, ctx.data_path, schema_name, name)]
     else:

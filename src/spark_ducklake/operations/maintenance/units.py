@@ -36,6 +36,7 @@ from ...spark.write import (
     delete_paths,
     describe_file,
 )
+from ...spark.write_in_place import write_units_in_place
 from ...spec import types
 from ...spec.internal_columns import ROW_ID_COLUMN, ROW_ID_FIELD_ID, SNAPSHOT_ID_COLUMN, SNAPSHOT_ID_FIELD_ID
 from ...spec.model import NewDataFile
@@ -102,8 +103,6 @@ def _write_units(spark, plan: TablePlan, options: WriteOptions, *, sort_keys: li
     frame = data.select(*cols).repartition(partitions, UNIT).sortWithinPartitions(F.col(UNIT), *order).drop(SEQ)
     # Object stores: no staging rename (a copy there); encrypted files are stored by their tasks too.
     if uses_pyarrow_writer(table.path, table.columns, encrypted=options.encrypted):  # write_in_place.py
-        from ...spark.write_in_place import write_units_in_place
-
         return write_units_in_place(frame, plan, options, UNIT)
     writer = configure_writer(frame.write.mode("error").partitionBy(UNIT), table, options)
     return _write(writer.option("maxRecordsPerFile", 0), plan)

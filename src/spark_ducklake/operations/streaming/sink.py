@@ -16,8 +16,11 @@ import os
 from dataclasses import dataclass, field
 
 from ...catalog.operations.stream_guards import BatchAlreadyCommitted, GuardBatch, batch_info, holds_batch
+from ...spark import session as spark_session
+from ...spark.paths import filesystem
 from ...spec.arguments import OutputMode, StreamWriteMode
 from ...spec.commit_properties import CommitProperties
+from ...spec.names import parse_table_name as split_name
 from .catalog_ref import CatalogRef
 
 
@@ -47,12 +50,12 @@ class StreamBatchWriter:
 
     def __call__(self, batch_df, batch_id: int) -> None:
         """Commit the batch unless the table already holds it."""
-        from ...spark.session import get_or_create_spark
+        # lazy: datasource.py, which executors import, imports this module; context.py needs sqlglot
         from ..context import LakeContext
         from ..transaction import transaction
 
         query = self.resolve_query_id()
-        spark = get_or_create_spark(batch_df.sparkSession)
+        spark = spark_session.get_or_create_spark(batch_df.sparkSession)
         ctx = LakeContext.attach(self.catalog.resolve(), self.data_path, spark=spark, create_if_missing=False,
                                  data_inlining_row_limit=self.data_inlining_row_limit,
                                  author=self.author, metadata_schema=self.metadata_schema,
@@ -82,8 +85,6 @@ class StreamBatchWriter:
 
 def checkpoint_query_id(checkpoint_location: str) -> str:
     """Spark's id of the query owning a checkpoint (its `metadata` file: `{"id": "..."}`)."""
-    from ...spark.paths import filesystem
-
     path = _arrow_path(checkpoint_location).rstrip("/") + "/metadata"
     fs, inner = filesystem(path)
     try:
@@ -126,8 +127,6 @@ def stream_writer(ctx, table: str, *, query_id: str | None = None, checkpoint_lo
                   mode: StreamWriteMode = "append", merge_schema: bool = False, commit_message: str | None = None,
                   author: str | None = None) -> StreamBatchWriter:
     """The foreachBatch function writing into `table` of this lake exactly once per batch."""
-    from ...spec.names import parse_table_name as split_name
-
     ctx.check_writable()
     schema, name = split_name(table)
     return StreamBatchWriter(

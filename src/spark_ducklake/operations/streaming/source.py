@@ -29,8 +29,11 @@ from ...catalog.inlined.tables import BEGIN_COL
 from ...catalog.planners import stream as stream_plan
 from ...catalog.planners.stream import FileTask
 from ...catalog.reads import reader
+from ...spark import types
 from ...spark.delete_files import snapshot_range
 from ...spec.model import TableInfo
+from ...spec.names import parse_table_name as split_name
+from . import arrow_rows
 from .catalog_ref import CatalogRef
 
 try:  # Spark 4.2+: read limits and Trigger.AvailableNow for Python sources
@@ -84,7 +87,7 @@ class StreamOptions:
 
     def attach(self):
         """The lake, read-only, catalog only."""
-        from ..context import LakeContext
+        from ..context import LakeContext  # lazy: executors import this module (the stream reader); it needs sqlglot
 
         return LakeContext.attach(self.attach_string(), self.data_path, create_if_missing=False, read_only=True,
                                   metadata_schema=self.metadata_schema,
@@ -94,8 +97,6 @@ class StreamOptions:
 def stream_schema(table: TableInfo, include_changes: bool):
     """The stream's Spark schema: the table's columns (nullable), after the change columns if asked."""
     from pyspark.sql import types as T
-
-    from ...spark import types
 
     fields = [T.StructField(c.name, types.to_spark_type(c), True) for c in table.columns]
     if include_changes:
@@ -120,8 +121,6 @@ class DuckLakeDataSource(DataSource):
 
     def schema(self):
         """The table's columns as of the newest snapshot (plus the change columns)."""
-        from ...spec.names import parse_table_name as split_name
-
         schema, name = split_name(self.settings.table)
         ctx = self.settings.attach()
         try:
@@ -243,8 +242,6 @@ class DuckLakeStreamReader(DataSourceStreamReader, SupportsTriggerAvailableNow):
     def read(self, partition: BatchPartition):
         """The partition's rows as Arrow record batches in the stream's schema."""
         from pyspark.sql.pandas.types import to_arrow_schema
-
-        from . import arrow_rows
 
         full = to_arrow_schema(self.schema, timezone="UTC")
         changes = self.settings.include_changes
