@@ -29,17 +29,17 @@ from .version import __version__
 
 
 def __getattr__(name: str):
-    # DuckLake is imported on first use so `import spark_ducklake.catalog...` stays light.
+    # Every module of the package (executors' too) imports this one first: it loads errors and version only.
     if name == "DuckLake":
-        from .lake import DuckLake
+        from .lake import DuckLake  # lazy: the facade loads everything but pyspark
 
         return DuckLake
     if name == "CommitProperties":
-        from .spec.commit_properties import CommitProperties
+        from .spec.commit_properties import CommitProperties  # lazy: this package loads errors and version only
 
         return CommitProperties
     if name == "spark_catalog_conf":
-        from .catalog_service import spark_catalog_conf
+        from .catalog_service import spark_catalog_conf  # lazy: the top layer, loading the facade
 
         return spark_catalog_conf
     raise AttributeError(name)

@@ -9,15 +9,15 @@ from rich.console import Console
 from rich.table import Table
 
 from .catalog.database import bootstrap
+from .demo import run_demo
 from .errors import DuckLakeError
+from .lake import DuckLake
 from .terminal import snapshots_table
 
 console = Console()
 
 
 def _lake(args):
-    from .lake import DuckLake
-
     return DuckLake.attach(args.catalog, create_if_missing=False, read_only=True)
 
 
@@ -76,8 +76,6 @@ def cmd_snapshots(args) -> int:
 
 def cmd_demo(args) -> int:
     """Build a lake with Spark, change it, time-travel, and read it with DuckDB."""
-    from .demo import run_demo
-
     return run_demo(args.path, console)
 
 

@@ -9,14 +9,14 @@ import pyarrow as pa
 from rich.console import Console
 from rich.table import Table
 
+from .duckdb_reference import attach, connect
+from .lake import DuckLake
 from .terminal import snapshots_table
 
 
 def run_demo(path: str, console: Console) -> int:
     """Run the demo in `path` (recreated); returns a process exit code."""
     from pyspark.sql import functions as F
-
-    from .lake import DuckLake
 
     path = os.path.abspath(path)
     shutil.rmtree(path, ignore_errors=True)
@@ -60,7 +60,6 @@ def run_demo(path: str, console: Console) -> int:
     try:
         import duckdb  # noqa: F401 - only to know whether the DuckDB part can run
 
-        from .duckdb_reference import attach, connect
     except ImportError:
         console.print("revenue by region (Spark):", by_region)
         console.print("[yellow]DuckDB is not installed: skipping the DuckDB part[/yellow]")

@@ -33,21 +33,31 @@ from .errors import AlreadyExistsError, InvalidArgumentError, NotFoundError
 from .operations.context import LakeContext
 from .operations.error_causes import translate_methods
 from .operations.history import change_plan, restore_table
+from .operations.local.change_feed import feed_arrow
+from .operations.local.read import read_arrow
+from .operations.local.threshold import check_threshold, threshold_of
+from .operations.maintenance.add_files import add_data_files
 from .operations.maintenance.checkpoint import checkpoint
 from .operations.maintenance.cleanup import cleanup_old_files, delete_orphaned_files
 from .operations.maintenance.compaction import merge_adjacent_files, rewrite_data_files
 from .operations.maintenance.expire import expire_snapshots
+from .operations.maintenance.flush import flush_inlined_data
 from .operations.schema_change import SchemaUpdate
 from .operations.streaming.sink import stream_writer, write_stream
 from .operations.transaction import WRITE_MODES, Transaction, transaction
 from .spark.change_feed import changes, deletions, insertions
+from .spark.expressions import check_expression
 from .spark.scan_plan import ScanPlan
+from .spark.virtual_columns import check_virtual
 from .spec.arguments import OutputMode, SqlDialect, StreamWriteMode, WriteMode
 from .spec.commit_properties import CommitProperties, resolve_commit_properties
 from .spec.model import TableInfo
 from .spec.names import parse_table_name, schema_key
 from .sql.planning import close_plan_cache
 from .sql.register import register
+from .sql.statements import run
+from .sql.tags import set_tag, tags
+from .sql.views import check_dialect, create_view, drop_view, rename_view, views
 from .table import DuckLakeTable
 
 if TYPE_CHECKING:
@@ -59,7 +69,6 @@ if TYPE_CHECKING:
     from .operations.maintenance.cleanup import CleanupRow
     from .operations.maintenance.compaction import CompactionRow
     from .operations.maintenance.flush import FlushRow
-    from .table import DuckLakeTable
 
 __all__ = ["WRITE_MODES", "CommitProperties", "DuckLake", "SnapshotRow", "split_name"]
 
@@ -340,9 +349,6 @@ class DuckLake:
         files, used to skip files whose min/max statistics prove it false. `virtual_columns` appends DuckDB's
         virtual columns by name: rowid, snapshot_id, filename, file_row_number, file_index (docs/sql.md).
         """
-        from .spark.expressions import check_expression
-        from .spark.virtual_columns import check_virtual
-
         plan = self.context.plan_scan(table, version=version, timestamp=timestamp, where=where,
                                       inlined_sources=bool(virtual_columns))
         virtual = check_virtual(virtual_columns, [c.name for c in plan.table.columns])
@@ -357,8 +363,6 @@ class DuckLake:
         """The table as a pyarrow Table, read in-process with pyarrow: no Spark, no Java (small data; the same
         rows and types as `read(...).toArrow()`). `where` is a SQL predicate (a subset of Spark SQL: comparisons,
         AND/OR/NOT, IN, BETWEEN, IS NULL, LIKE, arithmetic); `columns` picks and orders the columns."""
-        from .operations.local.read import read_arrow
-
         return read_arrow(self.context, table, columns=columns, where=where, version=version, timestamp=timestamp)
 
     def to_pandas(self, table: str, *, columns: list[str] | None = None, where: str | None = None,
@@ -371,14 +375,10 @@ class DuckLake:
     def small_data_threshold(self) -> int:
         """Bytes up to which reads, writes, deletes and updates run in-process with pyarrow instead of on Spark
         (default 64 MiB or SPARK_DUCKLAKE_SMALL_DATA_BYTES; 0: always Spark). Settable: an int or '16MB'."""
-        from .operations.local.threshold import threshold_of
-
         return threshold_of(self.context)
 
     @small_data_threshold.setter
     def small_data_threshold(self, value: int | str) -> None:
-        from .operations.local.threshold import check_threshold
-
         self.context.small_data_threshold = check_threshold(value)
 
     def plan_scan(self, table: str, *, version: int | None = None, timestamp: datetime | None = None,
@@ -481,20 +481,14 @@ class DuckLake:
     def table_changes_arrow(self, table: str, start: int | datetime, end: int | datetime) -> pa.Table:
         """`table_changes` as a pyarrow Table: computed in-process with pyarrow (no Spark) when the files it reads
         are at most the small-data threshold, else on Spark and collected."""
-        from .operations.local.change_feed import feed_arrow
-
         return feed_arrow(self.context, table, start, end, "changes")
 
     def table_insertions_arrow(self, table: str, start: int | datetime, end: int | datetime) -> pa.Table:
         """`table_insertions` as a pyarrow Table (in-process when small, as `table_changes_arrow`)."""
-        from .operations.local.change_feed import feed_arrow
-
         return feed_arrow(self.context, table, start, end, "insertions")
 
     def table_deletions_arrow(self, table: str, start: int | datetime, end: int | datetime) -> pa.Table:
         """`table_deletions` as a pyarrow Table (in-process when small, as `table_changes_arrow`)."""
-        from .operations.local.change_feed import feed_arrow
-
         return feed_arrow(self.context, table, start, end, "deletions")
 
     def restore(self, table: str, *, version: int | None = None, timestamp: datetime | None = None,
@@ -530,8 +524,6 @@ class DuckLake:
         """The reference's `ducklake_add_data_files`: register existing Parquet files (paths or globs) in a table
         as one snapshot, matching columns by name; returns the registered paths. Many files have their footers
         read by one Spark job. The lake owns the files from then on (cleanup may delete them)."""
-        from .operations.maintenance.add_files import add_data_files
-
         return add_data_files(self.context, (schema, table) if schema else table, paths, allow_missing=allow_missing,
                               ignore_extra_columns=ignore_extra_columns, hive_partitioning=hive_partitioning,
                               info=resolve_commit_properties(commit_properties, commit_args))
@@ -548,8 +540,6 @@ class DuckLake:
         """The reference's `ducklake_flush_inlined_data`: inlined rows and deletes of one table, a schema's tables
         or every table (auto_compact not false) become Parquet files, time travel kept; one snapshot.
         Returns (schema_name, table_name, rows_flushed) per table that had inlined rows."""
-        from .operations.maintenance.flush import flush_inlined_data
-
         return flush_inlined_data(self.context, schema_name, table_name,
                                   resolve_commit_properties(commit_properties, commit_args))
 
@@ -582,7 +572,7 @@ class DuckLake:
                     max_snapshots_per_trigger: int | None = None, include_changes: bool = False) -> DataFrame:
         """A streaming DataFrame of the rows the table's new snapshots insert (with include_changes: its
         `table_changes` rows), one micro-batch per range of snapshots; see operations/streaming/source.py."""
-        from .operations.datasource import read_stream
+        from .operations.datasource import read_stream  # lazy: datasource.py imports pyspark; the facade must not
 
         return read_stream(self.context, table, starting_snapshot=starting_snapshot,
                            max_snapshots_per_trigger=max_snapshots_per_trigger, include_changes=include_changes)
@@ -612,14 +602,12 @@ class DuckLake:
         qualified with `catalog_name`, as the reference's attached name. `params` binds placeholders as literals
         (`:name` / `$name` from a dict, `?` / `$1` from a list): the way to pass values. Only lake tables, views
         and the lake's functions are read (files and other table functions: ExternalReadError)."""
-        from .sql.statements import run
-
         return run(self, text, dialect, catalog_name, params)
 
     def register(self, spark: SparkSession | None = None, *, view_name: str = "{schema}_{table}") -> list:
         """Every table as a temporary view of plain `spark.sql`, reading the current snapshot (see docs/sql.md);
         also registers `spark.read.format("ducklake")` with this lake as its default catalog."""
-        from .operations.datasource import register as register_source
+        from .operations.datasource import register as register_source  # lazy: datasource.py imports pyspark
 
         register_source(spark if spark is not None else self.spark, self.context)
         return register(self, spark, view_name)
@@ -627,8 +615,6 @@ class DuckLake:
     # ---- views, comments and tags (sql/views.py, catalog/operations/tags.py)
     def views(self, schema: str | None = None, *, version: int | None = None) -> list:
         """The lake views (`ViewInfo`: name, dialect, sql, column_aliases, comment) visible now or at `version`."""
-        from .sql.views import views
-
         return views(self, schema, version)
 
     def create_view(self, name: str, sql: str, *, dialect: str = "spark",
@@ -636,40 +622,28 @@ class DuckLake:
                     catalog_name: str = "lake",
                     **commit_args: Any) -> int | None:
         """CREATE VIEW from a query in `dialect` (stored as DuckDB SQL, so DuckDB can query it)."""
-        from .sql.views import check_dialect, create_view
-
         return create_view(self, split_name(name), sql, dialect=check_dialect(dialect),
                            column_aliases=column_aliases, replace=replace, if_not_exists=if_not_exists,
                            catalog_name=catalog_name, **commit_args)
 
     def drop_view(self, name: str, *, if_exists: bool = False, **commit_args: Any) -> int | None:
         """DROP VIEW."""
-        from .sql.views import drop_view
-
         return drop_view(self, split_name(name), if_exists=if_exists, **commit_args)
 
     def rename_view(self, name: str, new_name: str, *, if_exists: bool = False, **commit_args: Any) -> int | None:
         """ALTER VIEW ... RENAME TO (the view keeps its id and comment)."""
-        from .sql.views import rename_view
-
         return rename_view(self, split_name(name), new_name, if_exists=if_exists, **commit_args)
 
     def set_comment(self, name: str, comment: str | None, *, column: str | None = None,
                     **commit_args: Any) -> int | None:
         """COMMENT ON a table, a view or (with `column`) a table's column; None clears it."""
-        from .sql.tags import set_tag
-
         return set_tag(self, split_name(name), COMMENT, comment, column=column, **commit_args)
 
     def set_tag(self, name: str, key: str, value: str | None, *, column: str | None = None,
                 **commit_args: Any) -> int | None:
         """Set tag `key` of a table, a view or (with `column`) a table's column; the comment is key 'comment'."""
-        from .sql.tags import set_tag
-
         return set_tag(self, split_name(name), key, value, column=column, **commit_args)
 
     def tags(self, name: str, *, column: str | None = None, version: int | None = None) -> dict[str, str | None]:
         """The tags (key -> value; the comment is 'comment') of a table, view or column, now or at `version`."""
-        from .sql.tags import tags
-
         return tags(self, split_name(name), column=column, version=version)

@@ -9,10 +9,13 @@ import sqlglot
 from sqlglot import exp
 from sqlglot.tokens import TokenType
 
-from ..errors import UnsupportedSqlError
+from ..errors import NotFoundError, SchemaMismatchError, UnsupportedSqlError
+from ..spark.conform import plan_columns
+from ..spark.ddl import parse_type
 from .defaults import NON_LITERAL, is_literal, literal_default
-from .duck_types import arrow_type, cast_default, check_column, ducklake_type, set_types
+from .duck_types import arrow_type, cast_default, check_column, ducklake_type, set_types, with_stand_ins
 from .references import QueryContext, resolve_table
+from .views import alter_view_statement
 
 _LAYOUT = {"PARTITIONED": "partitioning", "SORTED": "sorted_by"}
 
@@ -21,8 +24,6 @@ def spark_type(ctx: QueryContext, dtype: exp.DataType) -> str:
     """A parsed type as Spark DDL; DuckDB's TIMESTAMP has no time zone (Spark: TIMESTAMP_NTZ)."""
     dtype = dtype.copy()
     if ctx.dialect == "duckdb":
-        from .duck_types import with_stand_ins
-
         dtype = with_stand_ins(dtype)  # USMALLINT, TIME, UUID, ...: the Spark type they read as (duck_types.py)
         for node in dtype.find_all(exp.DataType):
             if node.this == exp.DataType.Type.TIMESTAMP:
@@ -143,8 +144,6 @@ def run_layout(ctx: QueryContext, tx, node: exp.Table, kind: str, keys: list[str
 def run_alter(ctx: QueryContext, tx, tree: exp.Alter):
     """ALTER TABLE: RENAME TO alone; column changes together as one snapshot."""
     if str(tree.args.get("kind") or "").upper() == "VIEW":
-        from .views import alter_view_statement
-
         return alter_view_statement(ctx, tx, tree)
     if str(tree.args.get("kind") or "").upper() != "TABLE":
         raise UnsupportedSqlError(f"ALTER {tree.args.get('kind')} is not supported by lake.sql")
@@ -190,8 +189,6 @@ def _path(col: exp.Expression) -> str:
 
 
 def _has(update, path: str) -> bool:
-    from ..errors import NotFoundError
-
     if "`" not in path:  # a plain name (it may hold a dot): a top-level column
         return any(c.name.lower() == path.lower() for c in update.columns)
     try:
@@ -272,8 +269,6 @@ def _alter_column(ctx: QueryContext, update, action: exp.AlterColumn) -> None:
 def _change_type(update, name: str, ddl_type: str) -> None:
     """ALTER COLUMN ... TYPE: a primitive is promoted; a struct (also inside a list or map) evolves as DuckDB's
     does: fields missing from the new type are dropped, new ones added, common ones changed in turn."""
-    from ..spark.ddl import parse_type
-
     _siblings, column = update._find(name)
     new = parse_type(ddl_type)
     if not column.is_nested:
@@ -284,9 +279,6 @@ def _change_type(update, name: str, ddl_type: str) -> None:
 
 def _evolve(update, path: str, old, new) -> None:
     from pyspark.sql.types import ArrayType, MapType, StructField, StructType
-
-    from ..errors import SchemaMismatchError
-    from ..spark.conform import plan_columns
 
     if isinstance(new, StructType) and old.type == "struct":
         fields = {f.name.lower(): f for f in new.fields}

@@ -9,6 +9,9 @@ from typing import TYPE_CHECKING
 from sqlglot import exp
 
 from ..errors import UnsupportedSqlError
+from ..operations.schema_change import default_text
+from ..spark.types import to_spark_type
+from .duck_types import cast_default, set_types
 from .references import QueryContext, evaluate
 
 if TYPE_CHECKING:
@@ -51,8 +54,6 @@ def split_defaults(ctx: QueryContext, columns: list[exp.Expression]) -> tuple[li
         default = next(c.kind for c in constraints if isinstance(c.kind, exp.DefaultColumnConstraint))
         defaults[col.name] = literal_default(ctx, default.this, col.name)
         if ctx.dialect == "duckdb":  # DEFAULT 1 of a BOOLEAN is true, as DuckDB casts it (sql/duck_types.py)
-            from .duck_types import cast_default
-
             defaults[col.name] = cast_default(defaults[col.name], col.args.get("kind"))
         copy = col.copy()
         copy.set("constraints", [c.copy() for c in kept])
@@ -72,9 +73,6 @@ def create_table(ctx: QueryContext, tx, key: tuple[str, str], ddl: str, defaults
 
 
 def _create(tx, key: tuple[str, str], ddl: str, defaults: dict, types: dict[str, str]) -> None:
-    from ..operations.schema_change import default_text
-    from .duck_types import set_types
-
     tx.create_table(key, ddl)
     set_types(tx.new_tables[key][0].columns, types)
     wanted = {name.lower(): value for name, value in defaults.items()}
@@ -122,8 +120,6 @@ def _targets(info: TableInfo, names: list[str] | None) -> list[Column]:
 
 def _default_node(col: Column) -> exp.Expression:
     """The column's default as a literal cast to the column's type (Spark's VALUES rows must agree), or NULL."""
-    from ..spark.types import to_spark_type
-
     if col.default_value in (None, "NULL") or col.is_nested:
         return exp.Null()
     target = exp.DataType.build(to_spark_type(col).simpleString(), dialect="spark")

@@ -5,6 +5,7 @@ from __future__ import annotations
 import pyarrow as pa
 from sqlglot import exp
 
+from ..catalog.database.spec_tables import T
 from ..errors import SchemaMismatchError, UnsupportedSqlError
 from ..spark.conform import cast_by_name
 from ..spark.types import to_spark_type
@@ -96,8 +97,6 @@ def _write(ctx: QueryContext, tx, key: tuple[str, str], rows, mode: str):
 def _row_ids_used(ctx: QueryContext, key: tuple[str, str]) -> int:
     """The table's next row id: an append moves it by exactly the rows it added (one catalog read)."""
     import sqlalchemy as sa
-
-    from ..catalog.database.spec_tables import T
 
     stats = T["ducklake_table_stats"]
     table_id = ctx.lake.table_info(key).table_id

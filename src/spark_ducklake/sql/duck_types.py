@@ -10,6 +10,8 @@ from __future__ import annotations
 
 from sqlglot import exp
 
+from ..errors import UnsupportedSqlError
+
 _T = exp.DataType.Type
 # sqlglot's DuckDB type -> DuckLake type, for the types Spark lacks (top-level columns).
 DUCKLAKE_TYPES = {
@@ -68,8 +70,6 @@ def cast_default(value, dtype: exp.DataType | None):
 def check_column(col: exp.ColumnDef) -> None:
     """Refuse, with DuckDB's words, a column DuckLake cannot have: a fixed-size array (`INT[3]`, nested too) or a
     collation."""
-    from ..errors import UnsupportedSqlError
-
     kind = col.args.get("kind")
     for node in kind.find_all(exp.DataType) if isinstance(kind, exp.DataType) else ():
         if node.this == _T.ARRAY and node.args.get("values"):

@@ -12,7 +12,7 @@ import sqlglot
 from sqlglot import exp
 
 from ..catalog.operations.macros import CreateMacro, DropMacro, MacroImpl, kind_label
-from ..catalog.reads.macros import MacroParameter
+from ..catalog.reads.macros import MacroParameter, MacroRow
 from ..errors import AlreadyExistsError, NotFoundError, UnsupportedSqlError
 from ..spec.duckdb_keywords import needs_quotes
 from ..spec.names import schema_key
@@ -60,8 +60,6 @@ def run_macro_ddl(ctx: QueryContext, tx, text: str) -> None:
 def visible_macros(ctx: QueryContext) -> list:
     """The macros a statement sees: the lake's at its snapshot, with those created or dropped by the open
     transaction of `lake.sql` (not yet committed) applied."""
-    from ..catalog.reads.macros import MacroRow
-
     rows = list(ctx.lake.macros(version=ctx.snapshot))
     tx = session.current(ctx.lake)
     for op in tx.ops if tx is not None else []:

@@ -11,6 +11,7 @@ import sqlglot
 from sqlglot import exp
 
 from ..errors import UnsupportedSqlError
+from .views import expand_views
 
 if TYPE_CHECKING:
     from ..catalog.reads.macros import MacroRow
@@ -28,8 +29,6 @@ def expand_macros(ctx: QueryContext, tree: exp.Expression) -> exp.Expression:
     rows = ctx.lake.macros(version=ctx.snapshot)
     tables = _macros_of(rows, "table")
     if tables and _expand_tables(tree, tables, ctx):
-        from .views import expand_views
-
         expand_views(ctx, tree)  # a table macro's query may read lake views
     macros = _macros_of(rows, "scalar")
     if not macros:

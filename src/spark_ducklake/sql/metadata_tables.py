@@ -13,6 +13,7 @@ from sqlglot import exp
 from ..catalog.database.spec_tables import CatalogBool, CatalogTimestamp, T
 from ..catalog.database.versions import catalog_table
 from ..errors import NotFoundError, UnsupportedSqlError
+from ..spark.session import arrow_frame
 
 if TYPE_CHECKING:
     from .references import QueryContext
@@ -33,8 +34,6 @@ def is_metadata_table(ctx: QueryContext, node: exp.Table) -> bool:
 def metadata_frame(ctx: QueryContext, node: exp.Table):
     """The catalog table's rows now, as a Spark DataFrame."""
     import pyarrow as pa
-
-    from ..spark.session import arrow_frame
 
     with ctx.lake.context.connect() as conn:
         table = catalog_table(conn, node.name.lower()) if node.name.lower() in T else None

@@ -31,6 +31,7 @@ from typing import TYPE_CHECKING
 from ..catalog.reads import reader
 from ..spark.paths import is_connect
 from ..spark.virtual_columns import check_virtual
+from .geometry import geometry_paths, mark_geometry
 from .references import CatalogNames, QueryContext, TableRef
 
 if TYPE_CHECKING:
@@ -313,8 +314,6 @@ class StatementReads:
                                       inlined_sources=bool(virtual))
         frame = plan.to_dataframe(self.spark, virtual=check_virtual(virtual, [c.name for c in plan.table.columns]))
         if self.reads.dialect == "duckdb":
-            from .geometry import geometry_paths, mark_geometry  # shown as GEOMETRY in results (geometry.py)
-
             paths = geometry_paths(plan.table.columns)  # from the plan's columns: no schema asked of Spark
             if paths:
                 frame = mark_geometry(frame, paths)

@@ -19,6 +19,8 @@ from ..errors import InvalidArgumentError, UnsupportedSqlError
 from ..operations.maintenance.checkpoint import CheckpointResult
 from ..operations.maintenance.cleanup import CleanupRow
 from ..operations.maintenance.compaction import CompactionRow
+from ..operations.maintenance.flush import FlushRow
+from ..spec.commit_properties import CommitProperties
 from .references import QueryContext, evaluate, timestamp_text
 from .results import rows_to_dataframe
 from .session import current
@@ -52,8 +54,6 @@ class Function:
 
 
 def _rows(name: str):
-    from ..operations.maintenance.flush import FlushRow
-
     return {"snapshot": SnapshotRow, "file": FileRow, "settings": SettingsRow, "table_info": TableInfoRow,
             "option": OptionRow, "checkpoint": CheckpointResult, "cleanup": CleanupRow, "compaction": CompactionRow,
             "flush": FlushRow}[name]
@@ -136,8 +136,6 @@ _TIMES = {"older_than", "snapshot_time"}  # timestamps (now() - INTERVAL ...), i
 def _set_commit_message(lake: DuckLake, a: dict) -> list:
     """The reference's set_commit_message: author, message and extra info of the snapshot the open transaction
     commits (the last call wins; outside BEGIN the statement's own transaction commits nothing: no effect)."""
-    from ..spec.commit_properties import CommitProperties
-
     tx = current(lake)
     if tx is not None:
         texts = [None if a.get(k) is None else str(a[k]) for k in ("author", "commit_message", "extra_info")]

@@ -20,9 +20,20 @@ from sqlglot import exp
 
 from ..catalog.planners.pruning import conjuncts
 from ..errors import NotFoundError
+from .insertion_order import ORDER_COLUMNS, order_by_position, ordered_ref, preserves_insertion_order
+from .intervals import computed_intervals
+from .literals import duckdb_literals
+from .macros import expand_macros
+from .metadata_tables import is_metadata_table, metadata_frame
 from .planning import PlannedStatement, StatementReads, plan_cache
+from .procedures import is_lake_function, table_function
 from .references import QueryContext, TableRef, table_ref
 from .sandbox import lake_relation, refuse_outside_reads, refuse_unknown_sources
+from .series import series_as_range
+from .session import current, staged_reads
+from .settings import current_settings
+from .views import expand_views, table_references
+from .virtual_columns import hide_in_stars, virtual_needs
 
 if TYPE_CHECKING:
     from pyspark.sql import DataFrame
@@ -38,9 +49,6 @@ _MARK = "__ducklake_ref_{}__"
 def statement_key(ctx: QueryContext, text: str) -> tuple | None:
     """What a query statement's translation is kept under (`cached_query`), or None when it may not be kept: inside
     a transaction, or reading a setting (SET changes no snapshot)."""
-    from .insertion_order import preserves_insertion_order
-    from .session import current
-
     if current(ctx.lake) is not None or "current_setting" in text.lower():
         return None
     order = ctx.dialect == "duckdb" and preserves_insertion_order(ctx.lake)
@@ -68,8 +76,6 @@ def run_query(ctx: QueryContext, tree: exp.Expression, *, statement: tuple | Non
               snapshot: int | None = None) -> DataFrame:
     """Run a SELECT-like tree (any dialect sqlglot parsed) on Spark over the lake's tables; `statement`: the key
     (`statement_key`) its translation is kept under, `snapshot`: the latest snapshot when the caller read it."""
-    from .session import staged_reads
-
     with staged_reads(ctx) as reads:  # inside BEGIN: tables and views as the open transaction left them
         return _run_query(ctx, reads, tree, statement, snapshot)
 
@@ -77,17 +83,6 @@ def run_query(ctx: QueryContext, tree: exp.Expression, *, statement: tuple | Non
 def _run_query(ctx: QueryContext, reads: QueryContext, tree: exp.Expression, statement: tuple | None = None,
                snapshot: int | None = None) -> DataFrame:
     """run_query, lake tables read through `reads` (lake functions such as snapshots() through `ctx`)."""
-    from .insertion_order import ORDER_COLUMNS, order_by_position, ordered_ref
-    from .intervals import computed_intervals
-    from .literals import duckdb_literals
-    from .macros import expand_macros
-    from .metadata_tables import is_metadata_table, metadata_frame
-    from .procedures import is_lake_function, table_function
-    from .series import series_as_range
-    from .settings import current_settings
-    from .views import expand_views
-    from .virtual_columns import hide_in_stars, virtual_needs
-
     tree = computed_intervals(series_as_range(tree.copy()))  # DuckDB forms Spark lacks (series.py, intervals.py)
     tree = duckdb_literals(tree)  # MAP {'k': v} (literals.py)
     tree = current_settings(ctx, tree)  # current_setting('ducklake_max_retry_count') (settings.py)
@@ -171,8 +166,6 @@ def _unknown_function(exc: Exception) -> str | None:
 
 def explain_pruning(ctx: QueryContext, tree: exp.Expression) -> list[tuple[str, str | None]]:
     """(table, pushed predicate) of each lake table read of a query, without running it."""
-    from .views import expand_views, table_references
-
     tree = tree.copy()
     expand_views(ctx, tree)
     planner = StatementReads(ctx, cached=False)
@@ -194,8 +187,6 @@ def _feed_virtual_columns(node: exp.Table, frame) -> None:
     """table_insertions / table_deletions: their snapshot_id and rowid are DuckDB virtual columns, named when
     wanted and left out of `*` (as the reference binds them: the table's columns only)."""
     from types import SimpleNamespace
-
-    from .virtual_columns import hide_in_stars
 
     name = node.this.name if isinstance(node.this, exp.Anonymous) else node.this.sql_name()
     if name.lower().removeprefix("ducklake_") not in ("table_insertions", "table_deletions"):

@@ -15,6 +15,8 @@ from typing import TYPE_CHECKING, NamedTuple
 from ..catalog.reads import reader
 from ..errors import InvalidArgumentError
 from ..spec.names import split_schema_path
+from .queries import run_query
+from .references import QueryContext
 
 if TYPE_CHECKING:
     from ..lake import DuckLake
@@ -72,9 +74,6 @@ def refresh(lake: DuckLake) -> None:
 def _view_frame(lake: DuckLake, schema: str, name: str, snapshot: int):
     """A lake view at `snapshot` as `lake.sql` reads it: its SQL translated by sqlglot, its tables at `snapshot`."""
     from sqlglot import exp
-
-    from .queries import run_query
-    from .references import QueryContext
 
     table = exp.Table(this=exp.to_identifier(name), db=exp.to_identifier(schema),
                       version=exp.Version(this="VERSION", kind="AS OF", expression=exp.Literal.number(snapshot)))

@@ -4,6 +4,8 @@ from __future__ import annotations
 
 from typing import NamedTuple
 
+from ..spark.session import arrow_frame
+
 
 class CommandResult(NamedTuple):
     """One command's outcome: its kind ('INSERT', 'CREATE TABLE', ...), the snapshot it committed (None: staged
@@ -17,8 +19,6 @@ class CommandResult(NamedTuple):
 def rows_to_dataframe(spark, rows: list, fields: tuple[str, ...]):
     """NamedTuple rows as a Spark DataFrame (types from pyarrow; dicts become maps, all-NULL columns strings)."""
     import pyarrow as pa
-
-    from ..spark.session import arrow_frame
 
     columns = {name: _array([getattr(r, name) for r in rows]) for name in fields}
     return arrow_frame(spark, pa.table(columns))

@@ -18,11 +18,12 @@ from ..errors import (
     TransactionAbortedError,
     UnsupportedSqlError,
 )
+from ..operations.transaction import Transaction
 from ..spec.commit_properties import CommitProperties
 
 if TYPE_CHECKING:
     from ..lake import DuckLake
-    from ..operations.transaction import Savepoint, Transaction
+    from ..operations.transaction import Savepoint
     from .references import QueryContext
 
 _KEEPS = (UnsupportedSqlError, NotFoundError, AlreadyExistsError, InvalidNameError, InvalidArgumentError,
@@ -38,8 +39,6 @@ def current(lake: DuckLake) -> Transaction | None:
 
 def begin(lake: DuckLake) -> None:
     """BEGIN: later statements stage into one Transaction until COMMIT or ROLLBACK."""
-    from ..operations.transaction import Transaction
-
     tx = current(lake)
     if tx is not None:
         tx.abort()  # DuckDB aborts the open transaction too

@@ -15,14 +15,24 @@ from ..catalog.database.versions import catalog_version
 from ..catalog.operations.ddl import nested_refusal
 from ..catalog.reads.reader import nested_schemas
 from ..errors import DuckLakeError, InvalidArgumentError, UnsupportedSqlError
+from ..operations.staged_names import drop_schema_entries
 from ..spec.names import schema_key
-from . import session
+from . import alter, dml, session
+from .alter import column_ddl, parse_nested
+from .defaults import create_table, split_defaults
+from .duck_types import ducklake_type
+from .geometry import geometry_literals, geometry_output
+from .macro_ddl import is_macro_ddl, run_macro_ddl
 from .params import bind
+from .procedures import call
 from .queries import cached_query, run_query, statement_key
 from .references import QueryContext, resolve_table
 from .register import refresh
 from .results import CommandResult
 from .sandbox import lake_relation, refuse_outside_reads
+from .settings import quote_settings_call, reset_statement, set_statement
+from .tags import comment_statement
+from .views import create_view_statement, drop_view_statement
 
 if TYPE_CHECKING:
     from ..lake import DuckLake
@@ -94,12 +104,8 @@ def _parse(text: str, dialect: str) -> exp.Expression:
             return tree
         tree = sqlglot.parse_one(text, read=dialect)
         if isinstance(tree, exp.Command) and str(tree.this).upper() == "ALTER":
-            from .alter import parse_nested
-
             tree = parse_nested(text, dialect) or tree  # ADD / ALTER COLUMN of a struct field
     except sqlglot.errors.SqlglotError as exc:
-        from .settings import quote_settings_call
-
         quoted = quote_settings_call(text)  # `FROM settings()`: SETTINGS is a keyword to sqlglot
         if quoted is not None:
             return _parse(quoted, dialect)
@@ -110,11 +116,6 @@ def _parse(text: str, dialect: str) -> exp.Expression:
 
 
 def _run_one(lake: DuckLake, text: str, dialect: str, catalog_name: str):
-    from . import alter, dml
-    from .geometry import geometry_literals, geometry_output
-    from .macro_ddl import is_macro_ddl, run_macro_ddl
-    from .procedures import call
-
     ending = _END.match(text)
     if ending is not None:  # Postgres' spellings, which DuckDB takes too and sqlglot does not parse
         if ending.group(1).upper() == "END":
@@ -149,14 +150,10 @@ def _run_one(lake: DuckLake, text: str, dialect: str, catalog_name: str):
         frame = run_query(ctx, tree, statement=key, snapshot=snapshot)
         return geometry_output(frame) if dialect == "duckdb" else frame
     if isinstance(tree, exp.Set):
-        from .settings import set_statement
-
         return set_statement(ctx, tree)
     if isinstance(tree, exp.Command):
         word = str(tree.this).upper()
         if word == "RESET" and tree.expression is not None:
-            from .settings import reset_statement
-
             return reset_statement(ctx, str(tree.expression.this))
         if word == "CALL":
             return call(ctx, str(tree.expression.this if tree.expression is not None else ""), tx is not None)
@@ -253,8 +250,6 @@ def _head(text: str) -> str:
 
 # ------------------------------------------------------------------------------------------------ DDL
 def _comment(ctx: QueryContext, tx, tree: exp.Comment):
-    from .tags import comment_statement
-
     return comment_statement(ctx, tx, tree)
 
 
@@ -271,8 +266,6 @@ def _schema_name(ctx: QueryContext, node: exp.Table) -> str:
 def _create(ctx: QueryContext, tx, tree: exp.Create):
     kind = str(tree.args.get("kind") or "").upper()
     if kind == "VIEW":
-        from .views import create_view_statement
-
         return create_view_statement(ctx, tx, tree)
     if tree.args.get("replace") and kind == "TABLE":
         return _replace_table(ctx, tx, tree)
@@ -328,8 +321,6 @@ def _partition_keys(ctx: QueryContext, tree: exp.Create) -> list[str] | None:
 
 
 def _create_table(ctx: QueryContext, tx, tree: exp.Create):
-    from .alter import column_ddl
-
     partition_keys = _partition_keys(ctx, tree)
     if partition_keys is not None and tx is None:  # the table and its partitioning: one snapshot
         with ctx.lake.transaction() as own:
@@ -356,8 +347,6 @@ def _create_table(ctx: QueryContext, tx, tree: exp.Create):
         return own.snapshot_id
     if not isinstance(tree.this, exp.Schema):
         raise UnsupportedSqlError("CREATE TABLE needs a column list or AS SELECT")
-    from .defaults import create_table, split_defaults
-    from .duck_types import ducklake_type
 
     columns, defaults = split_defaults(ctx, tree.this.expressions)
     ddl = ", ".join(column_ddl(ctx, col) for col in columns)
@@ -425,8 +414,6 @@ def _drop(ctx: QueryContext, tx, tree: exp.Drop):
             _drop_schema(ctx, tx, name, exists, bool(tree.args.get("cascade")))
         return None
     if kind == "VIEW":
-        from .views import drop_view_statement
-
         return drop_view_statement(ctx, tx, tree)
     if kind != "TABLE":
         raise UnsupportedSqlError(f"DROP {kind} is not supported by lake.sql")
@@ -445,7 +432,6 @@ def _drop_schema(ctx: QueryContext, tx, name: str, exists: bool, cascade: bool) 
     if tx is None:
         ctx.lake.drop_schema(name, cascade=cascade, if_exists=exists)
         return
-    from ..operations.staged_names import drop_schema_entries
 
     if drop_schema_entries(tx, name, cascade):  # created in this transaction: nothing of it is written
         return
@@ -458,8 +444,6 @@ def _drop_schema(ctx: QueryContext, tx, name: str, exists: bool, cascade: bool) 
 def _refuse_non_empty(ctx: QueryContext, tx, name: str) -> None:
     """Inside BEGIN: DROP SCHEMA without CASCADE fails now (not at COMMIT) when the schema, as the transaction
     leaves it, still holds tables, views or macros, as in DuckDB."""
-    from ..errors import DuckLakeError
-
     with tx.staged(catalog_only=True) as staged:
         lake = type(ctx.lake)(staged)
         names = ([t.name for t in lake.tables(name)] + [v.name for v in lake.views(name)] +

@@ -8,10 +8,13 @@ from typing import TYPE_CHECKING
 from sqlglot import exp
 
 from ..catalog.database.versions import catalog_is_v11
+from ..catalog.operations.ddl import AlterColumns
 from ..catalog.operations.tags import COMMENT, VIEW_COLUMN_V10, SetTag, column_tags, object_tags, view_column_tags
 from ..catalog.operations.views import ViewInfo, find_view
 from ..catalog.reads import reader
 from ..errors import InvalidArgumentError, NotFoundError, UnsupportedSqlError, UnsupportedVersionError
+from ..operations.staged_names import comment_new_view
+from .references import evaluate, resolve_table
 
 if TYPE_CHECKING:
     from ..lake import DuckLake
@@ -109,8 +112,6 @@ def tags(lake: DuckLake, name: tuple[str, str], *, column: str | None = None,
 
 def comment_statement(ctx: QueryContext, tx, tree: exp.Comment) -> None:
     """COMMENT ON TABLE|VIEW|COLUMN name IS 'text' | NULL."""
-    from .references import evaluate, resolve_table
-
     kind = str(tree.args.get("kind") or "").lower()
     node = tree.this
     value = tree.expression
@@ -128,8 +129,6 @@ def comment_statement(ctx: QueryContext, tx, tree: exp.Comment) -> None:
         raise UnsupportedSqlError(f"COMMENT ON {kind.upper()} is not supported by lake.sql (tables, views and "
                                   "columns as table.column)")
     if tx is not None and kind == "view":
-        from ..operations.staged_names import comment_new_view
-
         if comment_new_view(tx, key, text):  # created in the open transaction: written with its CREATE
             return
     try:
@@ -144,8 +143,6 @@ def comment_statement(ctx: QueryContext, tx, tree: exp.Comment) -> None:
 
 def _staged_column(lake: DuckLake, tx, key: tuple[str, str], column: str) -> tuple[int, int] | None:
     """(table id, column id) of a column added to an existing table by an ALTER of the open transaction."""
-    from ..catalog.operations.ddl import AlterColumns
-
     with lake.context.connect() as conn:
         try:
             table_id = reader.find_table(conn, lake.context.snapshot_id(conn), lake.data_path, *key).table_id

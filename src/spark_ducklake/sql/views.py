@@ -23,7 +23,9 @@ from ..catalog.operations.views import (
     list_views,
 )
 from ..errors import AlreadyExistsError, InvalidArgumentError, NotFoundError, UnsupportedSqlError
-from .references import QueryContext
+from ..operations.staged_names import check_view_name, drop_new_view, new_view_named, rename_new_view
+from .references import QueryContext, resolve_table
+from .references import table_ref as _table_ref
 from .sandbox import lake_relation, refuse_outside_reads
 
 if TYPE_CHECKING:
@@ -182,7 +184,6 @@ def expand_views(ctx: QueryContext, tree: exp.Expression, snapshot: Callable[[],
                     catalogs[snap] = {(v.schema_name.lower(), v.name.lower()): v for v in list_views(conn, snap)}
             if not catalogs[snap]:
                 continue
-            from .references import resolve_table
 
             schema, name = resolve_table(ctx, node)
             view = catalogs[snap].get((schema.lower(), name.lower()))
@@ -196,8 +197,6 @@ def expand_views(ctx: QueryContext, tree: exp.Expression, snapshot: Callable[[],
 
 def _snapshot_of(ctx: QueryContext, node: exp.Table, default: int) -> int:
     """The snapshot a table reference reads: its own time travel, the enclosing view's, or the statement's."""
-    from .references import table_ref as _table_ref
-
     if not (node.args.get("version") or node.args.get("when")):
         return node.meta.get(SNAPSHOT_META, default)
     ref = _table_ref(ctx, node)
@@ -247,8 +246,6 @@ def check_dialect(dialect: str) -> str:
 # ------------------------------------------------------------------------------------------------ statements
 def create_view_statement(ctx: QueryContext, tx, tree: exp.Create) -> None:
     """CREATE [OR REPLACE] VIEW [IF NOT EXISTS] name [(columns)] AS query."""
-    from .references import resolve_table
-
     properties = tree.args.get("properties")
     if properties is not None and properties.expressions:
         names = ", ".join(p.sql(dialect=ctx.dialect) for p in properties.expressions)
@@ -260,8 +257,6 @@ def create_view_statement(ctx: QueryContext, tx, tree: exp.Create) -> None:
         raise UnsupportedSqlError("CREATE VIEW needs AS followed by a query")
     key = resolve_table(ctx, target)
     if tx is not None:  # names the open transaction created: a table, or a view (replaced by OR REPLACE)
-        from ..operations.staged_names import check_view_name, new_view_named
-
         if tree.args.get("exists") and (tx.names.exists(tx, key) or new_view_named(tx, key)):
             return
         check_view_name(tx, key, replace_view=bool(tree.args.get("replace")))
@@ -272,9 +267,6 @@ def create_view_statement(ctx: QueryContext, tx, tree: exp.Create) -> None:
 
 def drop_view_statement(ctx: QueryContext, tx, tree: exp.Drop) -> None:
     """DROP VIEW [IF EXISTS] name[, name...]."""
-    from ..operations.staged_names import drop_new_view
-    from .references import resolve_table
-
     for node in tree.args.get("tables") or []:
         key = resolve_table(ctx, node)
         if tx is not None and drop_new_view(tx, key):  # created in the open transaction: forget its CREATE
@@ -285,9 +277,6 @@ def drop_view_statement(ctx: QueryContext, tx, tree: exp.Drop) -> None:
 
 def alter_view_statement(ctx: QueryContext, tx, tree: exp.Alter) -> None:
     """ALTER VIEW [IF EXISTS] name RENAME TO new_name (the only ALTER VIEW DuckLake stores)."""
-    from ..operations.staged_names import rename_new_view
-    from .references import resolve_table
-
     actions = tree.args.get("actions") or []
     if len(actions) != 1 or not isinstance(actions[0], exp.AlterRename):
         raise UnsupportedSqlError(f"ALTER VIEW {tree.sql(dialect=ctx.dialect)[:80]!r}: lake.sql supports only "
