@@ -1,5 +1,6 @@
 """The layer contract of docs/architecture.md: `lint-imports` with the contracts in pyproject.toml must pass, and
-no module is part of an import cycle (imports inside functions count, `if TYPE_CHECKING:` imports do not).
+no module is part of an import cycle (imports inside functions count, `if TYPE_CHECKING:` imports do not), and an
+import of our own modules inside a function says why (`# lazy: <reason>`).
 
 Catalog-only: no Spark fixture, so it runs in the Spark-free lane too.
 """
@@ -7,6 +8,7 @@ Catalog-only: no Spark fixture, so it runs in the Spark-free lane too.
 from __future__ import annotations
 
 import ast
+import re
 import subprocess
 import sys
 from pathlib import Path
@@ -75,3 +77,48 @@ def test_no_private_name_is_imported_from_another_module():
             private = [a.name for a in node.names if a.name.startswith("_") and not a.name.startswith("__")]
             found += [f"{path.relative_to(ROOT)}:{node.lineno} imports {name} from {node.module}" for name in private]
     assert not found, "private names imported across modules:\n" + "\n".join(found)
+
+
+def _function_imports(tree: ast.AST) -> list[ast.Import | ast.ImportFrom]:
+    """Import statements inside function bodies (methods and nested functions included)."""
+    found: list[ast.Import | ast.ImportFrom] = []
+
+    def visit(node: ast.AST, in_function: bool) -> None:
+        for child in ast.iter_child_nodes(node):
+            if in_function and isinstance(child, ast.Import | ast.ImportFrom):
+                found.append(child)
+            visit(child, in_function or isinstance(child, ast.FunctionDef | ast.AsyncFunctionDef | ast.Lambda))
+
+    visit(tree, False)
+    return found
+
+
+def _is_ours(node: ast.Import | ast.ImportFrom) -> bool:
+    if isinstance(node, ast.ImportFrom):
+        return node.level > 0 or (node.module or "").split(".")[0] == "spark_ducklake"
+    return any(alias.name.split(".")[0] == "spark_ducklake" for alias in node.names)
+
+
+def _says_why(lines: list[str], lineno: int) -> bool:
+    """`# lazy: <reason>` on the import's line, or on the comment line right above its run of imports."""
+    if re.search(r"# lazy: \S", lines[lineno - 1]):
+        return True
+    above = lineno - 2
+    while above >= 0 and lines[above].strip().startswith(("from ", "import ")):
+        above -= 1
+    return above >= 0 and re.match(r"\s*# lazy: \S", lines[above]) is not None
+
+
+def test_imports_of_our_modules_inside_functions_say_why():
+    """Our modules are imported at the top of a module; one imported inside a function says why on its line with
+    `# lazy: <reason>` (docs/architecture.md: a module executors import must not load the catalog's dependencies,
+    the facade must not load pyspark)."""
+    found = []
+    for path in sorted((ROOT / "src" / "spark_ducklake").rglob("*.py")):
+        text = path.read_text()
+        lines = text.splitlines()
+        found += [f"{path.relative_to(ROOT)}:{node.lineno}: {lines[node.lineno - 1].strip()}"
+                  for node in _function_imports(ast.parse(text))
+                  if _is_ours(node) and not _says_why(lines, node.lineno)]
+    assert not found, ("imports of our modules inside functions, without a `# lazy: <reason>` comment (move them "
+                       "to the module's top):\n" + "\n".join(found))
