@@ -28,6 +28,7 @@ from typing import TYPE_CHECKING, Any
 
 import pyarrow as pa
 from pyspark.sql.datasource import DataSourceReader, InputPartition
+from pyspark.sql.pandas.types import to_arrow_schema
 
 from ..catalog.encryption import DATA_SOURCE_REFUSED
 from ..catalog.operations.partitioning import current_spec
@@ -169,7 +170,6 @@ class DuckLakeBatchReader(DataSourceReader):
     def read(self, partition: FilePartition):
         """The partition's rows alive at the snapshot, as Arrow record batches."""
         import pyarrow.compute as pc
-        from pyspark.sql.pandas.types import to_arrow_schema
 
         columns = to_arrow_schema(self.schema, timezone="UTC")
         if partition.task is not None:

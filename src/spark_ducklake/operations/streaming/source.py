@@ -22,7 +22,9 @@ from dataclasses import dataclass
 from typing import Any
 
 import pyarrow as pa
+from pyspark.sql import types as T
 from pyspark.sql.datasource import DataSource, DataSourceStreamReader, InputPartition
+from pyspark.sql.pandas.types import to_arrow_schema
 
 from ...catalog.encryption import DATA_SOURCE_REFUSED, is_encrypted
 from ...catalog.inlined.tables import BEGIN_COL
@@ -96,8 +98,6 @@ class StreamOptions:
 
 def stream_schema(table: TableInfo, include_changes: bool):
     """The stream's Spark schema: the table's columns (nullable), after the change columns if asked."""
-    from pyspark.sql import types as T
-
     fields = [T.StructField(c.name, types.to_spark_type(c), True) for c in table.columns]
     if include_changes:
         fields = [T.StructField("snapshot_id", T.LongType(), True), T.StructField("rowid", T.LongType(), True),
@@ -241,8 +241,6 @@ class DuckLakeStreamReader(DataSourceStreamReader, SupportsTriggerAvailableNow):
 
     def read(self, partition: BatchPartition):
         """The partition's rows as Arrow record batches in the stream's schema."""
-        from pyspark.sql.pandas.types import to_arrow_schema
-
         full = to_arrow_schema(self.schema, timezone="UTC")
         changes = self.settings.include_changes
         columns = pa.schema(list(full)[3:]) if changes else full
