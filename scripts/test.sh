@@ -45,12 +45,13 @@ lane_local() { "${pytest[@]}" -m "spark and not cluster and not s3" "$@"; }
 lane_connect() {
     # Small-data threshold 0: every operation moves its data through Connect, none takes the in-process pyarrow
     # path the other lanes (and users) get for small data.
-    # The catalog plugin's two Spark tests start a classic session of their own (the plugin is a JVM class): over
+    # The catalog plugin's Spark tests start a classic session of their own (the plugin is a JVM class): over
     # Connect they would run the same again.
     SPARK_DUCKLAKE_SMALL_DATA_BYTES=0 SPARK_DUCKLAKE_TEST_CONNECT=1 "${pytest[@]}" -m "spark and not cluster and not s3" \
         --deselect tests/test_concurrency.py \
         --deselect tests/test_spark_catalog.py::test_plain_spark_sql_reads_lake_tables_through_the_catalog \
-        --deselect tests/test_spark_catalog_writes.py::test_ddl_and_writes_through_plain_spark_sql "$@"
+        --deselect tests/test_spark_catalog_writes.py::test_ddl_and_writes_through_plain_spark_sql \
+        --deselect tests/test_spark_catalog_procedures.py::test_call_procedures_through_plain_spark_sql "$@"
 }
 lane_user() {
     bash scripts/cluster.sh worker-venv "$state/cluster" >/dev/null || return 1

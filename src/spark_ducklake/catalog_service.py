@@ -27,6 +27,12 @@ Requests are `POST /` with a JSON object naming an `op`:
 - `begin_write` (`namespace`, `table`, optional `create`): where and how the JVM writes a statement's Parquet
   files (staging folder, Spark schema with field ids, Parquet options); `commit_write` (`staging`, `files`, `mode`
   append | truncate | overwrite with `filters`, optional `create` for CTAS / RTAS): those files as one snapshot.
+- `procedures`: the names of the procedures `CALL <catalog>.system.<name>(...)` runs (PROCEDURES: the reference's
+  maintenance functions, and snapshots / table_info / list_files / options / settings); `procedure` (`name`): its
+  parameters in positional order (name, the Spark type declared when the argument is not given, required); `call`
+  (`name`, `args`: `{parameter: {"type": Spark type name, "value": JSON}}` for the arguments given): one call of
+  the DuckLake method of the same name, its rows as `{"schema": StructType JSON, "rows": [[...]]}` (timestamps in
+  microseconds). The plugin converts values, nothing more; a wrong argument is an `invalid` error naming it.
 Errors come back as `{"error": {"kind": ..., "message": ...}}`; the plugin turns the kind into Spark's own
 exception (`not_found`: NoSuchTable/NamespaceException, `exists`: Table/NamespaceAlreadyExistsException) or an
 AnalysisException naming the table and the message (`unsupported`, `invalid` bad input, `conflict` a concurrent
@@ -37,6 +43,7 @@ commit won, `error` anything else).
 
 from __future__ import annotations
 
+import base64
 import dataclasses
 import hashlib
 import hmac
@@ -47,7 +54,7 @@ import sys
 import tempfile
 import threading
 import uuid
-from datetime import datetime, timezone
+from datetime import date, datetime, timedelta, timezone
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 from typing import Any
@@ -168,7 +175,8 @@ class CatalogService:
                        "drop_namespace": self.drop_namespace, "create_table": self.create_table,
                        "drop_table": self.drop_table, "alter_table": self.alter_table,
                        "rename_table": self.rename_table,
-                       "begin_write": self.begin_write, "commit_write": self.commit_write}.get(op)
+                       "begin_write": self.begin_write, "commit_write": self.commit_write,
+                       "procedures": self.procedures, "procedure": self.procedure, "call": self.call}.get(op)
             if handler is None:
                 raise InvalidArgumentError(f"unknown catalog service request {op!r}")
             return handler(request)
@@ -379,6 +387,30 @@ class CatalogService:
                 tx.ops.append(AppendFiles(info, adopted, ref))
         return tx.snapshot_id
 
+    # ---- CALL <catalog>.system.<name>(...): each procedure is one call of the Python API
+    def procedures(self, _request: dict[str, Any]) -> dict[str, Any]:
+        return {"procedures": sorted(PROCEDURES)}
+
+    def procedure(self, request: dict[str, Any]) -> dict[str, Any]:
+        """A procedure's parameters in order: name, the Spark type the plugin declares when the argument is not
+        given (a given one is declared with its own type, so Spark casts nothing), whether it is required."""
+        proc = _procedure(_text(request, "name"))
+        return {"name": proc.name, "description": proc.description,
+                "parameters": [{"name": p.name, "type": p.type, "required": p.required} for p in proc.params]}
+
+    def call(self, request: dict[str, Any]) -> dict[str, Any]:
+        """Run a procedure with `args` ({name: {"type": Spark type name, "value": JSON}}, the ones given): its rows
+        as `{"schema": StructType JSON, "rows": [[...]]}` (timestamps in microseconds, binary in base64)."""
+        proc = _procedure(_text(request, "name"))
+        given = request.get("args") or {}
+        args = {p.name: p.convert(proc.name, given.get(p.name)) for p in proc.params}
+        try:
+            rows = proc.run(self.lake, args)
+        except (ValueError, TypeError) as e:  # the API's own argument checks: the statement is at fault
+            raise InvalidArgumentError(str(e)) from e
+        return {"schema": json.dumps(_struct(proc.columns)),
+                "rows": [[_result_value(v) for v in row] for row in rows]}
+
     def _plan(self, request: dict[str, Any]) -> ScanPlan:
         name = (_text(request, "namespace"), _text(request, "table"))
         where = pruning_predicate(request.get("filters") or [])
@@ -389,6 +421,208 @@ class CatalogService:
             raise InvalidArgumentError(f"VERSION AS OF takes a snapshot id, not {version!r}")
         return self.lake.plan_scan(name, version=None if version is None else int(version), timestamp=when,
                                    where=where)
+
+
+@dataclasses.dataclass(frozen=True)
+class Param:
+    """A procedure parameter: `type` is the Spark type declared when the argument is not given, `accepts` the
+    Python values (after `argument_value`) the API takes for it, `what` how an error names them."""
+
+    name: str
+    type: str
+    accepts: tuple[type, ...]
+    what: str
+    required: bool = False
+
+    def convert(self, procedure: str, arg: Any) -> Any:
+        """The argument as the API takes it (None: not given); a wrong kind of value names the argument."""
+        value = None if arg is None else argument_value(arg.get("type"), arg.get("value"))
+        if value is None:
+            if self.required:
+                raise InvalidArgumentError(f"argument {self.name} of {procedure} is required")
+            return None
+        ok = isinstance(value, self.accepts) and not (isinstance(value, bool) and bool not in self.accepts)
+        if ok and isinstance(value, list):
+            ok = all(isinstance(v, int) and not isinstance(v, bool) for v in value) if self.type == "array<bigint>" \
+                else all(isinstance(v, str) for v in value)
+        if not ok:
+            raise InvalidArgumentError(f"argument {self.name} of {procedure} must be {self.what}, not "
+                                       f"{arg.get('type')} {arg.get('value')!r}")
+        return value
+
+
+def argument_value(type_name: Any, value: Any) -> Any:
+    """A CALL argument from the plugin (Spark's type name, its value as JSON) as a Python value: timestamps
+    (microseconds; TIMESTAMP_NTZ taken as UTC) as datetimes, day-time intervals as timedeltas, dates as dates."""
+    if value is None:
+        return None
+    name = str(type_name)
+    if name in ("timestamp", "timestamp_ntz"):
+        return _EPOCH + timedelta(microseconds=int(value))
+    if name == "date":
+        return date.fromordinal(_EPOCH_ORDINAL + int(value))
+    if name.startswith("interval") and "year" not in name and "month" not in name:
+        return timedelta(microseconds=int(value))
+    return value
+
+
+_EPOCH = datetime(1970, 1, 1, tzinfo=timezone.utc)
+_EPOCH_ORDINAL = _EPOCH.date().toordinal()
+_WHEN = (datetime, timedelta, str)
+_WHEN_TEXT = "a timestamp, an interval or a string such as '7 days'"
+_SIZE = (int, str)
+_SIZE_TEXT = "a byte count or a size such as '10MB'"
+
+
+def _p(name: str, kind: str, required: bool = False) -> Param:
+    """A parameter of one of the kinds the procedures take."""
+    spark_type, accepts, what = _KINDS[kind]
+    return Param(name, spark_type, accepts, what, required)
+
+
+_KINDS: dict[str, tuple[str, tuple[type, ...], str]] = {
+    "text": ("string", (str,), "a string"),
+    "flag": ("boolean", (bool,), "true or false"),
+    "count": ("bigint", (int,), "an integer"),
+    "fraction": ("double", (int, float), "a number"),
+    "size": ("bigint", _SIZE, _SIZE_TEXT),
+    "when": ("timestamp", _WHEN, _WHEN_TEXT),
+    "moment": ("timestamp", (datetime,), "a timestamp"),
+    "ids": ("array<bigint>", (list,), "an array of snapshot ids"),
+    "paths": ("string", (str, list), "a path or glob, or an array of them"),
+    "value": ("string", (str, int, float, bool), "a string, number or boolean"),
+}
+
+# Result columns (name, Spark type JSON) of the reference's table functions, as the Python API returns them.
+_CHANGES = {"type": "map", "keyType": "string", "valueType": {"type": "array", "elementType": "string",
+                                                               "containsNull": True}, "valueContainsNull": True}
+_SNAPSHOT_COLUMNS = (("snapshot_id", "long"), ("snapshot_time", "timestamp"), ("schema_version", "long"),
+                     ("changes", _CHANGES), ("author", "string"), ("commit_message", "string"),
+                     ("commit_extra_info", "string"))
+_PATH_COLUMNS = (("path", "string"),)
+_COMPACTION_COLUMNS = (("schema_name", "string"), ("table_name", "string"), ("files_processed", "long"),
+                       ("files_created", "long"))
+_OPTION_COLUMNS = (("option_name", "string"), ("description", "string"), ("value", "string"), ("scope", "string"),
+                   ("scope_entry", "string"))
+
+
+@dataclasses.dataclass(frozen=True)
+class Procedure:
+    """`CALL <catalog>.system.<name>(...)`: the parameters in positional order, the result columns, and the
+    Python API call (`run(lake, args)` -> rows)."""
+
+    name: str
+    description: str
+    params: tuple[Param, ...]
+    columns: tuple[tuple[str, Any], ...]
+    run: Any
+
+
+def _set_option(lake: DuckLake, a: dict[str, Any]) -> list[tuple]:
+    """The reference returns nothing: the option's rows as options() shows them after the change."""
+    lake.set_option(a["option"], a["value"], table_name=a["table_name"], schema=a["schema"])
+    return [tuple(r) for r in lake.options() if r.option_name == a["option"]]
+
+
+def _checkpoint(lake: DuckLake, _a: dict[str, Any]) -> list[tuple]:
+    """The reference returns nothing: how many rows each step returned (files merged, snapshots expired...)."""
+    result = lake.checkpoint()
+    return [(step, len(rows)) for step, rows in zip(CHECKPOINT_STEPS, result, strict=True)]
+
+
+CHECKPOINT_STEPS = ("flush_inlined_data", "expire_snapshots", "merge_adjacent_files", "rewrite_data_files",
+                    "cleanup_old_files", "delete_orphaned_files")
+
+_OLD_FILES = (_p("older_than", "when"), _p("cleanup_all", "flag"), _p("dry_run", "flag"))
+PROCEDURES: dict[str, Procedure] = {p.name: p for p in (
+    Procedure("expire_snapshots", "Forget snapshots older than a time, or by id; returns them.",
+              (_p("older_than", "when"), _p("versions", "ids"), _p("dry_run", "flag")), _SNAPSHOT_COLUMNS,
+              lambda lake, a: lake.expire_snapshots(a["older_than"], a["versions"], bool(a["dry_run"]))),
+    Procedure("cleanup_old_files", "Delete files scheduled for deletion; returns their paths.", _OLD_FILES,
+              _PATH_COLUMNS, lambda lake, a: lake.cleanup_old_files(a["older_than"], bool(a["cleanup_all"]),
+                                                                    bool(a["dry_run"]))),
+    Procedure("delete_orphaned_files", "Delete files under the data path the catalog does not know.", _OLD_FILES,
+              _PATH_COLUMNS, lambda lake, a: lake.delete_orphaned_files(a["older_than"], bool(a["cleanup_all"]),
+                                                                        bool(a["dry_run"]))),
+    Procedure("merge_adjacent_files", "Merge small files of a table (or every table) into larger ones.",
+              (_p("table_name", "text"), _p("schema", "text"), _p("min_file_size", "size"),
+               _p("max_file_size", "size"), _p("max_compacted_files", "count")), _COMPACTION_COLUMNS,
+              lambda lake, a: lake.merge_adjacent_files(a["table_name"], a["schema"], min_file_size=a["min_file_size"],
+                                                        max_file_size=a["max_file_size"],
+                                                        max_compacted_files=a["max_compacted_files"])),
+    Procedure("rewrite_data_files", "Rewrite files with many deleted rows without them.",
+              (_p("table_name", "text"), _p("schema", "text"), _p("delete_threshold", "fraction"),
+               _p("max_compacted_files", "count")), _COMPACTION_COLUMNS,
+              lambda lake, a: lake.rewrite_data_files(a["table_name"], a["schema"],
+                                                      delete_threshold=a["delete_threshold"],
+                                                      max_compacted_files=a["max_compacted_files"])),
+    Procedure("flush_inlined_data", "Write inlined rows and deletes as Parquet files.",
+              (_p("schema_name", "text"), _p("table_name", "text")),
+              (("schema_name", "string"), ("table_name", "string"), ("rows_flushed", "long")),
+              lambda lake, a: lake.flush_inlined_data(a["schema_name"], a["table_name"])),
+    Procedure("add_data_files", "Register existing Parquet files in a table; returns their paths.",
+              (_p("table_name", "text", required=True), _p("file_path", "paths", required=True),
+               _p("schema", "text"), _p("allow_missing", "flag"), _p("ignore_extra_columns", "flag"),
+               _p("hive_partitioning", "flag")), _PATH_COLUMNS,
+              lambda lake, a: [(p,) for p in lake.add_data_files(
+                  a["table_name"], a["file_path"], schema=a["schema"], allow_missing=bool(a["allow_missing"]),
+                  ignore_extra_columns=bool(a["ignore_extra_columns"]), hive_partitioning=a["hive_partitioning"])]),
+    Procedure("set_option", "Set an option globally, for a schema or for a table.",
+              (_p("option", "text", required=True), _p("value", "value", required=True), _p("schema", "text"),
+               _p("table_name", "text")), _OPTION_COLUMNS, _set_option),
+    Procedure("checkpoint", "Run every maintenance function with the lake's options.", (),
+              (("step", "string"), ("rows", "long")), _checkpoint),
+    # metadata, as the reference's table functions show it
+    Procedure("snapshots", "Every snapshot.", (), _SNAPSHOT_COLUMNS, lambda lake, _a: lake.snapshots()),
+    Procedure("table_info", "Each table's file and delete-file counts and sizes.", (),
+              (("table_name", "string"), ("schema_id", "long"), ("table_id", "long"), ("table_uuid", "string"),
+               ("file_count", "long"), ("file_size_bytes", "long"), ("delete_file_count", "long"),
+               ("delete_file_size_bytes", "long")), lambda lake, _a: lake.table_info()),
+    Procedure("list_files", "A table's data files, each with its delete file.",
+              (_p("table_name", "text", required=True), _p("schema", "text"), _p("snapshot_version", "count"),
+               _p("snapshot_time", "moment")),
+              (("data_file", "string"), ("data_file_size_bytes", "long"), ("data_file_footer_size", "long"),
+               ("data_file_encryption_key", "binary"), ("delete_file", "string"),
+               ("delete_file_size_bytes", "long"), ("delete_file_footer_size", "long"),
+               ("delete_file_encryption_key", "binary")),
+              lambda lake, a: lake.list_files(a["table_name"], a["schema"], snapshot_version=a["snapshot_version"],
+                                              snapshot_time=a["snapshot_time"])),
+    Procedure("options", "Every option set in the lake.", (), _OPTION_COLUMNS, lambda lake, _a: lake.options()),
+    Procedure("settings", "The catalog type, our version and the data path.", (),
+              (("catalog_type", "string"), ("extension_version", "string"), ("data_path", "string")),
+              lambda lake, _a: lake.settings()),
+)}
+
+
+def _procedure(name: str) -> Procedure:
+    proc = PROCEDURES.get(name)
+    if proc is None:
+        raise NotFoundError(f"no procedure {name!r} in the lake catalog's `system` namespace (it has "
+                            f"{', '.join(sorted(PROCEDURES))})")
+    return proc
+
+
+def _struct(columns: tuple[tuple[str, Any], ...]) -> dict[str, Any]:
+    """Spark's StructType JSON for result columns (all nullable)."""
+    return {"type": "struct", "fields": [{"name": n, "type": t, "nullable": True, "metadata": {}}
+                                         for n, t in columns]}
+
+
+def _result_value(value: Any) -> Any:
+    """A result value as JSON the plugin turns into Spark's internal value (timestamps in microseconds)."""
+    if isinstance(value, datetime):
+        moment = value if value.tzinfo is not None else value.replace(tzinfo=timezone.utc)
+        return (moment - _EPOCH) // timedelta(microseconds=1)  # exact, unlike timestamp() * 1e6
+    if isinstance(value, bytes):
+        return base64.b64encode(value).decode("ascii")
+    if isinstance(value, dict):
+        return {str(k): _result_value(v) for k, v in value.items()}
+    if isinstance(value, list | tuple):
+        return [_result_value(v) for v in value]
+    return value
+
+
+_OLD_FILE, _OLD_POS = "_dl_file_path", "_dl_pos"  # an updated row's old place, as the plugin writes it
 
 
 def adopt_files(files: list[NewDataFile], table_path: str) -> list[NewDataFile]:

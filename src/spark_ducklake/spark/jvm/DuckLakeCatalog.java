@@ -52,6 +52,7 @@ import org.apache.spark.sql.catalyst.analysis.NoSuchTableException;
 import org.apache.spark.sql.catalyst.analysis.TableAlreadyExistsException;
 import org.apache.spark.sql.connector.catalog.Identifier;
 import org.apache.spark.sql.connector.catalog.NamespaceChange;
+import org.apache.spark.sql.connector.catalog.ProcedureCatalog;
 import org.apache.spark.sql.connector.catalog.StagedTable;
 import org.apache.spark.sql.connector.catalog.StagingTableCatalog;
 import org.apache.spark.sql.connector.catalog.SupportsNamespaces;
@@ -61,6 +62,7 @@ import org.apache.spark.sql.connector.catalog.Table;
 import org.apache.spark.sql.connector.catalog.TableCapability;
 import org.apache.spark.sql.connector.catalog.TableCatalog;
 import org.apache.spark.sql.connector.catalog.TableChange;
+import org.apache.spark.sql.connector.catalog.procedures.UnboundProcedure;
 import org.apache.spark.sql.connector.expressions.Literal;
 import org.apache.spark.sql.connector.expressions.NamedReference;
 import org.apache.spark.sql.connector.expressions.Transform;
@@ -99,7 +101,7 @@ import org.apache.spark.sql.util.CaseInsensitiveStringMap;
 import org.apache.spark.util.SerializableConfiguration;
 import scala.Option;
 
-public class DuckLakeCatalog implements StagingTableCatalog, SupportsNamespaces {
+public class DuckLakeCatalog implements StagingTableCatalog, SupportsNamespaces, ProcedureCatalog {
     private static final ObjectMapper JSON = new ObjectMapper();
     private String name;
     private Map<String, String> options;
@@ -131,6 +133,17 @@ public class DuckLakeCatalog implements StagingTableCatalog, SupportsNamespaces 
             }
         }
         return service;
+    }
+
+    // ---- CALL <catalog>.system.<name>(...): the maintenance and metadata procedures (DuckLakeProcedures.java)
+    @Override
+    public UnboundProcedure loadProcedure(Identifier ident) {
+        return DuckLakeProcedures.load(this, ident);
+    }
+
+    @Override
+    public Identifier[] listProcedures(String[] namespace) {
+        return DuckLakeProcedures.list(this, namespace);
     }
 
     // ---- namespaces: the lake's schemas (one level)
