@@ -51,7 +51,8 @@ lane_connect() {
         --deselect tests/test_concurrency.py \
         --deselect tests/test_spark_catalog.py::test_plain_spark_sql_reads_lake_tables_through_the_catalog \
         --deselect tests/test_spark_catalog_writes.py::test_ddl_and_writes_through_plain_spark_sql \
-        --deselect tests/test_spark_catalog_procedures.py::test_call_procedures_through_plain_spark_sql "$@"
+        --deselect tests/test_spark_catalog_procedures.py::test_call_procedures_through_plain_spark_sql \
+        --deselect tests/test_spark_catalog_row_level.py::test_delete_update_merge_through_plain_spark_sql "$@"
 }
 lane_user() {
     bash scripts/cluster.sh worker-venv "$state/cluster" >/dev/null || return 1

@@ -19,14 +19,19 @@ Requests are `POST /` with a JSON object naming an `op`:
   removes, and `names_stable` (false: push no filter into the reader, which matches file columns by name). The
   snapshot's inlined rows, and the data files with inlined deletes (with those deletes applied), are materialized
   with pyarrow as one more Parquet file of the scan, written under the table's field ids in the service's own
-  scratch folder (never the lake's data path). Scans Spark's Parquet reader cannot do alone (delete files, files
-  without field ids, ...) are refused, naming the cause.
+  scratch folder (never the lake's data path). `deletes` maps each other file with a delete file to the
+  positions deleted at the snapshot, which the plugin's reader skips. Scans Spark's Parquet reader cannot do
+  alone (files without field ids, ...) are refused, naming the cause.
 - DDL, one snapshot each: `create_namespace`, `drop_namespace` (`cascade`), `create_table` (`schema`: Spark's
   StructType JSON, `partitioning`: Spark's transforms), `drop_table`, `rename_table` (`new_name`), `alter_table`
   (`changes`).
 - `begin_write` (`namespace`, `table`, optional `create`): where and how the JVM writes a statement's Parquet
   files (staging folder, Spark schema with field ids, Parquet options); `commit_write` (`staging`, `files`, `mode`
   append | truncate | overwrite with `filters`, optional `create` for CTAS / RTAS): those files as one snapshot.
+- `commit_row_level` (`namespace`, `table`, `snapshot` the statement's scan read, `staging`, `deletes`: Parquet
+  files of (`file_path`, `pos`) rows to delete, `updates`: files of new row versions with the old row's
+  `_dl_file_path` and `_dl_pos`, `files`: inserted rows): DELETE / UPDATE / MERGE as one snapshot, committed
+  after that snapshot with the Python API's conflict rules (updated rows keep their row ids).
 - `procedures`: the names of the procedures `CALL <catalog>.system.<name>(...)` runs (PROCEDURES: the reference's
   maintenance functions, and snapshots / table_info / list_files / options / settings); `procedure` (`name`): its
   parameters in positional order (name, the Spark type declared when the argument is not given, required); `call`
@@ -64,7 +69,8 @@ import pyarrow.compute as pc
 import pyarrow.fs as pafs
 import pyarrow.parquet as pq
 
-from .catalog.operations.data import AppendFiles
+from .catalog.inlined import codec as inlined
+from .catalog.operations.data import AppendFiles, InlineInsert
 from .errors import (
     AlreadyExistsError,
     ConflictError,
@@ -78,17 +84,22 @@ from .errors import (
     SchemaMismatchError,
 )
 from .lake import DuckLake
-from .operations.local.scan import read_new_files, read_plan
+from .operations.delete_update import delete_op, insert_versions
+from .operations.local.dml import stage_positions
+from .operations.local.scan import ROWID, read_new_files, read_plan
 from .operations.local.threshold import is_small, threshold_of
 from .operations.write import load_layout
 from .spark.conform import conform_arrow, plan_columns
+from .spark.delete_files import positions_as_of
 from .spark.file_log import SCAN_LOG_PREFIX, write_file_log
 from .spark.paths import filesystem
+from .spark.scan import FILE, POS
 from .spark.scan_plan import ScanPlan
 from .spark.session import REQUIRED_CONF
 from .spark.types import is_native, to_spark_schema
 from .spark.write import WriteOptions, delete_paths, describe_file, writer_options
 from .spec import types
+from .spec.internal_columns import ROW_ID_COLUMN
 from .spec.model import DataFile, NewDataFile
 from .spec.uuid7 import new_uuid
 
@@ -161,6 +172,9 @@ class CatalogService:
         self.log_root = log_root
         self.lock = threading.Lock()  # one request at a time: the handle's caches are not shared across threads
         self.scratch: str | None = None  # materialized inlined rows (made on first need, removed with log_root)
+        # A materialized file's rows: where each came from (`_dl_file`, `_dl_pos`, `rowid` as read_plan gives
+        # them), so a DELETE / UPDATE that read them through the plugin finds the rows it changes.
+        self.origins: dict[str, pa.Table] = {}
 
     def answer(self, request: dict[str, Any]) -> dict[str, Any]:
         """The reply to one request (errors as `{"error": ...}`)."""
@@ -176,7 +190,8 @@ class CatalogService:
                        "drop_table": self.drop_table, "alter_table": self.alter_table,
                        "rename_table": self.rename_table,
                        "begin_write": self.begin_write, "commit_write": self.commit_write,
-                       "procedures": self.procedures, "procedure": self.procedure, "call": self.call}.get(op)
+                       "procedures": self.procedures, "procedure": self.procedure, "call": self.call,
+                       "commit_row_level": self.commit_row_level}.get(op)
             if handler is None:
                 raise InvalidArgumentError(f"unknown catalog service request {op!r}")
             return handler(request)
@@ -223,7 +238,8 @@ class CatalogService:
         write_file_log(folder, paths, sizes)
         # names_stable False: a column was renamed or a name held by two columns; the plugin then pushes no filter
         # into the Parquet reader, whose row-group filters match file columns by name.
-        return {"log": folder, "files": len(paths), "snapshot": plan.snapshot_id, "names_stable": plan.names_stable}
+        return {"log": folder, "files": len(paths), "snapshot": plan.snapshot_id, "names_stable": plan.names_stable,
+                "deletes": _deleted_positions(plain)}
 
     def _materialize(self, plan: ScanPlan, dirty: list[DataFile], name: str) -> str | None:
         """The snapshot's inlined rows plus the rows of the files with inlined deletes (those deletes applied),
@@ -248,7 +264,9 @@ class CatalogService:
         wanted = set(ids)
         part = dataclasses.replace(plan, files=dirty, inlined_deletes={
             k: v for k, v in (plan.inlined_deletes or {}).items() if k in wanted})
-        rows = conform_arrow(read_plan(part), plan.table)  # visible types back to the table's Arrow types
+        rows = read_plan(part, row_ids=True, positions=True)
+        self.origins[path] = rows.select([FILE, POS, ROWID])
+        rows = conform_arrow(rows.drop_columns([FILE, POS, ROWID]), plan.table)  # the table's Arrow types
         schema = types.to_parquet_schema(plan.table.columns)
         data = pa.Table.from_arrays([rows.column(i) for i in range(len(schema))], schema=schema)
         pending = f"{path}.{uuid.uuid4().hex}.tmp"  # a half-written file is never a scan's file
@@ -410,6 +428,67 @@ class CatalogService:
             raise InvalidArgumentError(str(e)) from e
         return {"schema": json.dumps(_struct(proc.columns)),
                 "rows": [[_result_value(v) for v in row] for row in rows]}
+
+    # ---- DELETE / UPDATE / MERGE: Spark found the rows (by file path and position); the changes are staged here
+    def commit_row_level(self, request: dict[str, Any]) -> dict[str, Any]:
+        """Commit what one DELETE / UPDATE / MERGE statement wrote (all under `staging`) as one snapshot, after
+        the snapshot its scan read (`snapshot`): deleted positions staged as the Python API stages them (ended
+        files, inlined deletes or delete files), new row versions keeping their row ids, inserted rows inlined
+        or adopted. Nothing is committed on any error and the files are deleted."""
+        name = _name(request)
+        staging = _text(request, "staging")
+
+        def staged(key: str) -> list[str]:
+            return [p for p in request.get(key) or [] if isinstance(p, str) and staging and p.startswith(staging)]
+
+        try:
+            return {"snapshot": self._commit_row_level(name, int(request["snapshot"]), staged("deletes"),
+                                                       staged("updates"), staged("files"))}
+        finally:
+            delete_paths([staging], directories=True)
+
+    def _commit_row_level(self, name: tuple[str, str], snapshot: int, deletes: list[str], updates: list[str],
+                          inserts: list[str]) -> int | None:
+        ctx = self.lake.context
+        plan = self.lake.plan_scan(name, version=snapshot)
+        limit = ctx.inlining_limit(plan.table)
+        removed = [pq.read_table(p, columns=["file_path", "pos"]) for p in deletes]
+        versions = [pq.read_table(p) for p in updates]
+        removed += [t.select([_OLD_FILE, _OLD_POS]).rename_columns(["file_path", "pos"]) for t in versions]
+        located = _locate(plan, pa.concat_tables(removed) if removed else None, self.origins)
+        ops: list = []
+        written: list[str] = []
+        try:
+            if located is not None and located.num_rows:
+                staged = stage_positions(plan, located.select([FILE, POS]), limit)
+                written += [d.path for d in staged.delete_files]
+                ops.append(delete_op(plan, staged))
+            if versions:  # an updated row keeps its row id, as DuckLake.update does
+                rows = pa.concat_tables(versions)
+                ids = located.column(ROWID).slice(located.num_rows - rows.num_rows)
+                data = conform_arrow(rows.drop_columns([_OLD_FILE, _OLD_POS]), plan.table)
+                inserted = insert_versions(ctx, plan, data, ids)
+                if inserted is None:
+                    raise UnsupportedRequestError(f"the lake catalog cannot write updated rows of {name[0]}.{name[1]}"
+                                                  " keeping their row ids (use DuckLake.update)")
+                ops.append(inserted[0])
+                written += inserted[1]
+            files = [f for f in (describe_file(p, plan.table.columns) for p in sorted(inserts)) if f.record_count]
+            if files:
+                rows = read_new_files(files, plan.table.columns) if sum(f.record_count for f in files) <= limit \
+                    else None
+                if rows is not None and inlined.inlinable(plan.table.columns, ctx.engine, rows):
+                    ops.append(InlineInsert(plan.table, conform_arrow(rows, plan.table)))
+                else:
+                    adopted = adopt_files(files, plan.table.path)
+                    written += [f.path for f in adopted]
+                    ops.append(AppendFiles(plan.table, adopted))
+            if not ops:
+                return None
+        except BaseException:
+            delete_paths(written)
+            raise
+        return ctx.commit(ops, read_snapshot=snapshot, staged_files=written)
 
     def _plan(self, request: dict[str, Any]) -> ScanPlan:
         name = (_text(request, "namespace"), _text(request, "table"))
@@ -625,6 +704,60 @@ def _result_value(value: Any) -> Any:
 _OLD_FILE, _OLD_POS = "_dl_file_path", "_dl_pos"  # an updated row's old place, as the plugin writes it
 
 
+def _local(path: str) -> str:
+    """A data file's path as both sides write it (the JVM may add a `file:` scheme)."""
+    return path[len("file:"):] if path.startswith("file:") else path
+
+
+def _deleted_positions(plan: ScanPlan) -> dict[str, list[int]]:
+    """The positions each of the plan's files with a delete file has deleted at the plan's snapshot."""
+    if not getattr(plan.files, "deletes", None) and not any(getattr(f, "delete_file", None) for f in _objects(plan)):
+        return {}
+    return {_local(f.path): positions_as_of(f.delete_file, plan.snapshot_id).to_pylist()
+            for f in plan.files if f.delete_file is not None}
+
+
+def _locate(plan: ScanPlan, removed: pa.Table | None, origins: dict[str, pa.Table]) -> pa.Table | None:
+    """The rows a statement removes (`file_path`, `pos` as its scan read them) as `_dl_file` (data file id, null
+    for an inlined row), `_dl_pos` (position, or an inlined row's id) and `rowid`, in the same order."""
+    if removed is None:
+        return None
+    by_path = {_local(f.path): f for f in plan.files}
+    out_file: list[int | None] = []
+    out_pos: list[int] = []
+    out_id: list[int] = []
+    row_ids: dict[str, pa.Array | None] = {}
+    for path, pos in zip(removed.column("file_path").to_pylist(), removed.column("pos").to_pylist(), strict=True):
+        path = _local(path)
+        if path in origins:  # a row the service materialized: an inlined row or a file's with inlined deletes
+            origin = origins[path]
+            out_file.append(origin.column(FILE)[pos].as_py())
+            out_pos.append(origin.column(POS)[pos].as_py())
+            out_id.append(origin.column(ROWID)[pos].as_py())
+            continue
+        f = by_path.get(path)
+        if f is None:
+            raise ConflictError(f"{plan.table.qualified_name}: the statement read a file ({path}) that is not in "
+                                f"snapshot {plan.snapshot_id}")
+        if path not in row_ids:
+            row_ids[path] = _embedded_row_ids(path)
+        embedded = row_ids[path]
+        out_file.append(f.data_file_id)
+        out_pos.append(pos)
+        out_id.append(embedded[pos].as_py() if embedded is not None and embedded[pos].is_valid
+                      else (f.row_id_start or 0) + pos)
+    return pa.table({FILE: pa.array(out_file, pa.int64()), POS: pa.array(out_pos, pa.int64()),
+                     ROWID: pa.array(out_id, pa.int64())})
+
+
+def _embedded_row_ids(path: str) -> pa.Array | None:
+    """A data file's own row-id column (compacted or updated rows), None when it has none."""
+    fs, inner = filesystem(path)
+    if ROW_ID_COLUMN not in pq.read_schema(inner, filesystem=fs).names:
+        return None
+    return pq.read_table(inner, columns=[ROW_ID_COLUMN], filesystem=fs).column(0).combine_chunks().cast(pa.int64())
+
+
 def adopt_files(files: list[NewDataFile], table_path: str) -> list[NewDataFile]:
     """The staged files moved to their final names in the table's folder (as spark/write.py names them)."""
     fs = pafs.LocalFileSystem()
@@ -767,8 +900,6 @@ def _check_plain(plan: ScanPlan, name: str) -> None:
     alone (the Python API reads all of it: `DuckLake.read`); inlined rows and deletes are materialized instead."""
     table = plan.table
     causes = []
-    if getattr(plan.files, "deletes", None) or any(getattr(f, "delete_file", None) for f in _objects(plan)):
-        causes.append("delete files (rewrite_data_files applies them)")
     if not all(is_native(c) for c in table.columns):
         causes.append("a column type Spark's Parquet reader cannot decode")
     oldest = _smallest(plan, "begin_snapshot")

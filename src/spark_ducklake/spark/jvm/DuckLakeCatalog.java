@@ -20,6 +20,7 @@ import java.net.http.HttpRequest;
 import java.net.http.HttpResponse;
 import java.nio.charset.StandardCharsets;
 import java.util.ArrayList;
+import java.util.Arrays;
 import java.util.Collections;
 import java.util.EnumSet;
 import java.util.HashMap;
@@ -51,12 +52,15 @@ import org.apache.spark.sql.catalyst.analysis.NoSuchNamespaceException;
 import org.apache.spark.sql.catalyst.analysis.NoSuchTableException;
 import org.apache.spark.sql.catalyst.analysis.TableAlreadyExistsException;
 import org.apache.spark.sql.connector.catalog.Identifier;
+import org.apache.spark.sql.connector.catalog.MetadataColumn;
 import org.apache.spark.sql.connector.catalog.NamespaceChange;
 import org.apache.spark.sql.connector.catalog.ProcedureCatalog;
 import org.apache.spark.sql.connector.catalog.StagedTable;
 import org.apache.spark.sql.connector.catalog.StagingTableCatalog;
+import org.apache.spark.sql.connector.catalog.SupportsMetadataColumns;
 import org.apache.spark.sql.connector.catalog.SupportsNamespaces;
 import org.apache.spark.sql.connector.catalog.SupportsRead;
+import org.apache.spark.sql.connector.catalog.SupportsRowLevelOperations;
 import org.apache.spark.sql.connector.catalog.SupportsWrite;
 import org.apache.spark.sql.connector.catalog.Table;
 import org.apache.spark.sql.connector.catalog.TableCapability;
@@ -76,6 +80,8 @@ import org.apache.spark.sql.connector.write.DataWriter;
 import org.apache.spark.sql.connector.write.DataWriterFactory;
 import org.apache.spark.sql.connector.write.LogicalWriteInfo;
 import org.apache.spark.sql.connector.write.PhysicalWriteInfo;
+import org.apache.spark.sql.connector.write.RowLevelOperationBuilder;
+import org.apache.spark.sql.connector.write.RowLevelOperationInfo;
 import org.apache.spark.sql.connector.write.SupportsDynamicOverwrite;
 import org.apache.spark.sql.connector.write.SupportsOverwrite;
 import org.apache.spark.sql.connector.write.Write;
@@ -477,7 +483,8 @@ public class DuckLakeCatalog implements StagingTableCatalog, SupportsNamespaces,
     }
 
     /** A lake table at one snapshot (resolved when Spark loaded it), read with Spark's Parquet scan. */
-    static final class LakeTable implements Table, SupportsRead, SupportsWrite {
+    static final class LakeTable implements Table, SupportsRead, SupportsWrite, SupportsRowLevelOperations,
+            SupportsMetadataColumns {
         private final DuckLakeCatalog catalog;
         private final Identifier ident;
         private final StructType schema;
@@ -523,8 +530,21 @@ public class DuckLakeCatalog implements StagingTableCatalog, SupportsNamespaces,
             return new LakeScanBuilder(this, options);
         }
 
-        /** Spark's Parquet scan of the files the catalog plans for the pushed filters (pruned by its statistics). */
-        ScanBuilder parquetScan(CaseInsensitiveStringMap options, Filter[] filters) {
+        // ---- DELETE / UPDATE / MERGE, merge-on-read (DuckLakeRowLevel.java): rows found by `_file` and `_pos`
+        @Override
+        public MetadataColumn[] metadataColumns() {
+            return DuckLakeRowLevel.METADATA;
+        }
+
+        @Override
+        public RowLevelOperationBuilder newRowLevelOperationBuilder(RowLevelOperationInfo info) {
+            return () -> new DuckLakeRowLevel.Operation(catalog, ident, snapshot, this, info.command());
+        }
+
+        /** Spark's Parquet scan of the files the catalog plans for the pushed filters (pruned by its statistics);
+         *  `deletes` gets each file's deleted positions, `rowIndex` adds Spark's row-index column to the files'. */
+        ScanBuilder parquetScan(CaseInsensitiveStringMap options, Filter[] filters, Map<String, long[]> deletes,
+                                boolean rowIndex) {
             ObjectNode ask = request("scan");
             ask.put("namespace", ident.namespace()[0]);
             ask.put("table", ident.name());
@@ -537,6 +557,8 @@ public class DuckLakeCatalog implements StagingTableCatalog, SupportsNamespaces,
                 }
             }
             JsonNode reply = catalog.service().call(ask);
+            deletes.putAll(DuckLakeRowLevel.deletes(reply));
+            StructType data = rowIndex ? schema.add(DuckLakeRowLevel.ROW_INDEX) : schema;
             SparkSession session = SparkSession.active();
             Path log = new Path(reply.get("log").asText());
             // recursiveFileLookup: no partition inference from Hive-style folders (the schema is the table's).
@@ -549,9 +571,9 @@ public class DuckLakeCatalog implements StagingTableCatalog, SupportsNamespaces,
                 // the service removes its whole log folder when it ends
             }
             if (reply.path("names_stable").asBoolean(true)) {
-                return new ParquetScanBuilder(session, index, schema, schema, options);
+                return new ParquetScanBuilder(session, index, data, data, options);
             }
-            return new ByFieldIdOnly(session, index, schema, options);
+            return new ByFieldIdOnly(session, index, data, options);
         }
 
         @Override
@@ -899,13 +921,28 @@ public class DuckLakeCatalog implements StagingTableCatalog, SupportsNamespaces,
 
         @Override
         public Scan build() {
-            ScanBuilder parquet = table.parquetScan(options, filters);
-            ParquetScanBuilder builder = (ParquetScanBuilder) parquet;
-            if (required != null) {
-                builder.pruneColumns(required);
+            boolean metadata = DuckLakeRowLevel.wants(required, DuckLakeRowLevel.FILE)
+                    || DuckLakeRowLevel.wants(required, DuckLakeRowLevel.POS);
+            List<Filter> onData = new ArrayList<>();
+            for (Filter f : filters) {  // filters on `_file` / `_pos` are Spark's to apply, after the scan
+                if (!Arrays.asList(f.references()).contains(DuckLakeRowLevel.FILE)
+                        && !Arrays.asList(f.references()).contains(DuckLakeRowLevel.POS)) {
+                    onData.add(f);
+                }
             }
-            builder.pushDataFilters(filters);
-            return builder.build();
+            Filter[] pushed = onData.toArray(new Filter[0]);
+            java.util.HashMap<String, long[]> deletes = new java.util.HashMap<>();
+            // The files' schema offers Spark's row-index column; a scan with neither deletes nor metadata columns
+            // prunes it away again and stays Spark's plain (columnar) Parquet scan.
+            ParquetScanBuilder builder = (ParquetScanBuilder) table.parquetScan(options, pushed, deletes, true);
+            StructType data = DuckLakeRowLevel.dataPart(required != null ? required : table.schema());
+            builder.pruneColumns(data.add(DuckLakeRowLevel.ROW_INDEX));
+            builder.pushDataFilters(pushed);
+            if (!metadata && deletes.isEmpty()) {
+                builder.pruneColumns(required != null ? required : table.schema());
+                return builder.build();
+            }
+            return new DuckLakeRowLevel.LakeScan(builder.build(), data, metadata, deletes);
         }
     }
 

@@ -1,0 +1,129 @@
+"""DELETE FROM, UPDATE and MERGE INTO through the Spark catalog plugin (issue 30, item 5), merge-on-read: Spark
+finds the rows by `_file` / `_pos`, the plugin stages the changes with Spark's Parquet writer and the catalog service
+commits them as one snapshot (position deletes, updated rows keeping their row ids). Run in one Spark session (a
+child process: catalog confs are static), then read back with DuckLake and with DuckDB's ducklake extension."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+import textwrap
+
+import pytest
+
+from spark_ducklake import DuckLake
+from spark_ducklake.catalog_service import CATALOG_JAR
+from tests.support.compare import duckdb_rows
+from tests.support.reference import attach, connect
+
+SCRIPT = textwrap.dedent("""
+    import json, sys
+    from pyspark.sql import SparkSession
+    from spark_ducklake import spark_catalog_conf
+
+    args = json.loads(sys.argv[1])
+    spark = (SparkSession.builder.master("local[2]").config(map=spark_catalog_conf("lake", args["url"], args["data"]))
+             .config("spark.ui.enabled", "false").config("spark.sql.session.timeZone", "UTC")
+             .config("spark.sql.shuffle.partitions", "2").getOrCreate())
+    out = {}
+
+    def run(key, query):
+        try:
+            out[key] = [list(r) for r in spark.sql(query).collect()]
+        except Exception as e:  # noqa: BLE001 - the message is what is checked
+            out[key] = f"ERROR {type(e).__name__} " + " ".join(str(e).splitlines()[:2])
+
+    def rows(key):
+        run(key, "SELECT id, name, score FROM lake.s.t ORDER BY id")
+
+    run("ns", "CREATE NAMESPACE lake.s")
+    run("create", "CREATE TABLE lake.s.t (id BIGINT, name STRING, score INT)")
+    run("files", "INSERT INTO lake.s.t SELECT id, concat('n', id), CAST(id AS INT) FROM range(200)")
+    run("inlined", "INSERT INTO lake.s.t VALUES (1000, 'a', 1), (1001, 'b', 2), (1002, 'c', 3)")
+    run("delete", "DELETE FROM lake.s.t WHERE id % 10 = 3")  # 20 rows of the files: delete files
+    rows("after_delete")
+    run("delete_inlined", "DELETE FROM lake.s.t WHERE id = 1001")  # an inlined row
+    rows("after_delete_inlined")
+    run("update", "UPDATE lake.s.t SET name = 'u', score = score + 1 WHERE id % 10 = 5 OR id = 1000")
+    rows("after_update")
+    run("src", "CREATE TABLE lake.s.src AS SELECT * FROM VALUES (1L, 'm', 7), (2L, 'gone', 0), (500L, 'new', 5) "
+               "AS v(id, name, score)")
+    run("merge", "MERGE INTO lake.s.t t USING lake.s.src s ON t.id = s.id "
+                 "WHEN MATCHED AND s.name = 'gone' THEN DELETE "
+                 "WHEN MATCHED THEN UPDATE SET name = s.name, score = s.score "
+                 "WHEN NOT MATCHED THEN INSERT *")
+    rows("after_merge")
+    run("delete_all", "DELETE FROM lake.s.src")
+    run("src_after", "SELECT count(*) FROM lake.s.src")
+    run("delete_none", "DELETE FROM lake.s.t WHERE id < 0")
+    print("RESULT " + json.dumps(out))
+""")
+
+
+def _child_env() -> dict[str, str]:
+    # A classic session of its own, whatever Connect-mode variables the lane's process carries.
+    connect_vars = ("SPARK_REMOTE", "SPARK_CONNECT_MODE_ENABLED", "SPARK_LOCAL_REMOTE")
+    return {k: v for k, v in os.environ.items() if k not in connect_vars}
+
+
+@pytest.mark.spark
+def test_delete_update_merge_through_plain_spark_sql(tmp_path):
+    if not CATALOG_JAR.is_file():
+        assert not os.environ.get("CI"), "CI builds the catalog plugin's jar (scripts/build_jar.sh)"
+        pytest.skip("the catalog plugin's jar is not built (scripts/build_jar.sh needs a JDK)")
+    catalog, data = f"sqlite:{tmp_path / 'meta.sqlite'}", str(tmp_path / "data")
+    DuckLake.attach(catalog, data).close()  # DuckLake 1.0, as DuckDB 1.5.5's extension reads it
+    done = subprocess.run([sys.executable, "-c", SCRIPT, json.dumps({"url": catalog, "data": data})],
+                          capture_output=True, text=True, timeout=900, env=_child_env())
+    lines = [line for line in done.stdout.splitlines() if line.startswith("RESULT ")]
+    assert done.returncode == 0 and lines, done.stderr[-4000:]
+    out = json.loads(lines[0][len("RESULT "):])
+
+    rows = {i: [i, f"n{i}", i] for i in range(200)} | {1000: [1000, "a", 1], 1001: [1001, "b", 2],
+                                                        1002: [1002, "c", 3]}
+    for i in range(3, 200, 10):
+        del rows[i]
+    assert out["after_delete"] == sorted(rows.values()), out["after_delete"]
+    del rows[1001]
+    assert out["after_delete_inlined"] == sorted(rows.values())
+    updated = [i for i in rows if i % 10 == 5 or i == 1000]
+    for i in updated:
+        rows[i] = [i, "u", rows[i][2] + 1]
+    assert out["after_update"] == sorted(rows.values())
+    rows[1] = [1, "m", 7]
+    del rows[2]
+    rows[500] = [500, "new", 5]
+    assert out["after_merge"] == sorted(rows.values())
+    assert out["src_after"] == [[0]]
+    expected = sorted(tuple(r) for r in rows.values())
+
+    lake = DuckLake.attach(catalog, data)
+    # One snapshot per statement; a DELETE matching nothing commits none.
+    changes = [sorted(s.changes) for s in lake.snapshots()]
+    ids = [s.snapshot_id for s in lake.snapshots()]
+    assert changes[5:] == [
+        ["tables_deleted_from"],  # DELETE: a delete file per touched data file
+        ["inlined_delete"],  # the inlined row's end
+        ["inlined_delete", "tables_deleted_from", "tables_inserted_into"],  # UPDATE: 21 rows, new versions a file
+        ["inlined_insert", "tables_created"],  # the merge source (CTAS of three rows: inlined)
+        ["inlined_delete", "inlined_insert"],  # MERGE: one update, one delete, one insert (few rows: inlined)
+        ["inlined_delete"]], changes  # DELETE FROM src (its three rows were inlined)
+    assert sorted(tuple(r.values()) for r in lake.read_arrow("s.t").to_pylist()) == expected
+    assert lake.read_arrow("s.src").num_rows == 0
+    leftovers = [os.path.join(root, name) for root, dirs, files in os.walk(data) for name in dirs + files
+                 if "_spark_staging" in name or name.startswith(("part-", "deletes-", "updates-"))]
+    assert leftovers == []
+    lake.close()
+
+    con = connect()
+    attach(con, catalog)
+    assert duckdb_rows(con, "SELECT id, name, score FROM lake.s.t") == sorted(expected, key=repr)
+    # Row lineage: an updated row keeps its row id (as DuckLake.update and DuckDB's UPDATE keep it).
+    before_update, after_update = ids[6], ids[7]
+    listed = ", ".join(str(i) for i in updated)
+    before = duckdb_rows(con, f"SELECT rowid, id FROM lake.s.t AT (VERSION => {before_update}) WHERE id IN ({listed})")
+    after = duckdb_rows(con, f"SELECT rowid, id FROM lake.s.t AT (VERSION => {after_update}) WHERE id IN ({listed})")
+    assert before == after and len(after) == len(updated)
+    con.close()
