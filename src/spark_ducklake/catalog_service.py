@@ -92,12 +92,12 @@ from .operations.write import load_layout
 from .spark.conform import conform_arrow, plan_columns
 from .spark.delete_files import positions_as_of
 from .spark.file_log import SCAN_LOG_PREFIX, write_file_log
-from .spark.paths import filesystem
+from .spark.paths import delete_paths, filesystem
 from .spark.scan import FILE, POS
 from .spark.scan_plan import ScanPlan
 from .spark.session import REQUIRED_CONF
 from .spark.types import is_native, to_spark_schema
-from .spark.write import WriteOptions, delete_paths, describe_file, writer_options
+from .spark.write import WriteOptions, describe_file, writer_options
 from .spec import types
 from .spec.internal_columns import ROW_ID_COLUMN
 from .spec.model import DataFile, NewDataFile

@@ -23,9 +23,9 @@ from ..catalog.reads.file_cache import FileListCache
 from ..catalog.reads.file_columns import mark_absent_columns
 from ..catalog.reads.options import checked_option, set_option
 from ..errors import CatalogError, InvalidArgumentError, NotFoundError, ReadOnlyError
+from ..spark.paths import delete_paths
 from ..spark.scan_plan import ScanPlan
 from ..spark.session import get_or_create_spark, prepare
-from ..spark.write import delete_paths
 from ..spec.arguments import one_snapshot
 from ..spec.arguments import snapshot_time as check_time
 from ..spec.arguments import snapshot_version as check_version

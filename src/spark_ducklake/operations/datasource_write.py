@@ -21,6 +21,7 @@ from pyspark.sql.datasource import DataSourceArrowWriter, WriterCommitMessage
 from ..spark.conform import match_fields
 from ..spark.file_layout import estimated_row_width
 from ..spark.partition import placement
+from ..spark.paths import delete_paths
 from ..spark.write_in_place import write_arrow_groups
 from ..spec import types
 from ..spec.bucket_hash import bucket_int64, bucket_many
@@ -58,7 +59,6 @@ class DuckLakeWriter(DataSourceArrowWriter):
         # lazy: the driver commits; executors import this module for the writer and lack sqlalchemy
         from ..catalog.inlined.codec import inlinable
         from ..catalog.operations.data import AppendFiles, InlineInsert, ReplaceAll
-        from ..spark.write import delete_paths
 
         messages = [m for m in messages if m is not None]
         files = [f for m in messages for f in m.files]
@@ -85,8 +85,6 @@ class DuckLakeWriter(DataSourceArrowWriter):
 
     def abort(self, messages) -> None:
         """Remove the files the tasks wrote."""
-        from ..spark.write import delete_paths  # lazy: executors import this module and lack sqlalchemy
-
         delete_paths([f.path for m in messages if m is not None for f in m.files])
 
 

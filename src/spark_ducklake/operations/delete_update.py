@@ -17,9 +17,9 @@ from ..spark import types
 from ..spark.conform import cast_by_name, conform_arrow, value_types
 from ..spark.delete_files import restamp
 from ..spark.expressions import check_expression
+from ..spark.paths import delete_paths
 from ..spark.scan import FILE, POS
 from ..spark.session import cached
-from ..spark.write import delete_paths
 from ..spec.names import spark_name
 from .local.dml import check_condition, matching_rows, stage_positions, updated_rows
 from .local.expressions import NotLocal

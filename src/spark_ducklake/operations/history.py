@@ -22,8 +22,8 @@ from ..errors import InvalidArgumentError, NotFoundError
 from ..spark import deletes as spark_deletes
 from ..spark.change_feed import INSERTED, ROWID, row_versions
 from ..spark.delete_files import restamp
+from ..spark.paths import delete_paths
 from ..spark.scan import DELETED, FILE, POS
-from ..spark.write import delete_paths
 from ..spec.commit_properties import CommitProperties
 from ..spec.names import parse_table_name as split_name
 from ..spec.names import spark_name

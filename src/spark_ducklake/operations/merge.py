@@ -22,9 +22,9 @@ from ..spark import deletes as spark_deletes
 from ..spark import types
 from ..spark.conform import cast_by_name, default_of, value_types
 from ..spark.expressions import check_resolves, check_syntax, empty_frame
+from ..spark.paths import delete_paths
 from ..spark.scan import FILE, POS
 from ..spark.session import cached
-from ..spark.write import delete_paths
 from ..spec.arguments import check_assignments, check_condition, check_data
 from ..spec.names import spark_name
 from .delete_update import delete_op, stage_rows

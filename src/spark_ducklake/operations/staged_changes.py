@@ -21,9 +21,9 @@ from ..spark import deletes as spark_deletes
 from ..spark import types
 from ..spark.conform import cast_by_name, value_types
 from ..spark.expressions import check_expression
+from ..spark.paths import delete_paths
 from ..spark.scan import FILE, POS
 from ..spark.session import cached
-from ..spark.write import delete_paths
 from ..spec.internal_columns import INLINED_ROW_ID
 from ..spec.names import parse_table_name as split_name
 from ..spec.names import spark_name

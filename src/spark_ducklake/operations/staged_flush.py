@@ -12,7 +12,7 @@ from typing import TYPE_CHECKING
 
 from ..catalog.operations.sorting import SetSorting, current_sort
 from ..errors import DuckLakeError
-from ..spark.write import delete_paths
+from ..spark.paths import delete_paths
 from .maintenance.flush import stage_flush
 from .staged_changes import has_staged_rows
 

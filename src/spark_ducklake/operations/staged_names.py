@@ -17,7 +17,7 @@ from ..catalog.operations.ddl import CreateSchema, CreateTable, RenameTable
 from ..catalog.operations.macros import CreateMacro
 from ..catalog.operations.views import CreateView, DropView, RenameView
 from ..errors import AlreadyExistsError, DuckLakeError, NotFoundError
-from ..spark.write import delete_paths
+from ..spark.paths import delete_paths
 from ..spec.names import parse_table_name
 from ..spec.paths import dir_name_for
 

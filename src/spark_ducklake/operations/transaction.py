@@ -26,7 +26,7 @@ from ..catalog.reads.reader import find_schema
 from ..errors import AlreadyExistsError, DuckLakeError, InvalidArgumentError, NotFoundError
 from ..spark.conform import plan_columns
 from ..spark.expressions import check_expression
-from ..spark.write import delete_paths
+from ..spark.paths import delete_paths
 from ..spec import paths as paths_for
 from ..spec.arguments import WriteMode, check_assignments, check_condition, check_data
 from ..spec.commit_properties import CommitProperties

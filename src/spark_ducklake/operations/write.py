@@ -18,9 +18,10 @@ from ..spark import write as spark_write
 from ..spark.columns import spark_col
 from ..spark.conform import conform_arrow, conform_spark, not_null_message, plan_columns
 from ..spark.file_layout import estimated_row_width
+from ..spark.paths import delete_paths
 from ..spark.session import arrow_frame
 from ..spark.sorting import sort_column
-from ..spark.write import WriteOptions, delete_paths
+from ..spark.write import WriteOptions
 from ..spec import paths
 from ..spec.model import PartitionSpec, TableInfo
 from .local.expressions import NotLocal

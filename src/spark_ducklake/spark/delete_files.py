@@ -26,7 +26,7 @@ from .columns import POS
 from .deletion_vectors import as_positional, write_vectors
 from .encrypted.deletes import merge_encrypted_olds, restamp_encrypted, write_encrypted_delete_files
 from .encrypted.write import new_key
-from .paths import filesystem, writes_in_place
+from .paths import delete_paths, filesystem, writes_in_place
 from .workers import require_python_workers
 
 # This module runs on executors, which have pyarrow but not sqlalchemy: it imports nothing that needs the catalog
@@ -74,8 +74,6 @@ def write_delete_files(spark, positions, targets: dict[str, DeleteTarget], table
     target), written in one Spark job: each key's positions meet in one task, which merges them with the target's
     old delete file and writes the result straight to its final name. Returns the files by key; on failure none
     is left behind. `encrypted` (ENCRYPTED lakes): the files are encrypted as DuckDB's (encrypted/deletes.py)."""
-    from .write import delete_paths  # lazy: spark/write.py needs sqlalchemy, which executors importing this lack
-
     suffix = "puffin" if vectors else "parquet"  # the lake's write_deletion_vectors option
     names = {key: f"{table_path}ducklake-{new_uuid()}-delete.{suffix}" for key in targets}
     if not (vectors or encrypted or SNAP in positions.columns or writes_in_place(table_path)) and all(
@@ -135,7 +133,6 @@ def _write_plain_with_spark(spark, positions, targets: dict[str, DeleteTarget], 
     import pyarrow.fs as pafs
     from pyspark.sql import functions as F
 
-    from .write import delete_paths  # lazy: spark/write.py needs sqlalchemy, which executors importing this lack
 
     index = "_dl_index"  # the folder of each target's file: a small integer, no escaping to undo
     keys = sorted(targets)

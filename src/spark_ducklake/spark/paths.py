@@ -59,6 +59,17 @@ def filesystem(path: str) -> tuple[pafs.FileSystem, str]:
     return pafs.FileSystem.from_uri(path)
 
 
+
+def delete_paths(paths: list[str], *, directories: bool = False) -> None:
+    """Best-effort removal of files (or directories) nobody may ever see."""
+    for path in paths:
+        fs, inner = filesystem(path)
+        try:
+            fs.delete_dir(inner) if directories else fs.delete_file(inner)
+        except (OSError, FileNotFoundError):
+            pass
+
+
 def s3_settings() -> tuple[float, float, int]:
     """The S3 connect timeout (s), request timeout (s) and attempts per request, from the environment."""
     values = []

@@ -20,7 +20,7 @@ from ..spec.uuid7 import new_uuid
 from . import types as spark_types
 from .file_layout import estimated_row_width, lacks_field_ids, uses_pyarrow_writer
 from .partition import KEY_PREFIX, placement, with_partition_keys
-from .paths import filesystem, is_connect, spark_path
+from .paths import delete_paths, filesystem, is_connect, spark_path
 from .sorting import sort_column
 from .write_in_place import write_files_in_place
 
@@ -212,13 +212,3 @@ def describe_file(path: str, columns: list[Column]) -> NewDataFile:
                        column_stats=stats.file_column_stats(meta, columns, whole_bounds=True),
                        needs_name_mapping=lacks_field_ids(meta.schema.to_arrow_schema(), columns),
                        row_group_count=meta.num_row_groups)
-
-
-def delete_paths(paths: list[str], *, directories: bool = False) -> None:
-    """Best-effort removal of files (or directories) nobody may ever see."""
-    for path in paths:
-        fs, inner = filesystem(path)
-        try:
-            fs.delete_dir(inner) if directories else fs.delete_file(inner)
-        except (OSError, FileNotFoundError):
-            pass

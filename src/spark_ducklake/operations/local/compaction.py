@@ -16,7 +16,7 @@ import pyarrow as pa
 
 from ...catalog.planners.compaction import TablePlan
 from ...spark.file_layout import estimated_row_width
-from ...spark.write import delete_paths
+from ...spark.paths import delete_paths
 from ...spark.write_in_place import TaskWriter, row_group_rows, writer_options
 from ...spec import types
 from ...spec.internal_columns import ROW_ID_COLUMN, ROW_ID_FIELD_ID, SNAPSHOT_ID_COLUMN, SNAPSHOT_ID_FIELD_ID

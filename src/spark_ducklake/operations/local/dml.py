@@ -16,9 +16,9 @@ import pyarrow.compute as pc
 from ...spark.delete_files import write_delete_file
 from ...spark.deletes import DeletePlan, split_ended
 from ...spark.expressions import check_syntax
+from ...spark.paths import delete_paths
 from ...spark.scan import FILE, POS
 from ...spark.scan_plan import ScanPlan
-from ...spark.write import delete_paths
 from ...spec import types
 from ...spec.model import NewDeleteFile
 from ...spec.uuid7 import new_uuid

@@ -23,9 +23,9 @@ from ...catalog.inlined import codec as inlined
 from ...catalog.operations.data import AppendFiles, InlineInsert
 from ...spark.conform import conform_arrow, default_of, match_fields
 from ...spark.expressions import check_syntax
+from ...spark.paths import delete_paths
 from ...spark.scan import FILE, POS
 from ...spark.scan_plan import ScanPlan
-from ...spark.write import delete_paths
 from ...spec import types
 from ..delete_update import delete_op
 from ..write import write_arrow_files

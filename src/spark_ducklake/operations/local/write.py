@@ -18,7 +18,8 @@ import sqlglot
 from sqlglot import exp
 
 from ...spark.file_layout import estimated_row_width
-from ...spark.write import delete_paths, rows_per_file
+from ...spark.paths import delete_paths
+from ...spark.write import rows_per_file
 from ...spark.write_in_place import TaskWriter, key_runs, partition_directories, row_group_rows, writer_options
 from ...spec import types
 from ...spec.bucket_hash import bucket_int64, bucket_many

@@ -17,7 +17,7 @@ from ...catalog.planners.compaction import TablePlan, plan_merge, plan_rewrite
 from ...catalog.reads import reader
 from ...catalog.reads.options import parse_size
 from ...errors import DuckLakeError
-from ...spark.write import delete_paths
+from ...spark.paths import delete_paths
 from ...spec.commit_properties import CommitProperties
 from ..local import compaction as local_compaction
 from ..local.expressions import NotLocal

@@ -32,9 +32,9 @@ from ...spark import write as spark_write
 from ...spark.delete_files import KEY, SNAP, DeleteTarget, write_delete_files
 from ...spark.encrypted.read import encrypted_lineage
 from ...spark.file_log import read_parquet
-from ...spark.paths import filesystem, spark_file_uri
+from ...spark.paths import delete_paths, filesystem, spark_file_uri
 from ...spark.scan import POS, spark_safe
-from ...spark.write import ROW_ID_COLUMN, SNAPSHOT_ID_COLUMN, WriteOptions, delete_paths
+from ...spark.write import ROW_ID_COLUMN, SNAPSHOT_ID_COLUMN, WriteOptions
 from ...spec.commit_properties import CommitProperties
 from ...spec.model import NewDataFile, NewDeleteFile, TableInfo
 from .targets import maintained_tables, progress, spark_writable, usable_sort_keys, write_options
