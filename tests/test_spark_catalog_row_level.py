@@ -11,10 +11,13 @@ import subprocess
 import sys
 import textwrap
 
+import pyarrow as pa
+import pyarrow.parquet as pq
 import pytest
 
 from spark_ducklake import DuckLake
-from spark_ducklake.catalog_service import CATALOG_JAR
+from spark_ducklake.catalog_service import CATALOG_JAR, CatalogService
+from spark_ducklake.operations.local.scan import read_plan
 from tests.support.compare import duckdb_rows
 from tests.support.reference import attach, connect
 
@@ -53,7 +56,8 @@ SCRIPT = textwrap.dedent("""
     run("merge", "MERGE INTO lake.s.t t USING lake.s.src s ON t.id = s.id "
                  "WHEN MATCHED AND s.name = 'gone' THEN DELETE "
                  "WHEN MATCHED THEN UPDATE SET name = s.name, score = s.score "
-                 "WHEN NOT MATCHED THEN INSERT *")
+                 "WHEN NOT MATCHED THEN INSERT * "
+                 "WHEN NOT MATCHED BY SOURCE AND t.id >= 1000 THEN UPDATE SET score = -1")
     rows("after_merge")
     run("delete_all", "DELETE FROM lake.s.src")
     run("src_after", "SELECT count(*) FROM lake.s.src")
@@ -95,6 +99,7 @@ def test_delete_update_merge_through_plain_spark_sql(tmp_path):
     rows[1] = [1, "m", 7]
     del rows[2]
     rows[500] = [500, "new", 5]
+    rows[1000][2] = rows[1002][2] = -1
     assert out["after_merge"] == sorted(rows.values())
     assert out["src_after"] == [[0]]
     expected = sorted(tuple(r) for r in rows.values())
@@ -108,7 +113,7 @@ def test_delete_update_merge_through_plain_spark_sql(tmp_path):
         ["inlined_delete"],  # the inlined row's end
         ["inlined_delete", "tables_deleted_from", "tables_inserted_into"],  # UPDATE: 21 rows, new versions a file
         ["inlined_insert", "tables_created"],  # the merge source (CTAS of three rows: inlined)
-        ["inlined_delete", "inlined_insert"],  # MERGE: one update, one delete, one insert (few rows: inlined)
+        ["inlined_delete", "inlined_insert"],  # MERGE: 3 updates, 1 delete, 1 insert (few rows: inlined)
         ["inlined_delete"]], changes  # DELETE FROM src (its three rows were inlined)
     assert sorted(tuple(r.values()) for r in lake.read_arrow("s.t").to_pylist()) == expected
     assert lake.read_arrow("s.src").num_rows == 0
@@ -127,3 +132,48 @@ def test_delete_update_merge_through_plain_spark_sql(tmp_path):
     after = duckdb_rows(con, f"SELECT rowid, id FROM lake.s.t AT (VERSION => {after_update}) WHERE id IN ({listed})")
     assert before == after and len(after) == len(updated)
     con.close()
+
+
+def _staged(service: CatalogService, rows: dict) -> str:
+    """A staging folder of `begin_write` holding one Parquet file per kind (`deletes`, `updates`), as the
+    plugin's DeltaWriter writes them."""
+    staging = service.answer({"op": "begin_write", "namespace": "main", "table": "t"})["staging"]
+    os.makedirs(staging)
+    for kind, table in rows.items():
+        pq.write_table(table, f"{staging}{kind}-0.parquet")
+    return staging
+
+
+def test_service_commits_changes_after_the_read_snapshot_with_the_conflict_rules(tmp_path):
+    lake = DuckLake.attach(f"sqlite:{tmp_path / 'meta.sqlite'}", str(tmp_path / "data"),
+                           small_data_threshold="1GB")
+    lake.create_table("main.t", "id BIGINT, name STRING")
+    lake.write(pa.table({"id": pa.array(range(100), pa.int64()), "name": [f"n{i}" for i in range(100)]}), "main.t")
+    service = CatalogService(lake, str(tmp_path))
+    read = lake.current_snapshot()
+    (data_file,) = lake.plan_scan("main.t").files
+
+    def commit(staging: str, **files) -> dict:
+        return service.answer({"op": "commit_row_level", "namespace": "main", "table": "t", "snapshot": read,
+                               "staging": staging, **{k: [f"{staging}{k}-0.parquet"] for k in files}})
+
+    # UPDATE of 12 rows (above the inlining limit): new versions written as a file keeping the old row ids.
+    versions = pa.table({"id": pa.array(range(12), pa.int64()), "name": ["u"] * 12,
+                         "_dl_file_path": [data_file.path] * 12, "_dl_pos": pa.array(range(12), pa.int64())})
+    staging = _staged(service, {"updates": versions})
+    done = commit(staging, updates=True)
+    assert "snapshot" in done, done
+    assert not os.path.exists(staging)
+    rows = read_plan(lake.plan_scan("main.t"), row_ids=True).to_pylist()
+    assert sorted((r["rowid"], r["id"], r["name"]) for r in rows) == [
+        (i, i, "u" if i < 12 else f"n{i}") for i in range(100)]
+
+    # A DELETE that read the table before that UPDATE: the same data file changed since, so it conflicts,
+    # commits nothing and leaves no file.
+    before = lake.current_snapshot()
+    staging = _staged(service, {"deletes": pa.table({"file_path": [data_file.path],
+                                                          "pos": pa.array([50], pa.int64())})})
+    refused = commit(staging, deletes=True)
+    assert refused["error"]["kind"] == "conflict", refused
+    assert lake.current_snapshot() == before and not os.path.exists(staging)
+    lake.close()
