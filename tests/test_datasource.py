@@ -9,7 +9,7 @@ from pyspark.sql.datasource import GreaterThanOrEqual
 
 from spark_ducklake import DuckLake
 from spark_ducklake.operations.datasource import DuckLakeBatchSource, PushdownBatchReader
-from spark_ducklake.operations.streaming.sink import attach_string
+from spark_ducklake.operations.streaming.catalog_ref import attach_string
 
 pytestmark = pytest.mark.not_on_mysql("the data source is not run through MySQL catalogs yet (docs/sql.md)")
 

@@ -39,8 +39,14 @@ from ..spark.write import WriteOptions, rows_per_file
 from ..spec.names import parse_table_name as split_name
 from .datasource_write import DuckLakeWriter
 from .streaming import arrow_rows
-from .streaming.catalog_ref import ENV_OPTION, FILE_OPTION, PLAIN_OPTIONS, catalog_options
-from .streaming.sink import attach_string, metadata_schema_option
+from .streaming.catalog_ref import (
+    ENV_OPTION,
+    FILE_OPTION,
+    PLAIN_OPTIONS,
+    attach_string,
+    catalog_options,
+    metadata_schema_option,
+)
 from .streaming.source import FORMAT, DuckLakeDataSource, StreamOptions, stream_schema
 
 if TYPE_CHECKING:

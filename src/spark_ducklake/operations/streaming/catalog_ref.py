@@ -125,3 +125,14 @@ class CatalogRef:
         if self.env is not None:
             return {ENV_OPTION: self.env}
         return {"catalog": self.plain}  # type: ignore[dict-item]  # one of file, env, plain is set
+
+
+def attach_string(ctx) -> str:
+    """The catalog attach string of a lake, with file paths absolute (it is used in other processes)."""
+    return ctx.location.attach_string()
+
+
+def metadata_schema_option(ctx) -> dict[str, str]:
+    """The option that carries a lake's METADATA_SCHEMA to another process (none when it has the default)."""
+    schema = ctx.location.metadata_schema
+    return {"metadata_schema": schema} if schema is not None else {}

@@ -21,7 +21,9 @@ from ...spark.paths import filesystem
 from ...spec.arguments import OutputMode, StreamWriteMode
 from ...spec.commit_properties import CommitProperties
 from ...spec.names import parse_table_name as split_name
-from .catalog_ref import CatalogRef
+from ..context import LakeContext
+from ..transaction import transaction
+from .catalog_ref import CatalogRef, attach_string
 
 
 @dataclass
@@ -50,10 +52,6 @@ class StreamBatchWriter:
 
     def __call__(self, batch_df, batch_id: int) -> None:
         """Commit the batch unless the table already holds it."""
-        # lazy: datasource.py, which executors import, imports this module; context.py needs sqlglot
-        from ..context import LakeContext
-        from ..transaction import transaction
-
         query = self.resolve_query_id()
         spark = spark_session.get_or_create_spark(batch_df.sparkSession)
         ctx = LakeContext.attach(self.catalog.resolve(), self.data_path, spark=spark, create_if_missing=False,
@@ -110,17 +108,6 @@ def _arrow_path(location: str) -> str:
 def checkpoint_path(location: str) -> str:
     """Local checkpoint paths made absolute, so that Spark (maybe a Connect server elsewhere) and the sink agree."""
     return location if "://" in location or location.startswith("file:") else os.path.abspath(location)
-
-
-def attach_string(ctx) -> str:
-    """The catalog attach string of a lake, with file paths absolute (it is used in other processes)."""
-    return ctx.location.attach_string()
-
-
-def metadata_schema_option(ctx) -> dict[str, str]:
-    """The option that carries a lake's METADATA_SCHEMA to another process (none when it has the default)."""
-    schema = ctx.location.metadata_schema
-    return {"metadata_schema": schema} if schema is not None else {}
 
 
 def stream_writer(ctx, table: str, *, query_id: str | None = None, checkpoint_location: str | None = None,
