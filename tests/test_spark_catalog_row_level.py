@@ -41,7 +41,6 @@ SCRIPT = textwrap.dedent("""
     def rows(key):
         run(key, "SELECT id, name, score FROM lake.s.t ORDER BY id")
 
-    run("ns", "CREATE NAMESPACE lake.s")
     run("create", "CREATE TABLE lake.s.t (id BIGINT, name STRING, score INT)")
     run("files", "INSERT INTO lake.s.t SELECT id, concat('n', id), CAST(id AS INT) FROM range(200)")
     run("inlined", "INSERT INTO lake.s.t VALUES (1000, 'a', 1), (1001, 'b', 2), (1002, 'c', 3)")
@@ -62,6 +61,12 @@ SCRIPT = textwrap.dedent("""
     run("delete_all", "DELETE FROM lake.s.src")
     run("src_after", "SELECT count(*) FROM lake.s.src")
     run("delete_none", "DELETE FROM lake.s.t WHERE id < 0")
+    # a partitioned table (written with the Python API): DELETE and UPDATE work, a MERGE that may insert is refused
+    run("p_delete", "DELETE FROM lake.s.p WHERE region = 'eu' AND id % 4 = 0")
+    run("p_update", "UPDATE lake.s.p SET region = 'us', id = id + 100 WHERE region = 'eu'")
+    run("p_rows", "SELECT region, count(*), sum(id) FROM lake.s.p GROUP BY region ORDER BY region")
+    run("p_merge", "MERGE INTO lake.s.p t USING lake.s.src s ON t.id = s.id "
+                   "WHEN NOT MATCHED THEN INSERT (id, region) VALUES (s.id, 'x')")
     print("RESULT " + json.dumps(out))
 """)
 
@@ -78,7 +83,12 @@ def test_delete_update_merge_through_plain_spark_sql(tmp_path):
         assert not os.environ.get("CI"), "CI builds the catalog plugin's jar (scripts/build_jar.sh)"
         pytest.skip("the catalog plugin's jar is not built (scripts/build_jar.sh needs a JDK)")
     catalog, data = f"sqlite:{tmp_path / 'meta.sqlite'}", str(tmp_path / "data")
-    DuckLake.attach(catalog, data).close()  # DuckLake 1.0, as DuckDB 1.5.5's extension reads it
+    lake = DuckLake.attach(catalog, data)  # DuckLake 1.0, as DuckDB 1.5.5's extension reads it
+    lake.create_schema("s")
+    lake.create_table("s.p", "id BIGINT, region STRING")
+    lake.set_partitioning("s.p", ["region"])
+    lake.write(pa.table({"id": pa.array(range(40), pa.int64()), "region": ["eu", "us"] * 20}), "s.p")
+    lake.close()
     done = subprocess.run([sys.executable, "-c", SCRIPT, json.dumps({"url": catalog, "data": data})],
                           capture_output=True, text=True, timeout=900, env=_child_env())
     lines = [line for line in done.stdout.splitlines() if line.startswith("RESULT ")]
@@ -102,13 +112,19 @@ def test_delete_update_merge_through_plain_spark_sql(tmp_path):
     rows[1000][2] = rows[1002][2] = -1
     assert out["after_merge"] == sorted(rows.values())
     assert out["src_after"] == [[0]]
+    moved = [i + 100 for i in range(2, 40, 4)]  # the eu rows (even ids) the DELETE left, now us
+    assert out["p_delete"] == [] and out["p_update"] == []
+    assert out["p_rows"] == [["us", 30, sum(range(1, 40, 2)) + sum(moved)]], out["p_rows"]
+    assert out["p_merge"].startswith("ERROR AnalysisException [DUCKLAKE_UNSUPPORTED] s.p: the lake catalog cannot "
+                                     "write s.p in Spark SQL yet: it has partitioning"), out["p_merge"]
     expected = sorted(tuple(r) for r in rows.values())
 
     lake = DuckLake.attach(catalog, data)
     # One snapshot per statement; a DELETE matching nothing commits none.
     changes = [sorted(s.changes) for s in lake.snapshots()]
     ids = [s.snapshot_id for s in lake.snapshots()]
-    assert changes[5:] == [
+    first = 8  # main, s, p created, partitioned and written, t created, its two INSERTs: then the DELETE
+    assert changes[first:-2] == [
         ["tables_deleted_from"],  # DELETE: a delete file per touched data file
         ["inlined_delete"],  # the inlined row's end
         ["inlined_delete", "tables_deleted_from", "tables_inserted_into"],  # UPDATE: 21 rows, new versions a file
@@ -125,8 +141,10 @@ def test_delete_update_merge_through_plain_spark_sql(tmp_path):
     con = connect()
     attach(con, catalog)
     assert duckdb_rows(con, "SELECT id, name, score FROM lake.s.t") == sorted(expected, key=repr)
+    assert duckdb_rows(con, "SELECT region, count(*), sum(id) FROM lake.s.p GROUP BY region") == [
+        ("us", 30, sum(range(1, 40, 2)) + sum(moved))]
     # Row lineage: an updated row keeps its row id (as DuckLake.update and DuckDB's UPDATE keep it).
-    before_update, after_update = ids[6], ids[7]
+    before_update, after_update = ids[first + 1], ids[first + 2]
     listed = ", ".join(str(i) for i in updated)
     before = duckdb_rows(con, f"SELECT rowid, id FROM lake.s.t AT (VERSION => {before_update}) WHERE id IN ({listed})")
     after = duckdb_rows(con, f"SELECT rowid, id FROM lake.s.t AT (VERSION => {after_update}) WHERE id IN ({listed})")
@@ -157,7 +175,9 @@ def test_service_commits_changes_after_the_read_snapshot_with_the_conflict_rules
         return service.answer({"op": "commit_row_level", "namespace": "main", "table": "t", "snapshot": read,
                                "staging": staging, **{k: [f"{staging}{k}-0.parquet"] for k in files}})
 
-    # UPDATE of 12 rows (above the inlining limit): new versions written as a file keeping the old row ids.
+    # UPDATE of 12 rows (above the inlining limit): new versions written as a file keeping the old row ids, by the
+    # service itself whatever the small-data threshold (it has no Spark to hand them to).
+    lake.small_data_threshold = 0
     versions = pa.table({"id": pa.array(range(12), pa.int64()), "name": ["u"] * 12,
                          "_dl_file_path": [data_file.path] * 12, "_dl_pos": pa.array(range(12), pa.int64())})
     staging = _staged(service, {"updates": versions})

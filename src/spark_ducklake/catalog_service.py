@@ -25,9 +25,10 @@ Requests are `POST /` with a JSON object naming an `op`:
 - DDL, one snapshot each: `create_namespace`, `drop_namespace` (`cascade`), `create_table` (`schema`: Spark's
   StructType JSON, `partitioning`: Spark's transforms), `drop_table`, `rename_table` (`new_name`), `alter_table`
   (`changes`).
-- `begin_write` (`namespace`, `table`, optional `create`): where and how the JVM writes a statement's Parquet
-  files (staging folder, Spark schema with field ids, Parquet options); `commit_write` (`staging`, `files`, `mode`
-  append | truncate | overwrite with `filters`, optional `create` for CTAS / RTAS): those files as one snapshot.
+- `begin_write` (`namespace`, `table`, optional `create`, optional `row_level`: delete | update | merge, the
+  statement that writes): where and how the JVM writes a statement's Parquet files (staging folder, Spark schema
+  with field ids, Parquet options); `commit_write` (`staging`, `files`, `mode` append | truncate | overwrite
+  with `filters`, optional `create` for CTAS / RTAS): those files as one snapshot.
 - `commit_row_level` (`namespace`, `table`, `snapshot` the statement's scan read, `staging`, `deletes`: Parquet
   files of (`file_path`, `pos`) rows to delete, `updates`: files of new row versions with the old row's
   `_dl_file_path` and `_dl_pos`, `files`: inserted rows): DELETE / UPDATE / MERGE as one snapshot, committed
@@ -338,10 +339,13 @@ class CatalogService:
             load_layout(self.lake.context, info, self.lake.current_snapshot())
             columns, keys = info.columns, info.partition.keys if info.partition is not None else []
             staging_root = info.path
+        # DELETE writes only positions, UPDATE's new row versions are written here (insert_versions, partitioned
+        # as DuckLake.update writes them): Spark's writer adds no data file of the table for either.
+        row_level = request.get("row_level")
         causes = []
-        if keys:
+        if keys and row_level not in ("delete", "update"):
             causes.append("partitioning (write it with DuckLake.write)")
-        if not all(is_native(c) and not c.children for c in columns):
+        if row_level != "delete" and not all(is_native(c) and not c.children for c in columns):
             causes.append("a column type Spark's plain Parquet writer cannot write with DuckLake field ids")
         options = WriteOptions.from_lake_options(self.lake.context.options_of(info))
         if options.encrypted or not isinstance(filesystem(staging_root)[0], pafs.LocalFileSystem):
@@ -467,10 +471,11 @@ class CatalogService:
                 rows = pa.concat_tables(versions)
                 ids = located.column(ROWID).slice(located.num_rows - rows.num_rows)
                 data = conform_arrow(rows.drop_columns([_OLD_FILE, _OLD_POS]), plan.table)
-                inserted = insert_versions(ctx, plan, data, ids)
+                inserted = insert_versions(ctx, plan, data, ids, any_size=True)  # no Spark here: any size
                 if inserted is None:
                     raise UnsupportedRequestError(f"the lake catalog cannot write updated rows of {name[0]}.{name[1]}"
-                                                  " keeping their row ids (use DuckLake.update)")
+                                                  " keeping their row ids: its layout or types are written by Spark "
+                                                  "(use DuckLake.update)")
                 ops.append(inserted[0])
                 written += inserted[1]
             files = [f for f in (describe_file(p, plan.table.columns) for p in sorted(inserts)) if f.record_count]

@@ -137,13 +137,15 @@ def _stage_update_in_process(ctx: LakeContext, plan, assignments: dict, conditio
     return [delete_op(plan, staged), insert], [d.path for d in staged.delete_files] + files, staged.deleted_rows
 
 
-def insert_versions(ctx: LakeContext, plan, data, ids) -> tuple[object, list[str]] | None:
+def insert_versions(ctx: LakeContext, plan, data, ids, *, any_size: bool = False) -> tuple[object, list[str]] | None:
     """Insert operation for new row versions (Arrow, the table's columns) keeping the row ids `ids`: inlined when
-    few, else files written in-process; None when they are to be written on Spark. `ids`: a ChunkedArray."""
+    few, else files written in-process (above the small-data threshold too with `any_size`); None when they are to
+    be written on Spark. `ids`: a ChunkedArray."""
     ids = ids.combine_chunks()
     if data.num_rows <= ctx.inlining_limit(plan.table) and inlined.inlinable(plan.table.columns, ctx.engine, data):
         return InlineInsert(plan.table, data, row_ids=ids.to_pylist()), []
-    written = write_arrow_files(ctx, data, plan.table, plan.snapshot_id, options_table=plan.table, row_ids=ids)
+    written = write_arrow_files(ctx, data, plan.table, plan.snapshot_id, options_table=plan.table, row_ids=ids,
+                                any_size=any_size)
     if written is None:
         return None
     return AppendFiles(plan.table, written), [f.path for f in written]

@@ -65,11 +65,13 @@ def load_layout(ctx: LakeContext, table: TableInfo, snapshot_id: int, conn=None)
 
 def write_arrow_files(ctx: LakeContext, data: pa.Table, table: TableInfo, snapshot_id: int, *,
                       options_table: TableInfo | None, row_ids: pa.Array | None = None,
-                      options: Callable[[str], str | None] | None = None) -> list | None:
+                      options: Callable[[str], str | None] | None = None,
+                      any_size: bool = False) -> list | None:
     """Write Arrow rows (the table's columns) as data files in-process with pyarrow when they are small
     (operations/local/threshold.py) and the table's layout allows it; None: the caller writes on Spark.
-    `options`: the lake options of `options_table` if the caller has read them (LakeContext.options_of)."""
-    if not is_small(threshold_of(ctx), data.nbytes):
+    `options`: the lake options of `options_table` if the caller has read them (LakeContext.options_of).
+    `any_size`: whatever their size (a caller without Spark that holds the rows already: the catalog service)."""
+    if not any_size and not is_small(threshold_of(ctx), data.nbytes):
         return None
     load_layout(ctx, table, snapshot_id)
     options = _write_options(ctx, options_table, options)

@@ -314,7 +314,9 @@ final class DuckLakeRowLevel {
 
         ChangeWrite(Operation op) {
             this.op = op;
-            JsonNode plan = op.catalog.service().call(DuckLakeCatalog.tableRequest("begin_write", op.ident));
+            ObjectNode ask = DuckLakeCatalog.tableRequest("begin_write", op.ident);
+            ask.put("row_level", op.command.name().toLowerCase(java.util.Locale.ROOT));
+            JsonNode plan = op.catalog.service().call(ask);
             this.staging = plan.get("staging").asText();
             this.schema = (StructType) DataType.fromJson(plan.get("schema").asText());
             plan.get("options").fields().forEachRemaining(e -> options.put(e.getKey(), e.getValue().asText()));
