@@ -20,7 +20,8 @@ def plan_columns(schema) -> list[Column]:
     if isinstance(schema, pa.Schema):
         return check_column_names(types.columns_from_arrow(schema))
     if isinstance(schema, str):
-        from .ddl import parse_columns_ddl  # lazy: executors import this module (datasource.py); ddl needs sqlglot
+        # lazy: executors import this module (the format("ducklake") writer); spark/ddl.py needs sqlglot
+        from .ddl import parse_columns_ddl
 
         return check_column_names(spark_types.columns_from_spark(parse_columns_ddl(schema)))
     raise SchemaMismatchError(
