@@ -348,23 +348,43 @@ def test_column_types_match_the_reference(catalog, tmp_path):
 
 
 def test_user_columns_named_like_the_system_columns_of_a_10_catalog(tmp_path):
-    """On a 1.0 catalog the inlined tables' system columns are row_id, begin_snapshot, end_snapshot: a table with a
-    user column of such a name gets no inlined table (the reference creates none either: it refuses the CREATE
-    while inlining is on) and its small writes go to Parquet, which DuckDB 1.5.5 reads."""
+    """On a 1.0 catalog the inlined tables' system columns are row_id, begin_snapshot, end_snapshot: as the
+    reference does, a column of such a name is refused while inlining is on (CREATE, ADD, RENAME) and allowed with
+    data_inlining_row_limit 0, and inlining cannot be turned on again for that table (test/sql/data_inlining/
+    inlining_reserved_column_names.test). Its small writes go to Parquet, which DuckDB 1.5.5 reads."""
     from spark_ducklake import DuckLake
+    from spark_ducklake.errors import InvalidNameError
 
     catalog, data = f"sqlite:{tmp_path / 'meta.sqlite'}", str(tmp_path / "data")
     lake = DuckLake.attach(catalog, data, ducklake_version="1.0")
     try:
+        with pytest.raises(InvalidNameError, match='Column name "Row_Id" is reserved by DuckLake for internal use '
+                                                   "when data inlining is enabled"):
+            lake.create_table("t", "Row_Id INT, x INT")
+        lake.create_table("u", "i INT")
+        with pytest.raises(InvalidNameError, match="reserved"):
+            lake.sql("ALTER TABLE u ADD COLUMN begin_snapshot INT", dialect="duckdb")
+        with pytest.raises(InvalidNameError, match="reserved"):
+            lake.sql("ALTER TABLE u RENAME COLUMN i TO END_SNAPSHOT", dialect="duckdb")
+        lake.set_option("data_inlining_row_limit", 0)
         lake.create_table("t", "Row_Id INT, x INT")
+        with pytest.raises(InvalidNameError, match='Cannot enable data inlining for table "t". Column "Row_Id"'):
+            lake.set_option("data_inlining_row_limit", 10, table_name="t")
+        with pytest.raises(InvalidNameError, match='table "t"'):
+            lake.set_option("data_inlining_row_limit", 10)
+        lake.set_option("data_inlining_row_limit", 10, table_name="u")  # u has no such column
+        lake.set_option("data_inlining_row_limit", 0, table_name="t")
+        lake.set_option("data_inlining_row_limit", 10)  # t keeps its own 0
         lake.write(pa.table({"Row_Id": pa.array([1, 2], pa.int32()), "x": pa.array([10, 20], pa.int32())}), "t")
         lake.delete("t", "x = 10")
         assert lake.read_arrow("t").to_pylist() == [{"Row_Id": 2, "x": 20}]
         assert len(lake.list_files("t")) == 1
-        with lake.engine.connect() as conn:
-            assert conn.execute(sa.text("SELECT count(*) FROM ducklake_inlined_data_tables")).scalar() == 0
     finally:
         lake.close()
+    # an attach without inlining (no option says otherwise) allows the names too
+    with DuckLake.attach(f"sqlite:{tmp_path / 'off.sqlite'}", str(tmp_path / "off"), ducklake_version="1.0",
+                         data_inlining_row_limit=0) as off:
+        off.create_table("v", "row_id INT")
     con = connect()
     attach(con, catalog, data)
     assert con.execute("SELECT * FROM lake.t").fetchall() == [(2, 20)]

@@ -70,6 +70,7 @@ class CommitContext:
     newer: list[Change] = field(default_factory=list)  # what snapshots after our read snapshot changed
     deleted_files: set[int] = field(default_factory=set)
     now: datetime = field(default_factory=lambda: datetime.now(timezone.utc))
+    inlining_limit: int | None = None  # the committing handle's data_inlining_row_limit (below catalog options)
 
     def catalog_id(self) -> int:
         """Allocate an id for a schema, table, view, partition or mapping."""
@@ -115,15 +116,17 @@ def commit(
     data_path: str,
     info: CommitProperties | None = None,
     retry: RetryPolicy | None = None,
+    inlining_limit: int | None = None,
 ) -> int:
-    """Commit the operations as one new snapshot; returns its id. ConflictError leaves the catalog untouched."""
+    """Commit the operations as one new snapshot; returns its id. ConflictError leaves the catalog untouched.
+    `inlining_limit`: the handle's attach-time data_inlining_row_limit, for operations that check it."""
     info = info or CommitProperties()
     retry = retry or RetryPolicy()
     attempt = 0
     while True:
         based_on: list[int] = []  # the newest snapshot the attempt saw, once it got that far
         try:
-            return _attempt(engine, operations, read_snapshot, data_path, info, based_on)
+            return _attempt(engine, operations, read_snapshot, data_path, info, based_on, inlining_limit)
         except ConflictError:
             raise
         except (sa.exc.IntegrityError, sa.exc.OperationalError, sa.exc.DBAPIError) as exc:
@@ -159,7 +162,7 @@ def _is_race(exc: sa.exc.DBAPIError) -> bool:
 
 
 def _attempt(engine: sa.Engine, operations: Any, read_snapshot: int, data_path: str, info: CommitProperties,
-             based_on: list[int]) -> int:
+             based_on: list[int], inlining_limit: int | None) -> int:
     with write_transaction(engine, queued=False) as conn:
         if not any(change.kind in _DDL_KINDS for op in operations for change in op.intents()):
             for op in operations:  # reads that stay valid while we queue (DDL in the commit would change them)
@@ -170,12 +173,12 @@ def _attempt(engine: sa.Engine, operations: Any, read_snapshot: int, data_path: 
             _check_message_optional(conn)
         queue_behind_other_writers(conn)
         return _write_snapshot(conn, operations, read_snapshot, data_path, info, based_on,
-                               check_message=checked_later)
+                               check_message=checked_later, inlining_limit=inlining_limit)
 
 
 @contextmanager
-def preview(engine: sa.Engine, operations: list[Operation], *, read_snapshot: int,
-            data_path: str) -> Iterator[tuple[sa.Connection, int]]:
+def preview(engine: sa.Engine, operations: list[Operation], *, read_snapshot: int, data_path: str,
+            inlining_limit: int | None = None) -> Iterator[tuple[sa.Connection, int]]:
     """(connection, snapshot id) of the catalog as it would be after committing `operations`, inside a transaction
     that is rolled back when the block ends: an open transaction reads its own staged changes, nobody else does.
     It queues like a commit (other writers wait for the block), and raises ConflictError as the commit would."""
@@ -189,14 +192,15 @@ def preview(engine: sa.Engine, operations: list[Operation], *, read_snapshot: in
                         op.prepare(conn)
             queue_behind_other_writers(conn)
             yield conn, _write_snapshot(conn, operations, read_snapshot, data_path, CommitProperties(), [],
-                                        require_changes=False)
+                                        require_changes=False, inlining_limit=inlining_limit)
         finally:
             transaction.rollback()
             dialect.unlock_commits(conn)
 
 
 def _write_snapshot(conn: sa.Connection, operations: Any, read_snapshot: int, data_path: str, info: CommitProperties,
-                    based_on: list[int], *, require_changes: bool = True, check_message: bool = False) -> int:
+                    based_on: list[int], *, require_changes: bool = True, check_message: bool = False,
+                    inlining_limit: int | None = None) -> int:
     """Check conflicts, apply the operations and insert the snapshot rows, in `conn`'s queued transaction.
 
     `check_message` (PostgreSQL): the insert also returns the lake's require_commit_message option, refused
@@ -212,7 +216,7 @@ def _write_snapshot(conn: sa.Connection, operations: Any, read_snapshot: int, da
     ctx = CommitContext(
         conn=conn, dialect=dialect_for(conn), data_path=data_path, base=base, snapshot_id=snapshot_id,
         next_catalog_id=base.next_catalog_id, next_file_id=base.next_file_id,
-        newer=[change for snap in newer for change in parse_changes(snap.changes)],
+        newer=[change for snap in newer for change in parse_changes(snap.changes)], inlining_limit=inlining_limit,
     )
     # The snapshot's primary key is the serialization point with writers that do not queue (the reference), so
     # it is claimed before any other row: if one took this id meanwhile, the insert fails (after waiting for it to

@@ -16,12 +16,14 @@ import sqlalchemy as sa
 from ..catalog.attach import attach_catalog, check_metadata_catalog
 from ..catalog.commit import RetryPolicy, commit
 from ..catalog.database.connection import CatalogLocation, parse_catalog, with_metadata_schema
+from ..catalog.database.versions import catalog_is_v11
 from ..catalog.inlined import tables as inlined_tables
+from ..catalog.operations.ddl import check_can_enable_inlining
 from ..catalog.planners.pruning import prune_files
 from ..catalog.reads import reader
 from ..catalog.reads.file_cache import FileListCache
 from ..catalog.reads.file_columns import mark_absent_columns
-from ..catalog.reads.options import checked_option, set_option
+from ..catalog.reads.options import DEFAULT_INLINING_ROW_LIMIT, checked_option, normalize, set_option
 from ..errors import CatalogError, InvalidArgumentError, NotFoundError, ReadOnlyError
 from ..spark.paths import delete_paths
 from ..spark.scan_plan import ScanPlan
@@ -39,8 +41,6 @@ if TYPE_CHECKING:
     from collections.abc import Callable, Sequence
 
     from pyspark.sql import SparkSession
-
-DEFAULT_INLINING_ROW_LIMIT = 10
 
 
 class LakeContext:
@@ -253,17 +253,37 @@ class LakeContext:
     def set_option(self, name: str, value, *, table_name: str | None = None, schema: str | None = None) -> None:
         """Persist an option globally, for a schema, or for a table (options change no snapshot)."""
         self.check_writable()
-        scope, scope_id = None, None
+        scope, scope_id, found = None, None, None
         with self.connect() as conn:
             snap = self.snapshot_id(conn)
             if table_name is not None:
                 table = (schema, table_name) if schema else table_name
-                scope, scope_id = "table", reader.find_table(conn, snap, self.data_path,
-                                                             *parse_table_name(table)).table_id
+                found = reader.find_table(conn, snap, self.data_path, *parse_table_name(table))
+                scope, scope_id = "table", found.table_id
             elif schema is not None:
                 scope, scope_id = "schema", reader.find_schema(conn, snap, self.data_path, schema).schema_id
+            if name.lower() == "data_inlining_row_limit" and int(normalize(name, value)) > 0:
+                self._check_can_inline(conn, snap, found, scope_id if scope == "schema" else None)
         with self.engine.begin() as conn:
             set_option(conn, name, value, scope=scope, scope_id=scope_id)
+
+    def _check_can_inline(self, conn: sa.Connection, snap: int, table: TableInfo | None,
+                          schema_id: int | None) -> None:
+        """InvalidNameError when turning inlining on for `table`, a schema or the lake would cover a table with a
+        column named like the inlined tables' system columns (as the reference's set_option); for a schema or the
+        lake, tables whose own option (for the lake: or their schema's) keeps inlining off are skipped."""
+        v11 = catalog_is_v11(conn)
+        if table is not None:
+            check_can_enable_inlining(table.name, table.columns, v11)
+            return
+        off = {(where, where_id) for key, value, where, where_id in reader.options(conn)
+               if key == "data_inlining_row_limit" and value == "0"}
+        for each in reader.list_tables(conn, snap, self.data_path):
+            if schema_id is not None and each.schema_id != schema_id:
+                continue
+            if ("table", each.table_id) in off or (schema_id is None and ("schema", each.schema_id) in off):
+                continue
+            check_can_enable_inlining(each.name, each.columns, v11)
 
     def latest_snapshot(self) -> int:
         """The newest snapshot id (what a new commit reads from)."""
@@ -280,7 +300,8 @@ class LakeContext:
                 read_snapshot = self.latest_snapshot()
             info = (properties or CommitProperties()).with_default_author(self.author)
             self.last_committed = commit(self.engine, operations, read_snapshot=read_snapshot,
-                                         data_path=self.data_path, info=info, retry=self.retry)
+                                         data_path=self.data_path, info=info, retry=self.retry,
+                                         inlining_limit=self.data_inlining_row_limit)
             return self.last_committed
         except BaseException:
             if staged_files:

@@ -54,5 +54,6 @@ def staged_context(ctx: LakeContext, operations: list, read_snapshot: int, *,
     if not operations:
         yield StagedContext(ctx, None, read_snapshot)
         return
-    with preview(ctx.engine, operations, read_snapshot=read_snapshot, data_path=ctx.data_path) as (conn, snap):
+    with preview(ctx.engine, operations, read_snapshot=read_snapshot, data_path=ctx.data_path,
+                 inlining_limit=ctx.data_inlining_row_limit) as (conn, snap):
         yield StagedContext(ctx, conn, snap)

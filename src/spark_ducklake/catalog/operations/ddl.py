@@ -9,6 +9,7 @@ import sqlalchemy as sa
 
 from ...errors import AlreadyExistsError, DuckLakeError, InvalidNameError, NotFoundError
 from ...spec import paths
+from ...spec.internal_columns import ROW_ID_COLUMN, SNAPSHOT_ID_COLUMN
 from ...spec.model import Column
 from ...spec.names import check_name, schema_key, split_schema_path
 from ...spec.snapshot_changes import Change, quote_name
@@ -16,9 +17,11 @@ from ...spec.uuid7 import new_uuid
 from ..commit import CommitContext
 from ..database.spec_tables import T, end_live_rows
 from ..database.versions import catalog_is_v11, catalog_version
+from ..inlined.codec import system_names
 from ..inlined.tables import create_inlined_data_table, inlined_shape
 from ..reads import reader
 from ..reads.macros import list_macros
+from ..reads.options import DEFAULT_INLINING_ROW_LIMIT
 from .macros import DropMacro
 from .sorting import follow_renames
 from .views import DropView, list_views
@@ -186,8 +189,8 @@ class CreateTable:
         check_name(self.name, "table")
         if not self.columns:
             raise DuckLakeError(f"table {self.schema}.{self.name} needs at least one column")
-        check_column_names(ctx, [col.name for col in self.columns])
         schema = reader.find_schema(ctx.conn, _now_visible(ctx), ctx.data_path, self.schema)
+        check_column_names(ctx, [col.name for col in self.columns], schema_id=schema.schema_id)
         _check_table_name_free(ctx, schema.schema_id, self.schema, self.name)
         table_id, table_uuid = ctx.catalog_id(), self.table_uuid
         self.ref.table_id = table_id
@@ -205,16 +208,60 @@ class CreateTable:
 
 # DuckLake 1.1 names the inlined data tables' system columns `_ducklake_row_id`, ...: the reference refuses a new
 # column name with that prefix on a 1.1 catalog (DuckLakeUtil::ValidateInlinedSystemColumn; test/sql/alter/
-# issue_944.test). On 1.0 catalogs such names are ordinary here: our inlined tables key their system columns apart.
+# issue_944.test). On 1.0 catalogs the system columns are row_id, begin_snapshot, end_snapshot: the reference refuses
+# those names (and its internal Parquet columns') while inlining is on for the table, and allows them with
+# data_inlining_row_limit 0 (test/sql/data_inlining/inlining_reserved_column_names.test).
 RESERVED_COLUMN_PREFIX = "_ducklake_"
+_INTERNAL_NAMES = (ROW_ID_COLUMN, SNAPSHOT_ID_COLUMN)
 
 
-def check_column_names(ctx: CommitContext, names: list[str]) -> None:
-    """InvalidNameError for a new top-level column name the catalog's version reserves, in the reference's words."""
-    reserved = [n for n in names if n.lower().startswith(RESERVED_COLUMN_PREFIX)]
-    if reserved and catalog_is_v11(ctx.conn):
-        raise InvalidNameError(f'Column name "{reserved[0]}" is reserved by DuckLake for internal use: column names '
-                               f'starting with "{RESERVED_COLUMN_PREFIX}" are not allowed.')
+def inlining_system_names(v11: bool) -> set[str]:
+    """The column names that clash with a catalog's inlined data tables (lower case; the reference's
+    DuckLakeInlinedColNames::ConflictsWith)."""
+    return set(system_names(v11)) | set(_INTERNAL_NAMES)
+
+
+def check_column_names(ctx: CommitContext, names: list[str], *, schema_id: int | None = None,
+                       table_id: int | None = None) -> None:
+    """InvalidNameError for a new top-level column name the catalog's version reserves, in the reference's words
+    (on 1.0 catalogs only while data inlining is on for the table: its options, else the handle's limit)."""
+    if catalog_is_v11(ctx.conn):
+        reserved = [n for n in names if n.lower().startswith(RESERVED_COLUMN_PREFIX)]
+        if reserved:
+            raise InvalidNameError(f'Column name "{reserved[0]}" is reserved by DuckLake for internal use: column '
+                                   f'names starting with "{RESERVED_COLUMN_PREFIX}" are not allowed.')
+        return
+    clashing = inlining_system_names(v11=False)
+    reserved = [n for n in names if n.lower() in clashing]
+    if reserved and _inlining_limit(ctx, schema_id, table_id) > 0:
+        raise InvalidNameError(f'Column name "{reserved[0]}" is reserved by DuckLake for internal use when data '
+                               "inlining is enabled. If you must use this column name, disable inlining by calling "
+                               "ducklake_set_option('data_inlining_row_limit', 0).")
+
+
+def check_can_enable_inlining(table_name: str, columns: list[Column], v11: bool) -> None:
+    """InvalidNameError when inlining cannot be turned on for a table: a column takes a system column's name (the
+    reference's set_option check, DuckLakeUtil::ValidateCanEnableInlining)."""
+    clashing = inlining_system_names(v11)
+    for col in columns:
+        if col.name.lower() in clashing:
+            raise InvalidNameError(
+                f'Cannot enable data inlining for table "{table_name}". Column "{col.name}" conflicts with a reserved '
+                "DuckLake internal column name used for inlining. To enable inlining for this table, rename or drop "
+                f'column "{col.name}".')
+
+
+def _inlining_limit(ctx: CommitContext, schema_id: int | None, table_id: int | None) -> int:
+    """data_inlining_row_limit for a table (or a new table of a schema): its options, the handle's, the default."""
+    if table_id is not None and schema_id is None:
+        t = T["ducklake_table"]
+        schema_id = ctx.conn.execute(sa.select(t.c.schema_id).where(
+            t.c.table_id == table_id, t.c.end_snapshot.is_(None))).scalar()
+    value = reader.option_value(reader.options(ctx.conn), "data_inlining_row_limit", table_id=table_id,
+                                schema_id=schema_id)
+    if value is not None:
+        return int(value)
+    return DEFAULT_INLINING_ROW_LIMIT if ctx.inlining_limit is None else int(ctx.inlining_limit)
 
 
 def _check_table_name_free(ctx: CommitContext, schema_id: int, schema: str, name: str, *where: Any) -> None:
@@ -306,7 +353,8 @@ class AlterColumns:
 
     def apply(self, ctx: CommitContext) -> None:
         had = {col.name.lower() for col in self.old}
-        check_column_names(ctx, [col.name for col in self.new if col.name.lower() not in had])  # added, renamed
+        check_column_names(ctx, [col.name for col in self.new if col.name.lower() not in had],  # added, renamed
+                           table_id=self.table_id)
         before, after = _flatten(self.old), _flatten(self.new)
         c = T["ducklake_column"]
         ended = [cid for cid, row in before.items() if after.get(cid) != row]

@@ -37,6 +37,7 @@ DESCRIPTIONS = {
                               "(parquet)",
 }
 READ_ONLY = {"version", "created_by", "data_path", "encrypted"}
+DEFAULT_INLINING_ROW_LIMIT = 10  # data_inlining_row_limit when no option and no attach value sets it
 SIZE_OPTIONS = {"target_file_size", "parquet_row_group_size_bytes"}
 GLOBAL_ONLY = {"require_commit_message", "delete_older_than", "expire_older_than", "per_thread_output"}
 BOOLEAN_OPTIONS = {"auto_compact", "hive_file_pattern", "per_thread_output", "require_commit_message",
