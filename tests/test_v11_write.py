@@ -527,3 +527,24 @@ def test_binary_reads_our_encrypted_variant_lake_after_expire(tmp_path, spark):
         assert expired not in compare_variant_snapshots(lake, catalog, "e")
     finally:
         lake.close()
+
+
+def test_delete_files_after_a_migration_record_row_groups(tmp_path):
+    """A 1.0 lake migrated to 1.1: files written before keep a NULL row_group_count, a new (plain) delete file
+    records its Parquet row groups, as the binary does (test/sql/migration/v10_row_group_count.test)."""
+    catalog, data = f"sqlite:{tmp_path / 'm.sqlite'}", f"{tmp_path}/data/"
+    with DuckLake.attach(catalog, data, ducklake_version="1.0", data_inlining_row_limit=0) as lake:
+        lake.create_table("t", "i BIGINT")
+        lake.write(pa.table({"i": pa.array(range(1000), pa.int64())}), "t")
+        lake.delete("t", "i < 100")
+    with DuckLake.attach(catalog, data, automatic_migration=True, data_inlining_row_limit=0) as lake:
+        lake.write(pa.table({"i": pa.array(range(1000, 2000), pa.int64())}), "t")
+        lake.delete("t", "i >= 1900")
+        assert lake.read_arrow("t").num_rows == 1800
+        with lake.engine.connect() as conn:
+            files = conn.execute(sa.text("SELECT record_count, row_group_count FROM ducklake_data_file "
+                                         "ORDER BY data_file_id")).all()
+            deletes = conn.execute(sa.text("SELECT delete_count, row_group_count FROM ducklake_delete_file "
+                                           "ORDER BY delete_file_id")).all()
+    assert [tuple(r) for r in files] == [(1000, None), (1000, 1)]
+    assert [tuple(r) for r in deletes] == [(100, None), (100, 1)]

@@ -312,7 +312,8 @@ class DeleteRows:
                          "path_is_relative": is_rel, "format": paths.delete_file_format(d.path),
                          "delete_count": d.delete_count,
                          "file_size_bytes": d.file_size_bytes, "footer_size": d.footer_size,
-                         "encryption_key": d.encryption_key, "partial_max": None})
+                         "encryption_key": d.encryption_key, "partial_max": None,
+                         **v11_values(ctx.conn, row_group_count=d.row_group_count)})
         if rows:
             ctx.conn.execute(dl.insert(), rows)
         if self.inlined_file_deletes:
