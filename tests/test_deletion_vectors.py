@@ -109,3 +109,71 @@ def test_we_write_deletion_vectors_duckdb_reads_at_every_snapshot(catalog, tmp_p
     lake = DuckLake.attach(catalog, data, spark=spark)
     assert sorted(r.id for r in lake.read("t").collect()) == theirs == [i for i in expected[second] if i < 1900]
     lake.close()
+
+
+def _live_delete_files(lake: DuckLake) -> list[tuple]:
+    with lake.context.connect() as conn:
+        return [tuple(r) for r in conn.exec_driver_sql(
+            "SELECT format, delete_count, footer_size > 0, begin_snapshot, partial_max FROM ducklake_delete_file "
+            "WHERE end_snapshot IS NULL ORDER BY data_file_id").fetchall()]
+
+
+def _binary_counts(catalog: str, data: str, versions: list[int]) -> dict[int, int]:
+    from tests.support.ref11 import attach_sql, run
+
+    script = attach_sql(catalog, data) + "".join(
+        f"SELECT {v} AS v, count(*) AS n FROM lake.t AT (VERSION => {v});" for v in versions)
+    return {rows[0]["v"]: rows[0]["n"] for rows in run(script)}
+
+
+@pytest.mark.spark
+def test_11_vector_over_a_delete_file_keeps_a_blob_per_snapshot(tmp_path, spark):
+    """1.1 catalogs: a delete of a file that has a delete file writes a partial Puffin container (one cumulative
+    blob per snapshot, footer_size > 0, begin at the oldest deletion, partial_max the newest) in place of the old
+    file, as the 1.1 reference does (test/sql/delete/deletion_vector.test); 1.0 keeps one bare blob (above)."""
+    catalog, data = f"sqlite:{tmp_path / 'm.sqlite'}", f"{tmp_path}/data/"
+    lake = DuckLake.attach(catalog, data, spark=spark, ducklake_version="1.1-dev1", data_inlining_row_limit=0,
+                           write_deletion_vectors=True)
+    lake.write(spark.range(1000).coalesce(1), "t", mode="error")
+    lake.write(spark.range(15000, 16000).coalesce(1), "t")
+    created = lake.current_snapshot()
+    lake.delete("t", "id % 2 = 0")
+    evens = lake.current_snapshot()
+    lake.delete("t", "id < 100")
+    last = lake.current_snapshot()
+    assert _live_delete_files(lake) == [("puffin", 550, True, evens, last), ("puffin", 500, False, evens, None)]
+    counts = {v: lake.read("t", version=v).count() for v in (created, evens, last)}
+    assert counts == {created: 2000, evens: 1000, last: 950}
+    (container,) = [p for p in glob.glob(f"{data}**/*-delete.puffin", recursive=True)
+                    if len(dv.read_blobs(open(p, "rb").read())) > 1]
+    blobs = dv.read_blobs(open(container, "rb").read())
+    assert [(b.snapshot_id, b.positions.size) for b in blobs] == [(evens, 500), (last, 550)]
+    lake.close()
+    assert _binary_counts(catalog, data, [created, evens, last]) == counts
+
+
+@pytest.mark.spark
+def test_11_flush_writes_inlined_file_deletes_as_vectors(tmp_path, spark):
+    """1.1 catalogs with write_deletion_vectors: flushing inlined deletes of a file writes a Puffin container (the
+    1.1 reference; test/sql/delete/deletion_vector_inlined_flush.test), and a later flush merges into it."""
+    catalog, data = f"sqlite:{tmp_path / 'm.sqlite'}", f"{tmp_path}/data/"
+    lake = DuckLake.attach(catalog, data, spark=spark, ducklake_version="1.1-dev1", data_inlining_row_limit=10,
+                           write_deletion_vectors=True)
+    lake.write(spark.range(100).coalesce(1), "t", mode="error")
+    created = lake.current_snapshot()
+    lake.delete("t", "id = 0")
+    lake.delete("t", "id = 1")
+    assert not glob.glob(f"{data}**/*-delete.*", recursive=True)
+    lake.flush_inlined_data()
+    first = lake.current_snapshot()
+    (live,) = _live_delete_files(lake)
+    assert live[:3] == ("puffin", 2, True)
+    lake.delete("t", "id = 2")
+    lake.flush_inlined_data()
+    second = lake.current_snapshot()
+    (live,) = _live_delete_files(lake)
+    assert live[:3] == ("puffin", 3, True)
+    counts = {v: lake.read("t", version=v).count() for v in (created, first, second)}
+    assert counts == {created: 100, first: 98, second: 97}
+    lake.close()
+    assert _binary_counts(catalog, data, [created, first, second]) == counts

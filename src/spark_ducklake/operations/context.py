@@ -202,6 +202,7 @@ class LakeContext:
                 inlined_deletes=inlined_tables.inlined_deletes(conn, info.table_id, snap),
                 names_stable=reader.column_names_stable(conn, info.table_id),
                 deletion_vectors=self.writes_deletion_vectors(conn, info),
+                vector_history=catalog_is_v11(conn),
             )
 
     def writes_deletion_vectors(self, conn: sa.Connection, table: TableInfo) -> bool:

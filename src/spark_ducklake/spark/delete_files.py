@@ -69,11 +69,13 @@ class WrittenDeleteFile:
 
 
 def write_delete_files(spark, positions, targets: dict[str, DeleteTarget], table_path: str, *,
-                       vectors: bool = False, encrypted: bool = False) -> dict[str, WrittenDeleteFile]:
+                       vectors: bool = False, history: bool = False,
+                       encrypted: bool = False) -> dict[str, WrittenDeleteFile]:
     """One delete file per key of `positions` (columns `_dl_key`, `_dl_pos` and maybe `_dl_snap`; the key names a
     target), written in one Spark job: each key's positions meet in one task, which merges them with the target's
     old delete file and writes the result straight to its final name. Returns the files by key; on failure none
-    is left behind. `encrypted` (ENCRYPTED lakes): the files are encrypted as DuckDB's (encrypted/deletes.py)."""
+    is left behind. `encrypted` (ENCRYPTED lakes): the files are encrypted as DuckDB's (encrypted/deletes.py).
+    `history` (1.1 catalogs): a partial deletion-vector file keeps one blob per snapshot (`write_vectors`)."""
     suffix = "puffin" if vectors else "parquet"  # the lake's write_deletion_vectors option
     names = {key: f"{table_path}ducklake-{new_uuid()}-delete.{suffix}" for key in targets}
     if not (vectors or encrypted or SNAP in positions.columns or writes_in_place(table_path)) and all(
@@ -99,7 +101,8 @@ def write_delete_files(spark, positions, targets: dict[str, DeleteTarget], table
         # No stamp at all (a target an encrypted target's stamps came along with): as if the frame had none.
         snapshots = snaps if snaps is not None and snaps.null_count < len(snaps) else (
             target.snapshot if target.old is not None else None)
-        w = write_delete_file(names[key], target.data_path, group.column(POS), snapshots, target.old)
+        w = write_delete_file(names[key], target.data_path, group.column(POS), snapshots, target.old,
+                              history=history)
         return pa.table({KEY: [key], "path": [w.path], "delete_count": [w.delete_count],
                          "file_size_bytes": [w.file_size_bytes], "footer_size": [w.footer_size],
                          "first_snapshot": pa.array([w.first_snapshot], pa.int64()),
@@ -177,13 +180,13 @@ def _described(path: str) -> WrittenDeleteFile:
 
 
 def write_delete_file(path: str, data_path: str, positions, snapshots=None,
-                      old: DeleteFile | None = None, sink=None) -> WrittenDeleteFile:
+                      old: DeleteFile | None = None, sink=None, *, history: bool = False) -> WrittenDeleteFile:
     """Write the sorted, distinct positions of `data_path` to `path`.
 
     Without `snapshots` and `old` the file is plain. Otherwise it is partial: `snapshots` (an array, or one
     snapshot id for every position) says when each position was deleted, and the old file's positions are merged
     in with theirs; a position deleted twice keeps its first deletion. With `sink` (encrypted lakes) the file
-    goes there instead, and its sizes are left 0.
+    goes there instead, and its sizes are left 0. `history`: see `write_vectors` (Puffin files only).
     """
     pos = pa.chunked_array(positions).cast(pa.int64())
     if snapshots is None and old is None:
@@ -210,7 +213,7 @@ def write_delete_file(path: str, data_path: str, positions, snapshots=None,
     table = pa.table({"file_path": pa.array([data_path] * merged.num_rows, pa.string()),
                       "pos": merged.column("pos"), SNAPSHOT_ID_COLUMN: merged.column("snap_min")},
                      schema=pa.schema([_FILE_PATH, _POS, _SNAPSHOT]))
-    written = _write(path, table, sink)
+    written = _write(path, table, sink, history)
     written.first_snapshot = pc.min(table.column(SNAPSHOT_ID_COLUMN)).as_py()
     written.last_snapshot = pc.max(table.column(SNAPSHOT_ID_COLUMN)).as_py()
     return written
@@ -231,7 +234,8 @@ def restamp(path: str, before: int, after: int, key: str | None = None) -> Writt
     snaps = stored.column(SNAPSHOT_ID_COLUMN)
     fixed = pc.if_else(pc.equal(snaps, before), pa.scalar(after, pa.int64()), snaps)
     written = _write(path, pa.table({"file_path": stored.column("file_path"), "pos": stored.column("pos"),
-                                     SNAPSHOT_ID_COLUMN: fixed}, schema=pa.schema([_FILE_PATH, _POS, _SNAPSHOT])))
+                                     SNAPSHOT_ID_COLUMN: fixed}, schema=pa.schema([_FILE_PATH, _POS, _SNAPSHOT])),
+                     history=True)  # only partial files are restamped: 1.1 catalogs' for Puffin files
     written.first_snapshot = pc.min(fixed).as_py()
     written.last_snapshot = pc.max(fixed).as_py()
     return written
@@ -273,12 +277,12 @@ def snapshot_range(path: str) -> tuple[int, int] | None:
     return (min(lows), max(highs)) if lows else None
 
 
-def _write(path: str, table: pa.Table, sink=None) -> WrittenDeleteFile:
+def _write(path: str, table: pa.Table, sink=None, history: bool = False) -> WrittenDeleteFile:
     if sink is not None:
         pq.write_table(table, sink)
         return WrittenDeleteFile(path, table.num_rows, 0, 0)
     if path.endswith(".puffin"):  # write_deletion_vectors: the same rows as Iceberg deletion vectors
-        return WrittenDeleteFile(path, *write_vectors(path, table))
+        return WrittenDeleteFile(path, *write_vectors(path, table, history))
     fs, inner = filesystem(path)
     with fs.open_output_stream(inner) as out:
         pq.write_table(table, out)

@@ -87,10 +87,12 @@ def stage_deletes(spark, plan: ScanPlan, matches, inline_limit: int) -> DeletePl
                    for fid in rest}
         new = matches.where(F.col(FILE).isin(list(rest))).select(F.col(FILE).cast("string").alias(KEY), POS)
         written = write_delete_files(spark, new, targets, plan.table.path, vectors=plan.deletion_vectors,
+                                     history=plan.vector_history,
                                      encrypted=any(files[fid].encryption_key for fid in rest))
+        replaced = not plan.deletion_vectors or plan.vector_history  # else a bare vector of every position
         result.delete_files = [
             NewDeleteFile(int(key), w.path, w.delete_count, w.file_size_bytes, w.footer_size,
-                          replaces=None if plan.deletion_vectors else targets[key].old, first_snapshot=w.first_snapshot,
+                          replaces=targets[key].old if replaced else None, first_snapshot=w.first_snapshot,
                           predicted_snapshot=targets[key].snapshot,
                           encryption_key=w.encryption_key, row_group_count=w.row_group_count)
             for key, w in written.items()]

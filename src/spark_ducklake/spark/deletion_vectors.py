@@ -246,13 +246,22 @@ def as_positional(path: str, begin_snapshot: int, last_snapshot: int | None) -> 
     return pa.table({"pos": pa.array(positions[order]), SNAPSHOT_ID_COLUMN: pa.array(snapshots[order])})
 
 
-def write_vectors(path: str, table: pa.Table) -> tuple[int, int, int]:
-    """Write a delete file's positions (column `pos`) at `path` as one bare deletion vector, as DuckDB 1.5.5 writes
-    and reads them: a new vector holds every position deleted so far and replaces the old file from its snapshot
-    on (no partial files: 1.5.5 reads no multi-blob Puffin container). Returns (positions, bytes, footer size)."""
+def write_vectors(path: str, table: pa.Table, history: bool = False) -> tuple[int, int, int]:
+    """Write a delete file's positions (column `pos`) at `path`; returns (positions, bytes, footer size).
+
+    Without `history` (1.0 catalogs) one bare deletion vector, as DuckDB 1.5.5 writes and reads them: a new vector
+    holds every position deleted so far and replaces the old file from its snapshot on (1.5.5 reads no multi-blob
+    Puffin container). With `history` (1.1 catalogs) and positions deleted at several snapshots (the column
+    `_ducklake_internal_snapshot_id` of a partial file), a Puffin container of cumulative blobs, one per snapshot,
+    as the 1.1 reference writes a partial deletion-vector file."""
     positions = table.column("pos").to_numpy().astype(np.int64)
     data_file = table.column("file_path")[0].as_py() if table.num_rows else ""
-    raw, footer = write_puffin([Blob(None, np.unique(positions))], data_file)
+    blobs = [Blob(None, np.unique(positions))]
+    if history and SNAPSHOT_ID_COLUMN in table.column_names:
+        snapshots = table.column(SNAPSHOT_ID_COLUMN).to_numpy().astype(np.int64)
+        if np.unique(snapshots).size > 1:
+            blobs = [Blob(int(s), np.unique(positions[snapshots <= s])) for s in np.unique(snapshots)]
+    raw, footer = write_puffin(blobs, data_file)
     fs, inner = filesystem(path)
     with fs.open_output_stream(inner) as out:
         out.write(raw)

@@ -23,6 +23,9 @@ class ScanPlan:
     inlined_deletes: dict[int, list[int]]
     names_stable: bool
     deletion_vectors: bool = False  # the write_deletion_vectors option: new delete files are Puffin files
+    # 1.1 catalogs: a new Puffin file for a data file that has a delete file is partial (one blob per snapshot, the
+    # old file replaced in every snapshot), as the 1.1 reference writes it; 1.0 (DuckDB 1.5.5): a bare blob.
+    vector_history: bool = False
 
     def to_dataframe(self, spark, *, row_ids: bool = False, positions: bool = False,
                      virtual: tuple[str, ...] = ()):

@@ -337,8 +337,10 @@ class DeleteRows:
             if d.predicted_snapshot != ctx.snapshot_id:  # others committed first: the foreseen id is taken
                 # ENCRYPTED lakes: rewritten by Spark with the same key, so a retried commit's key stays valid.
                 # restamp is set whenever a file has `replaces` (__post_init__ checks it)
+                # Deletion vectors stay plaintext on ENCRYPTED lakes (their key is recorded, never used).
+                encrypted = d.encryption_key and not d.path.endswith(".puffin")
                 fixed = (self.restamp(d.path, d.predicted_snapshot, ctx.snapshot_id, d.encryption_key)  # type: ignore[misc]
-                         if d.encryption_key else self.restamp(d.path, d.predicted_snapshot, ctx.snapshot_id))  # type: ignore[misc]
+                         if encrypted else self.restamp(d.path, d.predicted_snapshot, ctx.snapshot_id))  # type: ignore[misc]
                 d.file_size_bytes, d.footer_size, d.first_snapshot = (fixed.file_size_bytes, fixed.footer_size,
                                                                       fixed.first_snapshot)
                 d.predicted_snapshot = ctx.snapshot_id

@@ -100,9 +100,11 @@ def stage_positions(plan: ScanPlan, matches: pa.Table, inline_limit: int) -> Del
             suffix = "puffin" if plan.deletion_vectors else "parquet"  # write_deletion_vectors
             path = f"{plan.table.path}ducklake-{new_uuid()}-delete.{suffix}"
             written.append(path)
-            w = write_delete_file(path, data_file.path, mine, snapshot if old is not None else None, old)
+            w = write_delete_file(path, data_file.path, mine, snapshot if old is not None else None, old,
+                                  history=plan.vector_history)
+            replaced = not plan.deletion_vectors or plan.vector_history  # else a bare vector of every position
             result.delete_files.append(NewDeleteFile(fid, w.path, w.delete_count, w.file_size_bytes, w.footer_size,
-                                                     replaces=None if plan.deletion_vectors else old,
+                                                     replaces=old if replaced else None,
                                                      first_snapshot=w.first_snapshot,
                                                      predicted_snapshot=snapshot,
                                                      row_group_count=w.row_group_count))

@@ -261,7 +261,12 @@ def _write_deletes(ctx: LakeContext, work: list[_TableFlush], placed_by_table: l
         if not parts:
             continue
         frame = parts[0] if len(parts) == 1 else parts[0].unionByName(parts[1])
-        written = write_delete_files(spark, frame, targets, flush.table.path, encrypted=flush.options.encrypted)
+        with ctx.connect() as conn:
+            # 1.1 catalogs with write_deletion_vectors: Puffin files of one blob per snapshot, as the 1.1 reference
+            # flushes; DuckDB 1.5.5 (1.0 catalogs) flushes deletes to Parquet whatever the option says.
+            vectors = catalog_is_v11(conn) and ctx.writes_deletion_vectors(conn, flush.table)
+        written = write_delete_files(spark, frame, targets, flush.table.path, vectors=vectors, history=vectors,
+                                     encrypted=flush.options.encrypted)
         staged += [w.path for w in written.values()]
         for key, w in written.items():
             existing = key.startswith("file:")
