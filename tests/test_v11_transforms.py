@@ -234,3 +234,29 @@ def test_spark_write_days_and_shared_names(tmp_path, spark):
     rows = run(attach_sql(f"sqlite:{tmp_path / 'meta.sqlite'}") + "SELECT count(*) AS n FROM lake.t "
                "WHERE ts >= TIMESTAMP '2024-01-02' AND ts < TIMESTAMP '2024-01-03';")
     assert rows[0][0]["n"] == 24
+
+
+@pytest.mark.spark
+def test_timestamp_ns_literals_and_epoch_flush(tmp_path, spark):
+    """Spark has no nanosecond timestamps: `TIMESTAMP_NS '...'` literals (and casts) are taken as microsecond
+    timestamps, the precision a timestamp_ns column reads at, and a flush of its inlined rows writes them as an
+    INSERT does (Parquet TIMESTAMP(MICROS)), floored into epoch partitions as the reference floors them
+    (test/sql/partitioning/epoch_transforms.test); the binary reads the flushed files."""
+    catalog, data = f"sqlite:{tmp_path / 'm.sqlite'}", f"{tmp_path}/data/"
+    lake = DuckLake.attach(catalog, data, spark=spark, ducklake_version="1.1-dev1")
+    lake.sql("CREATE TABLE ns_tbl(id INTEGER, ts TIMESTAMP_NS)", dialect="duckdb")
+    lake.sql("ALTER TABLE ns_tbl SET PARTITIONED BY (epoch_hour(ts))", dialect="duckdb")
+    lake.sql("INSERT INTO ns_tbl VALUES (1, TIMESTAMP_NS '1969-12-31 23:59:59.999999999'), "
+             "(2, TIMESTAMP_NS '1970-01-01 00:59:59.999999999'), (3, '1970-01-01 00:00:00.000000001'::TIMESTAMP_NS)",
+             dialect="duckdb")
+    lake.flush_inlined_data()
+    values = lake.sql("SELECT partition_value, count(*) AS n FROM __ducklake_metadata_lake.ducklake_file_partition_"
+                      "value GROUP BY 1 ORDER BY 1", dialect="duckdb").collect()
+    assert [(r[0], r[1]) for r in values] == [("-1", 1), ("0", 1)]
+    expected = [(1, dt.datetime(1969, 12, 31, 23, 59, 59, 999999)), (2, dt.datetime(1970, 1, 1, 0, 59, 59, 999999)),
+                (3, dt.datetime(1970, 1, 1))]
+    assert [tuple(r) for r in lake.sql("SELECT id, ts FROM ns_tbl ORDER BY id", dialect="duckdb").collect()] == expected
+    lake.close()
+    rows = run(attach_sql(catalog, data) + "SELECT id, CAST(ts AS VARCHAR) AS ts FROM lake.ns_tbl ORDER BY id;")[-1]
+    assert [(r["id"], r["ts"]) for r in rows] == [(1, "1969-12-31 23:59:59.999999"), (2, "1970-01-01 00:59:59.999999"),
+                                                   (3, "1970-01-01 00:00:00")]

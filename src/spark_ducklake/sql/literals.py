@@ -1,6 +1,8 @@
 """DuckDB value literals Spark lacks, rewritten before sqlglot writes Spark SQL: `MAP {'k': v, ...}` (sqlglot
-keeps it as `MAP STRUCT(...)`, which Spark cannot parse) becomes Spark's `MAP('k', v, ...)`; VALUES typed as their
-columns (a VARIANT column's values made variants)."""
+keeps it as `MAP STRUCT(...)`, which Spark cannot parse) becomes Spark's `MAP('k', v, ...)`; casts to TIMESTAMP_NS
+(Spark has no nanosecond timestamps) become casts to TIMESTAMP_NTZ, whose microseconds are what a timestamp_ns
+column reads as (docs/types.md; Spark drops the further digits); VALUES typed as their columns (a VARIANT column's
+values made variants)."""
 
 from __future__ import annotations
 
@@ -11,6 +13,9 @@ from ..errors import UnsupportedSqlError
 
 def duckdb_literals(tree: exp.Expression) -> exp.Expression:
     """Rewrite the literals of `tree` (in place; returned)."""
+    for dtype in list(tree.find_all(exp.DataType)):
+        if dtype.this == exp.DataType.Type.TIMESTAMP_NS:  # `TIMESTAMP_NS '...'`, `::TIMESTAMP_NS`
+            dtype.replace(exp.DataType.build("TIMESTAMP_NTZ", dialect="spark"))
     for node in list(tree.find_all(exp.ToMap)):
         struct = node.this
         if not isinstance(struct, exp.Struct):

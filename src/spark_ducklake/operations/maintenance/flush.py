@@ -90,7 +90,8 @@ def stage_flush(ctx: LakeContext, schema_name: str | None, table_name: str | Non
     `sort_keys` (table id -> keys) replaces the catalog's then (an open transaction's SET SORTED BY)."""
     with ctx.engine.connect() as conn:
         work = [w for w in (_collect(conn, t, read_snapshot, sort_keys) for t in maintained_tables(
-            ctx, conn, read_snapshot, schema=schema_name, table=table_name, function="flush_inlined_data")) if w]
+            ctx, conn, read_snapshot, schema=schema_name, table=table_name, function="flush_inlined_data",
+            flush=True)) if w]
     if not work:
         return [], [], []
     per_thread = str(ctx.option("per_thread_output") or "false").lower() in ("true", "1")
@@ -131,7 +132,7 @@ def _collect(conn: sa.Connection, table: TableInfo, read_snapshot: int,
         at = begins.get(version)
         columns = table.columns if at is None else reader.load_columns(conn, [table.table_id], at).get(
             table.table_id, table.columns)
-        if not spark_writable(columns) or not sa.inspect(conn).has_table(name):
+        if not spark_writable(columns, flush=True) or not sa.inspect(conn).has_table(name):
             continue
         rows = _version_rows(conn, table.table_id, name, version, columns, read_snapshot)
         if rows is not None:

@@ -22,21 +22,28 @@ log = logging.getLogger(__name__)
 # DuckLake types Spark writes as themselves; tables with others (uuid, time, unsigned, ...) are left alone.
 _WRITABLE = {"boolean", "int8", "int16", "int32", "int64", "float32", "float64", "varchar", "blob", "date",
              "timestamp", "timestamptz", "list", "struct", "map", "geometry"}  # geometry: spark_types.write_column
+# Also writable by a flush: inlined rows become new files, written as an INSERT writes them (timestamp_ns: Parquet
+# TIMESTAMP(MICROS), the precision Spark and our inlined reads have). A compaction would lose the nanoseconds of
+# files DuckDB wrote, so it leaves such tables alone.
+_FLUSH_WRITABLE = _WRITABLE | {"timestamp_ns"}
 
 
-def spark_writable(columns: list[Column]) -> bool:
-    """Whether Spark can write every column in its own DuckLake type (so rewriting a file keeps its types)."""
-    return not _unwritable(columns)
+def spark_writable(columns: list[Column], *, flush: bool = False) -> bool:
+    """Whether Spark can write every column in its own DuckLake type (so rewriting a file keeps its types);
+    `flush`: for new files of inlined rows."""
+    return not _unwritable(columns, flush)
 
 
-def _unwritable(columns: list[Column]) -> list[str]:
+def _unwritable(columns: list[Column], flush: bool = False) -> list[str]:
+    writable = _FLUSH_WRITABLE if flush else _WRITABLE
     return sorted({f"{c.name} ({c.type})" for top in columns for c in top.walk()
-                   if c.type not in _WRITABLE and not c.type.startswith("decimal(")})
+                   if c.type not in writable and not c.type.startswith("decimal(")})
 
 
 def maintained_tables(ctx: LakeContext, conn: sa.Connection, snapshot_id: int, *, schema: str | None = None,
-                      table: str | None = None, function: str) -> list[TableInfo]:
-    """The named table, else every table (of `schema`) whose `auto_compact` option is not false."""
+                      table: str | None = None, function: str, flush: bool = False) -> list[TableInfo]:
+    """The named table, else every table (of `schema`) whose `auto_compact` option is not false; only those Spark
+    can write (`flush`: see spark_writable)."""
     if table is not None:
         schema_name, name = (schema, table) if schema is not None else split_name(table)
         found = [reader.find_table(conn, snapshot_id, ctx.data_path, schema_name, name)]
@@ -47,11 +54,11 @@ def maintained_tables(ctx: LakeContext, conn: sa.Connection, snapshot_id: int, *
         found = [t for t in reader.list_tables(conn, snapshot_id, ctx.data_path, schema=schema)
                  if str(reader.option_value(rows, "auto_compact", table_id=t.table_id, schema_id=t.schema_id)
                         or "true").lower() not in ("false", "0")]
-    writable = [t for t in found if spark_writable(t.columns)]
+    writable = [t for t in found if spark_writable(t.columns, flush=flush)]
     for t in found:
         if t not in writable:
             message = (f"{function} cannot rewrite {t.qualified_name}: Spark cannot write columns "
-                       f"{', '.join(_unwritable(t.columns))} in their DuckDB types")
+                       f"{', '.join(_unwritable(t.columns, flush))} in their DuckDB types")
             if table is not None:
                 raise SchemaMismatchError(message)
             log.warning("%s; skipped", message)
