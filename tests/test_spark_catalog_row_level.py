@@ -48,6 +48,7 @@ SCRIPT = textwrap.dedent("""
     rows("after_delete")
     run("delete_inlined", "DELETE FROM lake.s.t WHERE id = 1001")  # an inlined row
     rows("after_delete_inlined")
+    run("failed", "UPDATE lake.s.t SET name = raise_error('boom') WHERE id = 7")  # no snapshot, no file left
     run("update", "UPDATE lake.s.t SET name = 'u', score = score + 1 WHERE id % 10 = 5 OR id = 1000")
     rows("after_update")
     run("src", "CREATE TABLE lake.s.src AS SELECT * FROM VALUES (1L, 'm', 7), (2L, 'gone', 0), (500L, 'new', 5) "
@@ -58,7 +59,7 @@ SCRIPT = textwrap.dedent("""
                  "WHEN NOT MATCHED THEN INSERT * "
                  "WHEN NOT MATCHED BY SOURCE AND t.id >= 1000 THEN UPDATE SET score = -1")
     rows("after_merge")
-    run("delete_all", "DELETE FROM lake.s.src")
+    run("delete_all", "DELETE FROM lake.s.src")  # no scan: the table is truncated
     run("src_after", "SELECT count(*) FROM lake.s.src")
     run("delete_none", "DELETE FROM lake.s.t WHERE id < 0")
     # a partitioned table (written with the Python API): DELETE and UPDATE work, a MERGE that may insert is refused
@@ -112,6 +113,7 @@ def test_delete_update_merge_through_plain_spark_sql(tmp_path):
     rows[1000][2] = rows[1002][2] = -1
     assert out["after_merge"] == sorted(rows.values())
     assert out["src_after"] == [[0]]
+    assert "boom" in out["failed"]
     moved = [i + 100 for i in range(2, 40, 4)]  # the eu rows (even ids) the DELETE left, now us
     assert out["p_delete"] == [] and out["p_update"] == []
     assert out["p_rows"] == [["us", 30, sum(range(1, 40, 2)) + sum(moved)]], out["p_rows"]
@@ -130,7 +132,7 @@ def test_delete_update_merge_through_plain_spark_sql(tmp_path):
         ["inlined_delete", "tables_deleted_from", "tables_inserted_into"],  # UPDATE: 21 rows, new versions a file
         ["inlined_insert", "tables_created"],  # the merge source (CTAS of three rows: inlined)
         ["inlined_delete", "inlined_insert"],  # MERGE: 3 updates, 1 delete, 1 insert (few rows: inlined)
-        ["inlined_delete"]], changes  # DELETE FROM src (its three rows were inlined)
+        ["inlined_delete", "tables_deleted_from"]], changes  # DELETE FROM src: truncated as INSERT OVERWRITE does
     assert sorted(tuple(r.values()) for r in lake.read_arrow("s.t").to_pylist()) == expected
     assert lake.read_arrow("s.src").num_rows == 0
     leftovers = [os.path.join(root, name) for root, dirs, files in os.walk(data) for name in dirs + files

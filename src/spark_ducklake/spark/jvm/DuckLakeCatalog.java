@@ -66,6 +66,7 @@ import org.apache.spark.sql.connector.catalog.Table;
 import org.apache.spark.sql.connector.catalog.TableCapability;
 import org.apache.spark.sql.connector.catalog.TableCatalog;
 import org.apache.spark.sql.connector.catalog.TableChange;
+import org.apache.spark.sql.connector.catalog.TruncatableTable;
 import org.apache.spark.sql.connector.catalog.procedures.UnboundProcedure;
 import org.apache.spark.sql.connector.expressions.Literal;
 import org.apache.spark.sql.connector.expressions.NamedReference;
@@ -484,7 +485,7 @@ public class DuckLakeCatalog implements StagingTableCatalog, SupportsNamespaces,
 
     /** A lake table at one snapshot (resolved when Spark loaded it), read with Spark's Parquet scan. */
     static final class LakeTable implements Table, SupportsRead, SupportsWrite, SupportsRowLevelOperations,
-            SupportsMetadataColumns {
+            SupportsMetadataColumns, TruncatableTable {
         private final DuckLakeCatalog catalog;
         private final Identifier ident;
         private final StructType schema;
@@ -539,6 +540,13 @@ public class DuckLakeCatalog implements StagingTableCatalog, SupportsNamespaces,
         @Override
         public RowLevelOperationBuilder newRowLevelOperationBuilder(RowLevelOperationInfo info) {
             return () -> new DuckLakeRowLevel.Operation(catalog, ident, snapshot, this, info.command());
+        }
+
+        /** DELETE FROM without WHERE (and TRUNCATE TABLE): every row goes, nothing is scanned. */
+        @Override
+        public boolean truncateTable() {
+            DuckLakeRowLevel.truncate(catalog, ident);
+            return true;
         }
 
         /** Spark's Parquet scan of the files the catalog plans for the pushed filters (pruned by its statistics);

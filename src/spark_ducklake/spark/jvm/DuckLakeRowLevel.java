@@ -497,6 +497,15 @@ final class DuckLakeRowLevel {
         }
     }
 
+    /** Every row of the table deleted in one snapshot without a scan, as INSERT OVERWRITE replaces them all. */
+    static void truncate(DuckLakeCatalog catalog, Identifier ident) {
+        ObjectNode ask = DuckLakeCatalog.tableRequest("commit_write", ident);
+        ask.put("staging", "");
+        ask.put("mode", "truncate");
+        ask.putArray("files");
+        catalog.service().call(ask);
+    }
+
     /** The service's `deletes` (data file path: deleted positions) as the reader looks them up. */
     static HashMap<String, long[]> deletes(JsonNode reply) {
         HashMap<String, long[]> out = new HashMap<>();
