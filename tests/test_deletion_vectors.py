@@ -6,6 +6,7 @@ from __future__ import annotations
 import glob
 
 import numpy as np
+import pyarrow as pa
 import pytest
 
 from spark_ducklake import DuckLake
@@ -177,3 +178,33 @@ def test_11_flush_writes_inlined_file_deletes_as_vectors(tmp_path, spark):
     assert counts == {created: 100, first: 98, second: 97}
     lake.close()
     assert _binary_counts(catalog, data, [created, first, second]) == counts
+
+
+@pytest.mark.spark
+def test_11_vector_container_restamped_when_another_commit_takes_its_snapshot(tmp_path, spark):
+    """A partial Puffin container names the snapshot its commit expects; when another commit takes that id first,
+    its blob is restamped (the referenced data file kept), so time travel to the other commit still sees the rows."""
+    catalog, data = f"sqlite:{tmp_path / 'm.sqlite'}", f"{tmp_path}/data/"
+    lake = DuckLake.attach(catalog, data, spark=spark, ducklake_version="1.1-dev1", data_inlining_row_limit=0,
+                           write_deletion_vectors=True)
+    lake.write(spark.range(100).coalesce(1), "t", mode="error")
+    lake.delete("t", "id < 10")
+    first = lake.plan_scan("t").files[0]
+    with lake.transaction() as tx:
+        tx.delete("t", "id BETWEEN 50 AND 59")
+        other = DuckLake.attach(catalog, data, ducklake_version="1.1-dev1")
+        taken = other.write(pa.table({"x": pa.array([1], pa.int64())}), "u", mode="error")
+        other.close()
+    deleted_at = lake.current_snapshot()
+    assert deleted_at == taken + 1
+    delete_file = lake.plan_scan("t").files[0].delete_file
+    assert (delete_file.begin_snapshot, delete_file.partial_max, delete_file.delete_count) == (
+        first.delete_file.begin_snapshot, deleted_at, 20)
+    raw = open(delete_file.path, "rb").read()
+    assert [(b.snapshot_id, b.positions.size) for b in dv.read_blobs(raw)] == [
+        (first.delete_file.begin_snapshot, 10), (deleted_at, 20)]
+    assert dv.referenced_data_file(raw) == first.path
+    counts = {v: lake.read("t", version=v).count() for v in (taken, deleted_at)}
+    assert counts == {taken: 90, deleted_at: 80}
+    lake.close()
+    assert _binary_counts(catalog, data, [taken, deleted_at]) == counts

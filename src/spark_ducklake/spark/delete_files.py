@@ -23,7 +23,7 @@ from ..spec.model import DeleteFile
 from ..spec.uuid7 import new_uuid
 from . import session
 from .columns import POS
-from .deletion_vectors import as_positional, write_vectors
+from .deletion_vectors import as_positional, read_file, referenced_data_file, write_vectors
 from .encrypted.deletes import merge_encrypted_olds, restamp_encrypted, write_encrypted_delete_files
 from .encrypted.write import new_key
 from .paths import delete_paths, filesystem, writes_in_place
@@ -228,7 +228,8 @@ def restamp(path: str, before: int, after: int, key: str | None = None) -> Writt
     fs, inner = filesystem(path)
     if path.endswith(".puffin"):  # every blob of a partial vector file names its snapshot
         stored = as_positional(path, before, None)
-        stored = stored.append_column("file_path", pa.array([""] * stored.num_rows, pa.string()))
+        data_file = referenced_data_file(read_file(path))
+        stored = stored.append_column("file_path", pa.array([data_file] * stored.num_rows, pa.string()))
     else:
         stored = pq.read_table(inner, filesystem=fs)
     snaps = stored.column(SNAPSHOT_ID_COLUMN)

@@ -188,6 +188,17 @@ def write_puffin(blobs: list[Blob], data_file_path: str) -> tuple[bytes, int]:
     return bytes(out), len(payload) + 16
 
 
+def referenced_data_file(data: bytes) -> str:
+    """The data file a Puffin container's first blob names (`referenced-data-file`); '' for a bare blob."""
+    if data[:4] != PUFFIN_MAGIC or len(data) < 16:
+        return ""
+    payload_size = struct.unpack_from("<I", data, len(data) - 12)[0]
+    footer = json.loads(data[len(data) - 12 - payload_size:len(data) - 12])
+    for entry in footer.get("blobs", []):
+        return str((entry.get("properties") or {}).get("referenced-data-file", ""))
+    return ""
+
+
 def attributed_positions(blobs: list[Blob], begin_snapshot: int, last_snapshot: int | None) -> tuple[
         np.ndarray, np.ndarray]:
     """(positions, the snapshot that deleted each): a position belongs to the first blob that holds it. A blob
