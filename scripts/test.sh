@@ -44,19 +44,16 @@ lane_catalog() { SPARK_DUCKLAKE_TEST_NO_SPARK=1 "${pytest[@]}" -m "not spark and
 lane_local() { "${pytest[@]}" -m "spark and not cluster and not s3" "$@"; }
 lane_connect() {
     # Small-data threshold 0: every operation moves its data through Connect, none takes the in-process pyarrow
-    # path the other lanes (and users) get for small data.
-    # The catalog plugin's Spark tests start a classic session of their own (the plugin is a JVM class): over
-    # Connect they would run the same again.
-    SPARK_DUCKLAKE_SMALL_DATA_BYTES=0 SPARK_DUCKLAKE_TEST_CONNECT=1 "${pytest[@]}" -m "spark and not cluster and not s3" \
-        --deselect tests/test_concurrency.py \
-        --deselect tests/test_spark_catalog.py::test_plain_spark_sql_reads_lake_tables_through_the_catalog \
-        --deselect tests/test_spark_catalog_writes.py::test_ddl_and_writes_through_plain_spark_sql \
-        --deselect tests/test_spark_catalog_procedures.py::test_call_procedures_through_plain_spark_sql \
-        --deselect tests/test_spark_catalog_row_level.py::test_delete_update_merge_through_plain_spark_sql "$@"
+    # path the other lanes (and users) get for small data. Tests with a `catalog` case per backend run on SQLite
+    # only: the backend does not change how data moves. Tests marked `own_session` (the catalog plugin's, a JVM
+    # class) start a classic session of their own: over Connect they would run the same again.
+    SPARK_DUCKLAKE_SMALL_DATA_BYTES=0 SPARK_DUCKLAKE_TEST_CONNECT=1 SPARK_DUCKLAKE_TEST_BACKENDS=sqlite \
+        "${pytest[@]}" -m "spark and not cluster and not s3 and not own_session" --deselect tests/test_concurrency.py "$@"
 }
 lane_user() {
     bash scripts/cluster.sh worker-venv "$state/cluster" >/dev/null || return 1
-    SPARK_DUCKLAKE_TEST_SESSION=user SPARK_DUCKLAKE_WORKER_VENV="$state/cluster/worker-venv" \
+    # Tests with a `catalog` case per backend run on SQLite only, as in the Connect lane.
+    SPARK_DUCKLAKE_TEST_SESSION=user SPARK_DUCKLAKE_WORKER_VENV="$state/cluster/worker-venv" SPARK_DUCKLAKE_TEST_BACKENDS=sqlite \
         "${pytest[@]}" tests/test_user_session.py tests/test_interop.py tests/test_delete.py tests/test_merge.py \
         tests/test_transaction.py tests/test_flush.py tests/test_partitioning.py tests/test_readme_tour.py "$@"
 }

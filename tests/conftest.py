@@ -109,6 +109,14 @@ def mysql_catalog(new_mysql_catalog):
 SPARK_FIXTURES = frozenset({"spark", "connect_url", "cluster"})
 # Set by scripts/test.sh's `catalog` lane; `-m "not spark ..."` alone does it too (see _spark_free).
 NO_SPARK_ENV = "SPARK_DUCKLAKE_TEST_NO_SPARK"
+# Set by scripts/test.sh's Connect and user lanes: the catalog backends their `catalog` cases run on.
+BACKENDS_ENV = "SPARK_DUCKLAKE_TEST_BACKENDS"
+
+
+def _backend(item) -> str | None:
+    """The catalog backend of a test's `catalog` case, or None when it has none."""
+    callspec = getattr(item, "callspec", None)
+    return None if callspec is None else callspec.params.get("catalog")
 
 
 @pytest.hookimpl(tryfirst=True)  # before pytest's own `-m` selection, which must see the `spark` marks
@@ -119,8 +127,12 @@ def pytest_collection_modifyitems(config, items):
     for item in items:
         if SPARK_FIXTURES.intersection(getattr(item, "fixturenames", ())):
             item.add_marker(pytest.mark.spark)
-    dropped = [item for item in items if item.get_closest_marker("not_on_mysql")
-               and getattr(item, "callspec", None) is not None and item.callspec.params.get("catalog") == "mysql"]
+    dropped = [item for item in items if _backend(item) == "mysql" and item.get_closest_marker("not_on_mysql")]
+    # The Connect and user lanes test how data moves, which no catalog backend changes: they run the `catalog`
+    # cases on the backends SPARK_DUCKLAKE_TEST_BACKENDS names (the local lane runs them on all four).
+    kept = {None, *os.environ[BACKENDS_ENV].split(",")} if os.environ.get(BACKENDS_ENV) else None
+    if kept is not None:
+        dropped += [item for item in items if _backend(item) not in kept and item not in dropped]
     if dropped:
         config.hook.pytest_deselected(items=dropped)
         gone = {id(item) for item in dropped}

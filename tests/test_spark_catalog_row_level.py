@@ -79,6 +79,7 @@ def _child_env() -> dict[str, str]:
 
 
 @pytest.mark.spark
+@pytest.mark.own_session
 def test_delete_update_merge_through_plain_spark_sql(tmp_path):
     if not CATALOG_JAR.is_file():
         assert not os.environ.get("CI"), "CI builds the catalog plugin's jar (scripts/build_jar.sh)"
