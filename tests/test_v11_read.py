@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import datetime as dt
 import math
+import sqlite3
 
 import pyarrow as pa
 import pytest
@@ -63,14 +64,16 @@ COMMENT ON COLUMN lake.v.label IS 'second label';
 _TABLES = ("t", "p", "dv")
 
 
-def _make_lake(catalog: str, data: str) -> None:
-    """The history above, as the 1.1 reference writes it (small inserts inlined; p and dv always in files)."""
+def _make_lake(catalog: str, data: str) -> str:
+    """The history above, as the 1.1 reference writes it (small inserts inlined; p and dv always in files), in one
+    run of the binary; returns `catalog`."""
     first, rest = _HISTORY.split("CREATE TABLE lake.p", 1)
     second, third = rest.split("CREATE TABLE lake.dv", 1)
-    run(attach_sql(catalog, data, data_inlining_row_limit=10) + first)
-    run(attach_sql(catalog, data, data_inlining_row_limit=0) + "CREATE TABLE lake.p" + second)
-    run(attach_sql(catalog, data, data_inlining_row_limit=0, write_deletion_vectors=True) + "CREATE TABLE lake.dv"
+    run(attach_sql(catalog, data, data_inlining_row_limit=10) + first + "DETACH lake;"
+        + attach_sql(catalog, data, data_inlining_row_limit=0) + "CREATE TABLE lake.p" + second + "DETACH lake;"
+        + attach_sql(catalog, data, data_inlining_row_limit=0, write_deletion_vectors=True) + "CREATE TABLE lake.dv"
         + third)
+    return catalog
 
 
 def _norm(value):
@@ -128,34 +131,52 @@ def _check_every_snapshot(lake: DuckLake, catalog: str, table: str) -> int:
 
 
 def _check_changes(lake: DuckLake, catalog: str, table: str) -> None:
-    """The change feed over the whole history and over each single snapshot."""
+    """Our change feed over the whole history and over each single snapshot. The -O1 binary takes a while per
+    query, so it is asked once per run of snapshots with the same columns (a feed is printed in the columns of its
+    last snapshot); each change row carries its snapshot, which gives every single snapshot's feed."""
     first = lake.table_info(table).begin_snapshot
     last = lake.current_snapshot()
-    ranges = [(first, last)] + [(v, v) for v in range(first, last + 1)]
+    singles = {v: lake.table_changes_arrow(table, v, v) for v in range(first, last + 1)}
+    runs: list[list[int]] = []
+    for v, feed in singles.items():
+        if runs and singles[runs[-1][0]].column_names == feed.column_names:
+            runs[-1].append(v)
+        else:
+            runs.append([v])
+    ranges = [(first, last)] + [(r[0], r[-1]) for r in runs]
     parts = [f"SELECT list(x) AS rows FROM (SELECT * FROM lake.table_changes('{table}', {a}, {b})) x;"
              for a, b in ranges]
-
     results = [(r[0]["rows"] or []) for r in run(attach_sql(catalog) + "\n".join(parts))]
-    columns = lake.table_info(table).columns
-    kinds = {c.name: "tz" for c in columns if c.type == "timestamptz"}
-    for (a, b), theirs in zip(ranges, results, strict=True):
-        ours = lake.table_changes_arrow(table, a, b)
-        assert _ours(ours) == _theirs(theirs, ours.column_names, kinds), f"table_changes({table}, {a}, {b})"
+    theirs = dict(zip(ranges, results, strict=True))
+    kinds = {c.name: "tz" for c in lake.table_info(table).columns if c.type == "timestamptz"}
+    whole = lake.table_changes_arrow(table, first, last)
+    assert _ours(whole) == _theirs(theirs[(first, last)], whole.column_names, kinds), f"table_changes({table})"
+    for (a, b), snapshots in zip(ranges[1:], runs, strict=True):
+        for v in snapshots:
+            rows = [row for row in theirs[(a, b)] if row["snapshot_id"] == v]
+            assert _ours(singles[v]) == _theirs(rows, singles[v].column_names, kinds), f"table_changes({table}, {v})"
 
 
 def _sqlite(tmp_path) -> str:
     return f"sqlite:{tmp_path / 'meta.sqlite'}"
 
 
+@pytest.fixture(scope="module")
+def sqlite_lake(tmp_path_factory) -> str:
+    """The binary's catalog string of one SQLite lake with the history above, shared by the tests that only read."""
+    require_ref11()
+    folder = tmp_path_factory.mktemp("v11_sqlite")
+    return _make_lake(_sqlite(folder), str(folder / "data") + "/")
+
+
 @pytest.fixture(params=["sqlite", "duckdb", "postgres"])
-def v11_catalog(request, tmp_path):
-    """A catalog string for the binary: SQLite, a DuckDB file or PostgreSQL."""
+def v11_lake(request, tmp_path):
+    """The history above on SQLite, a DuckDB file or PostgreSQL: the catalog string for the binary."""
     require_ref11()
     if request.param == "sqlite":
-        return _sqlite(tmp_path)
-    if request.param == "duckdb":
-        return f"{tmp_path / 'meta.ducklake'}"
-    return request.getfixturevalue("pg_catalog")
+        return request.getfixturevalue("sqlite_lake")
+    catalog = f"{tmp_path / 'meta.ducklake'}" if request.param == "duckdb" else request.getfixturevalue("pg_catalog")
+    return _make_lake(catalog, str(tmp_path / "data") + "/")
 
 
 def _ours_to_attach(catalog: str, tmp_path) -> str:
@@ -166,27 +187,20 @@ def _ours_to_attach(catalog: str, tmp_path) -> str:
     return catalog
 
 
-def test_reads_every_snapshot_of_a_11_lake(v11_catalog, tmp_path):
-    data = str(tmp_path / "data") + "/"
-    _make_lake(v11_catalog, data)
-    lake = DuckLake.attach(_ours_to_attach(v11_catalog, tmp_path))
+def test_reads_every_snapshot_of_a_11_lake(v11_lake, tmp_path):
+    lake = DuckLake.attach(_ours_to_attach(v11_lake, tmp_path))
     try:
         assert lake.option("version") == "1.1-dev1"
         for table in _TABLES:
-            assert _check_every_snapshot(lake, v11_catalog, table) > 3
-            _check_changes(lake, v11_catalog, table)
+            assert _check_every_snapshot(lake, v11_lake, table) > 3
+            _check_changes(lake, v11_lake, table)
     finally:
         lake.close()
 
 
-def test_11_layout_really_used(tmp_path):
+def test_11_layout_really_used(sqlite_lake):
     """The lake holds what makes it 1.1: prefixed inlined columns, epoch transforms, a multi-snapshot Puffin file."""
-    catalog = _sqlite(tmp_path)
-    require_ref11()
-    _make_lake(catalog, str(tmp_path / "data") + "/")
-    import sqlite3
-
-    con = sqlite3.connect(tmp_path / "meta.sqlite")
+    con = sqlite3.connect(sqlite_lake.removeprefix("sqlite:"))
     try:
         inlined = [n for (n,) in con.execute("SELECT table_name FROM ducklake_inlined_data_tables")]
         assert inlined
@@ -204,10 +218,8 @@ def test_11_layout_really_used(tmp_path):
         con.close()
 
 
-def test_epoch_partitions_prune_and_read(tmp_path):
-    catalog = _sqlite(tmp_path)
-    require_ref11()
-    _make_lake(catalog, str(tmp_path / "data") + "/")
+def test_epoch_partitions_prune_and_read(sqlite_lake):
+    catalog = sqlite_lake
     lake = DuckLake.attach(catalog)
     try:
         every = len(lake.plan_scan("p").files)
@@ -224,10 +236,8 @@ def test_epoch_partitions_prune_and_read(tmp_path):
         lake.close()
 
 
-def test_view_column_comments_of_a_11_lake(tmp_path):
-    catalog = _sqlite(tmp_path)
-    require_ref11()
-    _make_lake(catalog, str(tmp_path / "data") + "/")
+def test_view_column_comments_of_a_11_lake(sqlite_lake):
+    catalog = sqlite_lake
     lake = DuckLake.attach(catalog)
     try:
         assert lake.tags("v", column="id") == {"comment": "the id"}
@@ -238,10 +248,8 @@ def test_view_column_comments_of_a_11_lake(tmp_path):
         lake.close()
 
 
-def test_spark_reads_a_11_lake(tmp_path, spark):
-    catalog = _sqlite(tmp_path)
-    require_ref11()
-    _make_lake(catalog, str(tmp_path / "data") + "/")
+def test_spark_reads_a_11_lake(sqlite_lake, spark):
+    catalog = sqlite_lake
     lake = DuckLake.attach(catalog, spark=spark)
     try:
         for table in _TABLES:
