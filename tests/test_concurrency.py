@@ -215,7 +215,7 @@ def _appender(catalog: str, writer: int, stop, committed, queue) -> None:
     queue.put((writer, acknowledged, error))
 
 
-def test_flush_commits_while_eight_writers_append(pg_catalog, tmp_path, spark):
+def test_flush_commits_while_four_writers_append(pg_catalog, tmp_path, spark):
     """A flush that re-encodes deletes (an inlined row deleted, an inlined delete of a file row) as delete files
     evaluates no predicate, so appends committed while Spark writes its files do not conflict with it (the
     reference's flush conflicts only with drops, inlined deletes and other flushes): it used to fail every time
@@ -232,7 +232,7 @@ def test_flush_commits_while_eight_writers_append(pg_catalog, tmp_path, spark):
     ctx = mp.get_context("spawn")
     queue, stop, committed = ctx.Queue(), ctx.Event(), ctx.Value("i", 0)
     procs = [ctx.Process(target=_appender, args=(pg_catalog, w, stop, committed, queue))
-             for w in range(8)]
+             for w in range(4)]
     for p in procs:
         p.start()
     try:
