@@ -7,6 +7,8 @@ import uuid
 
 import pytest
 
+from tests.support.plugin_session import PluginSession
+
 IN_CI = os.environ.get("CI", "").lower() in ("1", "true", "yes")
 # New catalogs are 1.1 by default, as DuckDB 2.0 creates them; the suite's interop oracle is DuckDB 1.5.5 from PyPI,
 # which opens 1.0 catalogs only, so lakes made here are 1.0 unless a test asks for another version (the reference's
@@ -298,6 +300,15 @@ def user_session():
     for key, value in HOSTILE_CONF.items():
         builder = builder.config(key, value)
     return builder.getOrCreate()
+
+
+@pytest.fixture(scope="session")
+def plugin_session(tmp_path_factory):
+    """The catalog plugin's tests' one child process with a classic Spark session (tests/support/plugin_session.py),
+    started by the first test that runs a script in it and ended after the run."""
+    session = PluginSession(tmp_path_factory.mktemp("plugin-session") / "spark.log")
+    yield session
+    session.close()
 
 
 @pytest.fixture

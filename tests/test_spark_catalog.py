@@ -1,8 +1,9 @@
 """The Spark catalog plugin (issue 30, first slice): lake tables read in plain Spark SQL through
 `spark.sql.catalog.lake`, the JVM plugin asking our Python catalog service (spark_ducklake/catalog_service.py).
 
-The service is tested directly (no Spark); the plugin in one Spark session built in a child process, since catalog
-confs are static and the plugin must start its own service (as in a Thrift or Connect server)."""
+The service is tested directly (no Spark); the plugin in the classic Spark session the plugin's tests share in a
+child process (tests/support/plugin_session.py), where the plugin starts its own service (as in a Thrift or Connect
+server)."""
 
 from __future__ import annotations
 
@@ -196,18 +197,14 @@ def test_service_process_speaks_http_with_a_token(tmp_path):
 
 
 SCRIPT = textwrap.dedent("""
-    import json, sys
     import pytest
     from pyspark.errors import AnalysisException
-    from pyspark.sql import SparkSession
     from spark_ducklake import spark_catalog_conf
 
-    args = json.loads(sys.argv[1])
     conf = spark_catalog_conf("lake", args["url"], args["data"])
     conf |= {k.replace(".lake", ".broken", 1): v for k, v in conf.items() if k.startswith("spark.sql.catalog.lake")}
     conf["spark.sql.catalog.broken.python"] = "/nonexistent/python"
-    spark = (SparkSession.builder.master("local[2]").config(map=conf).config("spark.ui.enabled", "false")
-             .config("spark.sql.session.timeZone", "UTC").getOrCreate())
+    spark = plugin_session(conf | {"spark.sql.session.timeZone": "UTC"})
 
     def rows(query):
         return [r.asDict() for r in spark.sql(query).collect()]
@@ -252,13 +249,12 @@ SCRIPT = textwrap.dedent("""
     }
     spark.sql("USE lake.sales")
     out["use"] = rows("SELECT count(*) AS n FROM orders")
-    print("RESULT " + json.dumps(out))
 """)
 
 
 @pytest.mark.spark
 @pytest.mark.own_session
-def test_plain_spark_sql_reads_lake_tables_through_the_catalog(tmp_path):
+def test_plain_spark_sql_reads_lake_tables_through_the_catalog(tmp_path, plugin_session):
     _jar_or_skip()
     lake, url, data = _lake(tmp_path, data_inlining_row_limit=0)
     lake.create_schema("sales")
@@ -296,17 +292,9 @@ def test_plain_spark_sql_reads_lake_tables_through_the_catalog(tmp_path):
                       for v in small_versions}
     inlining.close()
 
-    # A classic session of its own: a Connect client in this process (the connect lane) leaves pyspark's
-    # Connect-mode variables in the environment, which would turn the child's builder into a Connect client.
-    connect_vars = ("SPARK_REMOTE", "SPARK_CONNECT_MODE_ENABLED", "SPARK_LOCAL_REMOTE")
-    env = {k: v for k, v in os.environ.items() if k not in connect_vars}
     args = {"url": url, "data": data, "first": first, "small_versions": small_versions,
             "when": when.astimezone(timezone.utc).strftime("%Y-%m-%d %H:%M:%S.%f")}
-    done = subprocess.run([sys.executable, "-c", SCRIPT, json.dumps(args)], capture_output=True, text=True,
-                          timeout=600, env=env)
-    lines = [line for line in done.stdout.splitlines() if line.startswith("RESULT ")]
-    assert done.returncode == 0 and lines, done.stderr[-4000:]
-    out = json.loads(lines[0][len("RESULT "):])
+    out = plugin_session.run(SCRIPT, args)  # the one classic session of the plugin's tests (a child process)
 
     assert out["namespaces"] == [{"namespace": "main"}, {"namespace": "sales"}]
     assert out["tables"] == [{"namespace": "sales", "tableName": "orders", "isTemporary": False},

@@ -2,16 +2,13 @@
 maintenance functions (expire_snapshots, cleanup_old_files, delete_orphaned_files, merge_adjacent_files,
 rewrite_data_files, flush_inlined_data, add_data_files, set_option, checkpoint) and metadata (snapshots,
 table_info, list_files, options, settings), with positional and named arguments, through plain `spark.sql` in one
-Spark session (a child process: catalog confs are static). Their effects are checked on the lake afterwards, with
-DuckLake and with DuckDB's ducklake extension; bad calls are Spark analysis errors naming the procedure and the
-argument."""
+Spark session (the plugin's tests' child process, tests/support/plugin_session.py). Their effects are checked on
+the lake afterwards, with DuckLake and with DuckDB's ducklake extension; bad calls are Spark analysis errors naming
+the procedure and the argument."""
 
 from __future__ import annotations
 
-import json
 import os
-import subprocess
-import sys
 import textwrap
 import time
 
@@ -25,14 +22,10 @@ from tests.support.compare import duckdb_rows
 from tests.support.reference import attach, connect
 
 SCRIPT = textwrap.dedent("""
-    import json, sys
-    from pyspark.sql import SparkSession
     from spark_ducklake import spark_catalog_conf
 
-    args = json.loads(sys.argv[1])
-    spark = (SparkSession.builder.master("local[2]").config(map=spark_catalog_conf("lake", args["url"], args["data"]))
-             .config("spark.ui.enabled", "false").config("spark.sql.session.timeZone", "UTC")
-             .config("spark.sql.shuffle.partitions", "2").getOrCreate())
+    spark = plugin_session(spark_catalog_conf("lake", args["url"], args["data"])
+                           | {"spark.sql.session.timeZone": "UTC", "spark.sql.shuffle.partitions": "2"})
     out = {}
 
     def run(key, query):
@@ -78,19 +71,12 @@ SCRIPT = textwrap.dedent("""
     run("missing", "CALL lake.system.add_data_files('t')")
     run("no_table", "CALL lake.system.list_files('nope', 's')")
     run("both", "CALL lake.system.expire_snapshots(now(), array(1))")
-    print("RESULT " + json.dumps(out, default=str))
 """)
-
-
-def _child_env() -> dict[str, str]:
-    # A classic session of its own, whatever Connect-mode variables the lane's process carries.
-    connect_vars = ("SPARK_REMOTE", "SPARK_CONNECT_MODE_ENABLED", "SPARK_LOCAL_REMOTE")
-    return {k: v for k, v in os.environ.items() if k not in connect_vars}
 
 
 @pytest.mark.spark
 @pytest.mark.own_session
-def test_call_procedures_through_plain_spark_sql(tmp_path):
+def test_call_procedures_through_plain_spark_sql(tmp_path, plugin_session):
     if not CATALOG_JAR.is_file():
         assert not os.environ.get("CI"), "CI builds the catalog plugin's jar (scripts/build_jar.sh)"
         pytest.skip("the catalog plugin's jar is not built (scripts/build_jar.sh needs a JDK)")
@@ -102,12 +88,7 @@ def test_call_procedures_through_plain_spark_sql(tmp_path):
     orphan.parent.mkdir(parents=True)
     pq.write_table(pa.table({"x": [1]}), orphan)
     os.utime(orphan, (time.time() - 7200, time.time() - 7200))
-    done = subprocess.run([sys.executable, "-c", SCRIPT, json.dumps({"url": catalog, "data": data,
-                                                                      "extra": str(extra)})],
-                          capture_output=True, text=True, timeout=900, env=_child_env())
-    lines = [line for line in done.stdout.splitlines() if line.startswith("RESULT ")]
-    assert done.returncode == 0 and lines, done.stderr[-4000:]
-    out = json.loads(lines[0][len("RESULT "):])
+    out = plugin_session.run(SCRIPT, {"url": catalog, "data": data, "extra": str(extra)})
 
     # set_option: the option's rows as options() shows them
     assert [(r["option_name"], r["value"], r["scope"]) for r in out["set_global"]] == [

@@ -1,14 +1,12 @@
 """DELETE FROM, UPDATE and MERGE INTO through the Spark catalog plugin (issue 30, item 5), merge-on-read: Spark
 finds the rows by `_file` / `_pos`, the plugin stages the changes with Spark's Parquet writer and the catalog service
-commits them as one snapshot (position deletes, updated rows keeping their row ids). Run in one Spark session (a
-child process: catalog confs are static), then read back with DuckLake and with DuckDB's ducklake extension."""
+commits them as one snapshot (position deletes, updated rows keeping their row ids). Run in one Spark session (the
+plugin's tests' child process, tests/support/plugin_session.py), then read back with DuckLake and with DuckDB's
+ducklake extension."""
 
 from __future__ import annotations
 
-import json
 import os
-import subprocess
-import sys
 import textwrap
 
 import pyarrow as pa
@@ -22,14 +20,10 @@ from tests.support.compare import duckdb_rows
 from tests.support.reference import attach, connect
 
 SCRIPT = textwrap.dedent("""
-    import json, sys
-    from pyspark.sql import SparkSession
     from spark_ducklake import spark_catalog_conf
 
-    args = json.loads(sys.argv[1])
-    spark = (SparkSession.builder.master("local[2]").config(map=spark_catalog_conf("lake", args["url"], args["data"]))
-             .config("spark.ui.enabled", "false").config("spark.sql.session.timeZone", "UTC")
-             .config("spark.sql.shuffle.partitions", "2").getOrCreate())
+    spark = plugin_session(spark_catalog_conf("lake", args["url"], args["data"])
+                           | {"spark.sql.session.timeZone": "UTC", "spark.sql.shuffle.partitions": "2"})
     out = {}
 
     def run(key, query):
@@ -68,19 +62,12 @@ SCRIPT = textwrap.dedent("""
     run("p_rows", "SELECT region, count(*), sum(id) FROM lake.s.p GROUP BY region ORDER BY region")
     run("p_merge", "MERGE INTO lake.s.p t USING lake.s.src s ON t.id = s.id "
                    "WHEN NOT MATCHED THEN INSERT (id, region) VALUES (s.id, 'x')")
-    print("RESULT " + json.dumps(out))
 """)
-
-
-def _child_env() -> dict[str, str]:
-    # A classic session of its own, whatever Connect-mode variables the lane's process carries.
-    connect_vars = ("SPARK_REMOTE", "SPARK_CONNECT_MODE_ENABLED", "SPARK_LOCAL_REMOTE")
-    return {k: v for k, v in os.environ.items() if k not in connect_vars}
 
 
 @pytest.mark.spark
 @pytest.mark.own_session
-def test_delete_update_merge_through_plain_spark_sql(tmp_path):
+def test_delete_update_merge_through_plain_spark_sql(tmp_path, plugin_session):
     if not CATALOG_JAR.is_file():
         assert not os.environ.get("CI"), "CI builds the catalog plugin's jar (scripts/build_jar.sh)"
         pytest.skip("the catalog plugin's jar is not built (scripts/build_jar.sh needs a JDK)")
@@ -91,11 +78,7 @@ def test_delete_update_merge_through_plain_spark_sql(tmp_path):
     lake.set_partitioning("s.p", ["region"])
     lake.write(pa.table({"id": pa.array(range(40), pa.int64()), "region": ["eu", "us"] * 20}), "s.p")
     lake.close()
-    done = subprocess.run([sys.executable, "-c", SCRIPT, json.dumps({"url": catalog, "data": data})],
-                          capture_output=True, text=True, timeout=900, env=_child_env())
-    lines = [line for line in done.stdout.splitlines() if line.startswith("RESULT ")]
-    assert done.returncode == 0 and lines, done.stderr[-4000:]
-    out = json.loads(lines[0][len("RESULT "):])
+    out = plugin_session.run(SCRIPT, {"url": catalog, "data": data})
 
     rows = {i: [i, f"n{i}", i] for i in range(200)} | {1000: [1000, "a", 1], 1001: [1001, "b", 2],
                                                         1002: [1002, "c", 3]}

@@ -1,15 +1,13 @@
 """The Spark catalog plugin's DDL and writes (issue 30, items 3 and 4): CREATE/DROP NAMESPACE, CREATE TABLE
 [PARTITIONED BY], ALTER TABLE, DROP TABLE, INSERT INTO / OVERWRITE, df.writeTo(...).append / overwritePartitions /
-createOrReplace, CTAS / RTAS, each through plain `spark.sql` in one Spark session (a child process: catalog confs
-are static), then read back with DuckLake.read and with DuckDB's ducklake extension. Each statement is one
-snapshot; a failed one leaves neither a snapshot nor a file."""
+createOrReplace, CTAS / RTAS, each through plain `spark.sql` in one Spark session (the plugin's tests' child
+process, tests/support/plugin_session.py), then read back with DuckLake.read and with DuckDB's ducklake extension.
+Each statement is one snapshot; a failed one leaves neither a snapshot nor a file."""
 
 from __future__ import annotations
 
 import json
 import os
-import subprocess
-import sys
 import textwrap
 
 import pytest
@@ -21,15 +19,11 @@ from tests.support.compare import duckdb_rows
 from tests.support.reference import attach, connect
 
 SCRIPT = textwrap.dedent("""
-    import json, sys
-    from pyspark.sql import SparkSession
     from pyspark.sql import functions as F
     from spark_ducklake import spark_catalog_conf
 
-    args = json.loads(sys.argv[1])
-    spark = (SparkSession.builder.master("local[2]").config(map=spark_catalog_conf("lake", args["url"], args["data"]))
-             .config("spark.ui.enabled", "false").config("spark.sql.session.timeZone", "UTC")
-             .config("spark.sql.shuffle.partitions", "2").getOrCreate())
+    spark = plugin_session(spark_catalog_conf("lake", args["url"], args["data"])
+                           | {"spark.sql.session.timeZone": "UTC", "spark.sql.shuffle.partitions": "2"})
     out = {}
 
     def run(key, query):
@@ -71,29 +65,18 @@ SCRIPT = textwrap.dedent("""
     run("drop", "DROP TABLE lake.s.c2")
     run("ns2", "CREATE NAMESPACE lake.gone")
     run("drop_ns", "DROP NAMESPACE lake.gone")
-    print("RESULT " + json.dumps(out))
 """)
-
-
-def _child_env() -> dict[str, str]:
-    # A classic session of its own, whatever Connect-mode variables the lane's process carries.
-    connect_vars = ("SPARK_REMOTE", "SPARK_CONNECT_MODE_ENABLED", "SPARK_LOCAL_REMOTE")
-    return {k: v for k, v in os.environ.items() if k not in connect_vars}
 
 
 @pytest.mark.spark
 @pytest.mark.own_session
-def test_ddl_and_writes_through_plain_spark_sql(tmp_path):
+def test_ddl_and_writes_through_plain_spark_sql(tmp_path, plugin_session):
     if not CATALOG_JAR.is_file():
         assert not os.environ.get("CI"), "CI builds the catalog plugin's jar (scripts/build_jar.sh)"
         pytest.skip("the catalog plugin's jar is not built (scripts/build_jar.sh needs a JDK)")
     catalog, data = f"sqlite:{tmp_path / 'meta.sqlite'}", str(tmp_path / "data")
     DuckLake.attach(catalog, data).close()  # DuckLake 1.0, as DuckDB 1.5.5's extension reads it
-    done = subprocess.run([sys.executable, "-c", SCRIPT, json.dumps({"url": catalog, "data": data})],
-                          capture_output=True, text=True, timeout=900, env=_child_env())
-    lines = [line for line in done.stdout.splitlines() if line.startswith("RESULT ")]
-    assert done.returncode == 0 and lines, done.stderr[-4000:]
-    out = json.loads(lines[0][len("RESULT "):])
+    out = plugin_session.run(SCRIPT, {"url": catalog, "data": data})
 
     assert "NOT_NULL_ASSERT_VIOLATION" in out["null"]
     assert "boom" in out["failed"] and "boom" in out["ctas_failed"]
