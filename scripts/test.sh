@@ -41,12 +41,16 @@ run_lane() {  # run_lane NAME COMMAND...: time one lane, record its exit status 
 }
 
 lane_catalog() { SPARK_DUCKLAKE_TEST_NO_SPARK=1 "${pytest[@]}" -m "not spark and not cluster and not s3" "$@"; }
-lane_local() { "${pytest[@]}" -m "spark and not cluster and not s3" "$@"; }
+lane_local() {
+    # Per-backend `catalog` cases on SQLite and PostgreSQL, on all four for the tests marked `every_backend` (the
+    # interop ones); the catalog lane runs every test on every backend.
+    SPARK_DUCKLAKE_TEST_BACKENDS_UNMARKED=sqlite,postgres "${pytest[@]}" -m "spark and not cluster and not s3" "$@"
+}
 lane_connect() {
     # Small-data threshold 0: every operation moves its data through Connect, none takes the in-process pyarrow
     # path the other lanes (and users) get for small data. Tests with a `catalog` case per backend run on SQLite
     # only: the backend does not change how data moves. Tests marked `own_session` (the catalog plugin's, a JVM
-    # class) start a classic session of their own: over Connect they would run the same again.
+    # class, and those starting Connect servers of their own) would run the same again over Connect.
     SPARK_DUCKLAKE_SMALL_DATA_BYTES=0 SPARK_DUCKLAKE_TEST_CONNECT=1 SPARK_DUCKLAKE_TEST_BACKENDS=sqlite \
         "${pytest[@]}" -m "spark and not cluster and not s3 and not own_session" --deselect tests/test_concurrency.py "$@"
 }

@@ -111,8 +111,19 @@ def mysql_catalog(new_mysql_catalog):
 SPARK_FIXTURES = frozenset({"spark", "connect_url", "cluster"})
 # Set by scripts/test.sh's `catalog` lane; `-m "not spark ..."` alone does it too (see _spark_free).
 NO_SPARK_ENV = "SPARK_DUCKLAKE_TEST_NO_SPARK"
-# Set by scripts/test.sh's Connect and user lanes: the catalog backends their `catalog` cases run on.
+# Set by scripts/test.sh: the catalog backends the lane's `catalog` cases run on (the Connect and user lanes), and
+# those of the tests not marked `every_backend` (the local lane).
 BACKENDS_ENV = "SPARK_DUCKLAKE_TEST_BACKENDS"
+UNMARKED_BACKENDS_ENV = "SPARK_DUCKLAKE_TEST_BACKENDS_UNMARKED"
+
+
+def _kept_backends(item) -> set[str | None] | None:
+    """The backends a test's `catalog` cases may run on in this lane (None: all)."""
+    if os.environ.get(BACKENDS_ENV):
+        return {None, *os.environ[BACKENDS_ENV].split(",")}
+    if os.environ.get(UNMARKED_BACKENDS_ENV) and not item.get_closest_marker("every_backend"):
+        return {None, *os.environ[UNMARKED_BACKENDS_ENV].split(",")}
+    return None
 
 
 def _backend(item) -> str | None:
@@ -130,11 +141,12 @@ def pytest_collection_modifyitems(config, items):
         if SPARK_FIXTURES.intersection(getattr(item, "fixturenames", ())):
             item.add_marker(pytest.mark.spark)
     dropped = [item for item in items if _backend(item) == "mysql" and item.get_closest_marker("not_on_mysql")]
-    # The Connect and user lanes test how data moves, which no catalog backend changes: they run the `catalog`
-    # cases on the backends SPARK_DUCKLAKE_TEST_BACKENDS names (the local lane runs them on all four).
-    kept = {None, *os.environ[BACKENDS_ENV].split(",")} if os.environ.get(BACKENDS_ENV) else None
-    if kept is not None:
-        dropped += [item for item in items if _backend(item) not in kept and item not in dropped]
+    # The Spark lanes test how data moves, which the catalog backend hardly changes (the catalog lane runs every
+    # backend): their `catalog` cases run on the backends scripts/test.sh names (see _kept_backends).
+    for item in items:
+        kept = _kept_backends(item)
+        if kept is not None and _backend(item) not in kept and item not in dropped:
+            dropped.append(item)
     if dropped:
         config.hook.pytest_deselected(items=dropped)
         gone = {id(item) for item in dropped}

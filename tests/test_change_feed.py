@@ -102,6 +102,7 @@ def _snapshot_diffs(con, first: int, last: int) -> list[tuple]:
 
 
 @pytest.mark.parametrize("catalog", ["duckdb"], indirect=True)
+@pytest.mark.every_backend
 def test_change_feed_on_our_lake_equals_duckdb_and_time_travel(catalog, lake, spark, reference):
     created = lake.create_table("t", "id BIGINT, s STRING, d DOUBLE")
     frame = spark.range(0, 60, numPartitions=2).selectExpr("id", "concat('r', id) s", "id / 2 d")

@@ -64,6 +64,7 @@ def test_pushed_filters_prune_files(lake, spark):
         spark.dataSource.register(DuckLakeBatchSource)
 
 
+@pytest.mark.every_backend
 def test_format_ducklake_writes_append_and_overwrite(lake, spark, reference):
     from tests.support.reference import attach
 

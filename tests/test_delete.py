@@ -16,6 +16,7 @@ from tests.support.compare import duckdb_rows, spark_rows
 from tests.support.reference import attach
 
 
+@pytest.mark.every_backend
 def test_delete_matches_duckdb_at_every_snapshot(catalog, lake, spark, reference):
     lake.write(spark.range(0, 200).selectExpr("id", "concat('v', id) AS v").repartition(2), "t", mode="error")
     lake.write(pa.table({"id": pa.array([1000, 1001, 1002], pa.int64()), "v": ["a", "b", "c"]}), "t")  # inlined

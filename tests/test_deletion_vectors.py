@@ -50,6 +50,7 @@ def test_puffin_container_keeps_a_vector_per_snapshot():
     assert sorted(zip(positions.tolist(), snapshots.tolist(), strict=True)) == [(0, 3), (1, 5), (2, 7), (4, 3)]
 
 
+@pytest.mark.every_backend
 def test_we_read_duckdb_deletion_vectors_at_every_snapshot(catalog, tmp_path, spark, reference):
     data = f"{tmp_path}/data/"
     _duck_lake(reference, catalog, data)
@@ -81,6 +82,7 @@ def test_we_read_duckdb_deletion_vectors_at_every_snapshot(catalog, tmp_path, sp
     assert ours == [i for i in range(50, 900) if i % 10]
 
 
+@pytest.mark.every_backend
 def test_we_write_deletion_vectors_duckdb_reads_at_every_snapshot(catalog, tmp_path, spark, reference):
     data = f"{tmp_path}/data/"
     lake = DuckLake.attach(catalog, data, spark=spark, data_inlining_row_limit=0)

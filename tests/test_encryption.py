@@ -72,6 +72,7 @@ def _plain(value):
 
 
 @ROUND_TRIP
+@pytest.mark.every_backend
 def test_duckdb_encrypted_lake_reads_at_every_snapshot(tmp_path, catalog, reference, spark):
     data = f"{tmp_path}/data/"
     _keys, last = _encrypted_lake(reference, catalog, data, vectors=True)
@@ -152,6 +153,7 @@ def _rows_at(reference, version: int) -> list[dict]:
 
 
 @round_trip("sqlite", "postgres")
+@pytest.mark.every_backend
 def test_our_deletes_and_updates_write_encrypted_delete_files_duckdb_reads(tmp_path, catalog, reference, spark):
     data = f"{tmp_path}/data/"
     _keys, first = _encrypted_lake(reference, catalog, data)
@@ -248,6 +250,7 @@ def _rows(reference, sql: str) -> list[tuple]:
 
 
 @round_trip("duckdb", "postgres")
+@pytest.mark.every_backend
 def test_we_create_an_encrypted_lake_duckdb_reads_and_writes(tmp_path, catalog, reference, spark, caplog):
     """A lake created with encrypted=True: appends (partitioned: no key=value directories, as the reference),
     flushed inlined rows deleted while inlined, a partial delete file restamped after another commit took its
@@ -365,6 +368,7 @@ def test_why_pyarrow_cannot_read_duckdb_encrypted_files(tmp_path, reference):
 
 
 @round_trip("sqlite", "duckdb")
+@pytest.mark.every_backend
 def test_variant_columns_in_an_encrypted_lake_round_trip_with_duckdb(tmp_path, catalog, reference, spark):
     """Variants are written unshredded by the encrypting pyarrow writer, with Parquet's VARIANT type put in the
     footer before encryption: DuckDB decrypts and reads them (rowid and table_changes too); we read them back,

@@ -56,6 +56,7 @@ def _exercise(lake) -> list[str]:
 
 
 @pytest.mark.spark
+@pytest.mark.own_session
 def test_connect_event_log_and_plans_hold_no_encryption_key(tmp_path):
     events = tmp_path / "events"
     events.mkdir()

@@ -40,6 +40,7 @@ def _history(lake: DuckLake) -> None:
     lake.set_sorted_by("t", ["a DESC"])
 
 
+@pytest.mark.every_backend
 def test_flush_keeps_every_snapshot_for_us_and_duckdb(catalog, lake, spark):
     _history(lake)
     first, last = first_snapshot_of(lake, "t"), lake.current_snapshot()

@@ -13,6 +13,8 @@ from spark_ducklake import DuckLake
 from tests.support.compare import duckdb_rows, duckdb_select, spark_rows
 from tests.support.reference import attach
 
+pytestmark = pytest.mark.every_backend  # the interchangeability the product promises, on every catalog
+
 
 def _spark_frame(spark, n: int):
     return (

@@ -44,6 +44,7 @@ def test_swapped_column_names_filter_by_field_id(lake, lake_catalog, spark, refe
 
 
 @pytest.mark.not_on_mysql("the reference fails a second INSERT into a table in a MySQL catalog (UPDATE with a join)")
+@pytest.mark.every_backend
 def test_duckdb_compaction_keeps_every_snapshot(catalog, tmp_path, spark, reference):
     attach(reference, catalog, str(tmp_path / "data"), data_inlining_row_limit=0)
     reference.execute("CREATE TABLE lake.t (id BIGINT, s VARCHAR)")

@@ -30,6 +30,7 @@ def _agree_at_every_snapshot(lake: DuckLake, reference, catalog: str, table: str
 
 
 @pytest.mark.lake(data_inlining_row_limit=0)
+@pytest.mark.every_backend
 def test_every_alter_agrees_with_duckdb_at_every_snapshot(catalog, lake, spark, reference):
     lake.write(spark.createDataFrame([(1, (1, "a"), [1])], "a INT, s STRUCT<x: INT, y: STRING>, l ARRAY<INT>"),
                "t", mode="error")

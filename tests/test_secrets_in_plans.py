@@ -75,6 +75,7 @@ def _exercise(lake, spark, tmp_path: Path) -> list[str]:
 
 
 @pytest.mark.spark
+@pytest.mark.own_session
 def test_connect_event_log_plans_and_confs_hold_no_catalog_password(pg_catalog, tmp_path):
     events = tmp_path / "events"
     events.mkdir()

@@ -113,6 +113,7 @@ def _le(value: float) -> bytes:
 
 
 @pytest.mark.parametrize("catalog", ["duckdb"], indirect=True)
+@pytest.mark.every_backend
 def test_we_read_variants_duckdb_inlines_in_a_duckdb_catalog(catalog, tmp_path, spark, reference):
     data = f"{tmp_path}/data/"
     attach(reference, catalog, data)  # inlining on: a DuckDB catalog keeps small variant inserts in a VARIANT column
