@@ -3,7 +3,8 @@
 # earlier one failed; the script fails if any lane failed. Extra arguments go to every pytest call.
 #   1 catalog   the tests that need no Spark (not marked `spark`), with Spark forbidden: a test that starts a
 #               session there fails (tests/conftest.py)
-#   2 local     the tests marked `spark` (those asking for the `spark` fixture) on a local Spark session we start
+#   2 local     the tests marked `spark` (those asking for the `spark` fixture) on a local Spark session we start,
+#               in two halves run side by side (local1: tests/test_[a-d]*.py, local2: the rest)
 #   3 connect   the `spark` tests again, every test moving its data through a Spark Connect server (small-data
 #               threshold 0: nothing takes the in-process pyarrow path)
 #   4 user      interop and row-level tests on a session built like a user's (hostile confs, Spark's defaults,
@@ -11,7 +12,7 @@
 #   5 cluster   the README tour and more on a standalone cluster behind Spark Connect (scripts/cluster.sh)
 #   6 s3        storage tests with data on a local S3 server (scripts/s3.sh)
 #   7 wheel     the wheel, installed with no extras into a fresh venv, runs scripts/smoke_tour.py
-# SPARK_DUCKLAKE_LANES="catalog local" runs a subset.
+# SPARK_DUCKLAKE_LANES="catalog local" runs a subset (`local` is both halves).
 set -uo pipefail
 cd "$(dirname "$0")/.."
 bash scripts/setup.sh test || exit 1
@@ -19,7 +20,10 @@ bash scripts/setup.sh test || exit 1
 .venv/bin/lint-imports || exit 1
 .venv/bin/mypy || exit 1  # configured in pyproject.toml ([tool.mypy])
 
-lanes="${SPARK_DUCKLAKE_LANES:-catalog local connect user cluster s3 wheel}"
+lanes=""
+for lane in ${SPARK_DUCKLAKE_LANES:-catalog local connect user cluster s3 wheel}; do
+    [ "$lane" = local ] && lanes+=" local1 local2" || lanes+=" $lane"
+done
 pytest=(.venv/bin/python -m pytest -q --durations=25)
 state="$(mktemp -d "${TMPDIR:-/tmp}/ducklake-lanes-XXXXXX")"
 failed=()
@@ -46,6 +50,8 @@ lane_local() {
     # interop ones); the catalog lane runs every test on every backend.
     SPARK_DUCKLAKE_TEST_BACKENDS_UNMARKED=sqlite,postgres "${pytest[@]}" -m "spark and not cluster and not s3" "$@"
 }
+lane_local1() { lane_local tests/test_[a-d]*.py "$@"; }
+lane_local2() { lane_local --ignore-glob='tests/test_[a-d]*.py' "$@"; }
 lane_connect() {
     # Small-data threshold 0: every operation moves its data through Connect, none takes the in-process pyarrow
     # path the other lanes (and users) get for small data. Tests with a `catalog` case per backend run on SQLite
@@ -93,7 +99,9 @@ if [ -n "${SPARK_DUCKLAKE_SERIAL:-}" ]; then
     run_group $lanes
 else
     groups=()
-    for group in "local" "connect" "catalog user cluster s3 wheel"; do
+    # Four groups that take about as long each on CI's 2 cores; user and cluster share the worker venv, so they
+    # run one after the other.
+    for group in "local1 s3 wheel" "connect" "catalog user cluster" "local2"; do
         selected=()
         for lane in $group; do [[ " $lanes " == *" $lane "* ]] && selected+=("$lane"); done
         [ "${#selected[@]}" -gt 0 ] || continue
