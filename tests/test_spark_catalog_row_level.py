@@ -20,17 +20,9 @@ from tests.support.compare import duckdb_rows
 from tests.support.reference import attach, connect
 
 SCRIPT = textwrap.dedent("""
-    from spark_ducklake import spark_catalog_conf
-
-    spark = plugin_session(spark_catalog_conf("lake", args["url"], args["data"])
-                           | {"spark.sql.session.timeZone": "UTC", "spark.sql.shuffle.partitions": "2"})
+    spark = lake_session(args)
     out = {}
-
-    def run(key, query):
-        try:
-            out[key] = [list(r) for r in spark.sql(query).collect()]
-        except Exception as e:  # noqa: BLE001 - the message is what is checked
-            out[key] = f"ERROR {type(e).__name__} " + " ".join(str(e).splitlines()[:2])
+    run = recorder(spark, out, row=list)
 
     def rows(key):
         run(key, "SELECT id, name, score FROM lake.s.t ORDER BY id")

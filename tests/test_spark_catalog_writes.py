@@ -20,17 +20,10 @@ from tests.support.reference import attach, connect
 
 SCRIPT = textwrap.dedent("""
     from pyspark.sql import functions as F
-    from spark_ducklake import spark_catalog_conf
 
-    spark = plugin_session(spark_catalog_conf("lake", args["url"], args["data"])
-                           | {"spark.sql.session.timeZone": "UTC", "spark.sql.shuffle.partitions": "2"})
+    spark = lake_session(args)
     out = {}
-
-    def run(key, query):
-        try:
-            out[key] = [r.asDict() for r in spark.sql(query).collect()]
-        except Exception as e:  # noqa: BLE001 - the message is what is checked
-            out[key] = f"ERROR {type(e).__name__} " + " ".join(str(e).splitlines()[:2])
+    run = recorder(spark, out)
 
     run("ns", "CREATE NAMESPACE lake.s")
     run("create", "CREATE TABLE lake.s.t (id BIGINT NOT NULL, name STRING, score INT)")

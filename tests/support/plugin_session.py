@@ -5,8 +5,10 @@ plugin must start its own service), so the plugin's tests run their Spark SQL in
 JVM per test cost 30-60 s each in CI. The child starts once (with the plugin's jar on its classpath) and runs
 each test's script in a fresh `spark.newSession()`: its own SQL conf and catalog manager, so the script's
 `spark.sql.catalog.lake...` options make a new catalog instance (and the plugin a new service, one per set of
-options). A script sees `args` (the test's JSON arguments) and `plugin_session(conf)` (that new session with
-`conf` set), and leaves its answer in `out`; an exception in it fails the test with the child's traceback.
+options). A script sees `args` (the test's JSON arguments), `plugin_session(conf)` (that new session with
+`conf` set), `lake_session(args)` (one on the lake args["url"]/args["data"]) and `recorder(spark, out)` (a
+`run(key, query)` keeping each query's rows or error), and leaves its answer in `out`; an exception in it fails
+the test with the child's traceback.
 
 Protocol: one JSON line per request on the child's stdin (`{"script", "args"}`), one JSON line per answer on the
 child's protocol pipe (`{"out"}` or `{"error"}`); the child's own stdout and stderr (Spark's logs) go to a file."""
@@ -55,9 +57,28 @@ def plugin_session(conf):
     return session
 
 
+def lake_session(args):
+    """A plugin session on the lake at args["url"] (catalog) and args["data"], in UTC, two shuffle partitions."""
+    from spark_ducklake import spark_catalog_conf
+
+    return plugin_session(spark_catalog_conf("lake", args["url"], args["data"])
+                          | {"spark.sql.session.timeZone": "UTC", "spark.sql.shuffle.partitions": "2"})
+
+
+def recorder(spark, out, row=lambda r: r.asDict()):
+    """`run(key, query)`: out[key] = the query's rows, or 'ERROR <type> <the message's first two lines>'."""
+    def run(key, query):
+        try:
+            out[key] = [row(r) for r in spark.sql(query).collect()]
+        except Exception as e:  # noqa: BLE001 - the message is what is checked
+            out[key] = f"ERROR {type(e).__name__} " + " ".join(str(e).splitlines()[:2])
+    return run
+
+
 for line in sys.stdin:
     request = json.loads(line)
-    scope = {"args": request["args"], "plugin_session": plugin_session}
+    scope = {"args": request["args"], "plugin_session": plugin_session, "lake_session": lake_session,
+             "recorder": recorder}
     try:
         exec(compile(request["script"], "<test script>", "exec"), scope)
         answer = {"out": json.loads(json.dumps(scope["out"], default=str))}
