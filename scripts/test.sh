@@ -4,7 +4,7 @@
 #   1 catalog   the tests that need no Spark (not marked `spark`), with Spark forbidden: a test that starts a
 #               session there fails (tests/conftest.py)
 #   2 local     the tests marked `spark` (those asking for the `spark` fixture) on a local Spark session we start,
-#               in two halves run side by side (local1: tests/test_[a-d]*.py, local2: the rest)
+#               in two halves run side by side (local1: tests/test_[a-e]*.py, local2: the rest)
 #   3 connect   the `spark` tests again, every test moving its data through a Spark Connect server (small-data
 #               threshold 0: nothing takes the in-process pyarrow path)
 #   4 user      interop and row-level tests on a session built like a user's (hostile confs, Spark's defaults,
@@ -50,8 +50,8 @@ lane_local() {
     # interop ones); the catalog lane runs every test on every backend.
     SPARK_DUCKLAKE_TEST_BACKENDS_UNMARKED=sqlite,postgres "${pytest[@]}" -m "spark and not cluster and not s3" "$@"
 }
-lane_local1() { lane_local tests/test_[a-d]*.py "$@"; }
-lane_local2() { lane_local --ignore-glob='tests/test_[a-d]*.py' "$@"; }
+lane_local1() { lane_local tests/test_[a-e]*.py "$@"; }
+lane_local2() { lane_local --ignore-glob='tests/test_[a-e]*.py' "$@"; }
 lane_connect() {
     # Small-data threshold 0: every operation moves its data through Connect, none takes the in-process pyarrow
     # path the other lanes (and users) get for small data. Tests with a `catalog` case per backend run on SQLite
