@@ -255,7 +255,6 @@ SCRIPT = textwrap.dedent("""
 @pytest.mark.spark
 @pytest.mark.own_session
 def test_plain_spark_sql_reads_lake_tables_through_the_catalog(tmp_path, plugin_session):
-    _jar_or_skip()
     lake, url, data = _lake(tmp_path, data_inlining_row_limit=0)
     lake.create_schema("sales")
     lake.create_table("sales.orders", ROWS.schema)
