@@ -36,7 +36,7 @@ def measure(rows: int, repeat: int) -> tuple[dict[str, list[float]], int, dict[s
         first = lake.write(df, "t", mode="error")
         extra = spark.range(rows, rows + rows // 100).withColumn("k", F.lit(1)).withColumn("v", F.lit(0.5))
         lake.write(extra, "t")
-        lake.update("t", {"v": "v + 1"}, f"id < {rows // 100}")
+        lake.update("t", f"id < {rows // 100}", {"v": "v + 1"})
         last = lake.current_snapshot()
         files = len(lake.plan_scan("t").files)
         con = connect()

@@ -66,7 +66,7 @@ def _prepare(case: str, lake, state: dict) -> None:
         for i in range(200):
             lake.write(table_data(1, start=i), "t")
     elif case.startswith("change feed"):
-        lake.update("t", {"amount": "amount * 2"}, "id % 100 = 9")
+        lake.update("t", "id % 100 = 9", {"amount": "amount * 2"})
         state["snap"] = lake.current_snapshot()
 
 
@@ -80,7 +80,7 @@ def one_round(root: str, rows: int, spark, only: list[str] | None = None) -> dic
     cases = {
         "write 1,000 rows": lambda lake: lake.write(small, "t"),
         "delete 1% spread": lambda lake: lake.delete("t", "id % 100 = 7"),
-        "update 1% spread": lambda lake: lake.update("t", {"amount": "amount + 1"}, "id % 100 = 8"),
+        "update 1% spread": lambda lake: lake.update("t", "id % 100 = 8", {"amount": "amount + 1"}),
         "read into Arrow": lambda lake: lake.read_arrow("t"),
         "MERGE 1,000 rows (half matched)": lambda lake: lake.table("t").merge(upsert, "target.id = source.id")
         .when_matched_update({"amount": "source.amount"}).when_not_matched_insert_all().execute(),
@@ -155,7 +155,7 @@ def four_statements(target) -> None:
     lake, one on a transaction (whose DELETE and UPDATE see the rows staged before them)."""
     target.write(table_data(500, start=10**9), "t")
     target.delete("t", "id % 10 = 3")
-    target.update("t", {"amount": "amount * 2"}, "id < 1000 OR id >= 1000000400")
+    target.update("t", "id < 1000 OR id >= 1000000400", {"amount": "amount * 2"})
     target.write(table_data(3, start=2 * 10**9), "t")
 
 

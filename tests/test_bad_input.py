@@ -94,9 +94,9 @@ def test_not_null_refused_on_every_write_path_like_the_reference(lake, tmp_path,
             tx.write(frame, "t")
     lake.write(spark.range(50).selectExpr("id AS k", "'file' AS s"), "t")  # Parquet rows
     lake.write(pa.table({"k": pa.array([100, 101], pa.int64()), "s": ["inl", "inl"]}), "t")  # inlined rows
-    refused(lambda: lake.update("t", {"k": "NULL"}, "k < 20"))  # file rows, rewritten as files
-    refused(lambda: lake.update("t", {"k": "NULL"}, "k = 3"))  # file row, rewritten inlined
-    refused(lambda: lake.update("t", {"k": "NULL"}, "k >= 100"))  # inlined rows
+    refused(lambda: lake.update("t", "k < 20", {"k": "NULL"}))  # file rows, rewritten as files
+    refused(lambda: lake.update("t", "k = 3", {"k": "NULL"}))  # file row, rewritten inlined
+    refused(lambda: lake.update("t", "k >= 100", {"k": "NULL"}))  # inlined rows
     source = spark.createDataFrame([(5, "x"), (200, "y")], "k long, s string")
     refused(lambda: lake.table("t").merge(source, "target.k = source.k")
             .when_matched_update({"k": "NULL"}).execute())
@@ -168,7 +168,7 @@ def test_dotted_and_backquoted_names_are_readable(lake, tmp_path, spark, referen
     assert lake.read(("x.y", "t.u"), where="`a.b` >= 100").count() == 30
     assert lake.delete('"x.y"."t.u"', "`a.b` = 1") == 1
     assert lake.delete(("x.y", "t.u"), "`c``d` = 101") == 1
-    assert lake.update(("x.y", "t.u"), {"c`d": "`c``d` * 2", "a.b": "`a.b` + 1000"}, "e IN (2, 102)") == 2
+    assert lake.update(("x.y", "t.u"), "e IN (2, 102)", {"c`d": "`c``d` * 2", "a.b": "`a.b` + 1000"}) == 2
     source = spark.createDataFrame([(0, 70, 7), (500, 80, 8)], "`a.b` long, `c``d` long, e long")
     lake.table(("x.y", "t.u")).merge(source, "target.`a.b` = source.`a.b`") \
         .when_matched_update({"e": "source.e"}).when_not_matched_insert_all().execute()
@@ -209,8 +209,8 @@ def test_bad_conditions_and_values_are_refused_and_change_nothing(lake, tmp_path
     source = spark.range(1).selectExpr("id AS k")
     actions = [
         lambda text: lake.delete("t", text),
-        lambda text: lake.update("t", {"s": "'x'"}, text),
-        lambda text: lake.update("t", {"s": text}, "k = 1"),
+        lambda text: lake.update("t", text, {"s": "'x'"}),
+        lambda text: lake.update("t", "k = 1", {"s": text}),
         lambda text: lake.write(pa.table({"k": pa.array([1], pa.int64())}), "t", "overwrite", where=text),
         lambda text: lake.read("t", where=text),
         lambda text: lake.table("t").merge(source, text).when_matched_delete().execute(),

@@ -111,13 +111,13 @@ def test_change_feed_on_our_lake_equals_duckdb_and_time_travel(catalog, lake, sp
                          "d": pa.array([1.0, 2.0, 3.0])}), "t")             # inlined
     lake.delete("t", "id < 20")                                              # delete file
     lake.delete("t", "id IN (35, 36)")                                       # inlined deletes
-    lake.update("t", {"s": "'u'"}, "id >= 50 AND id < 60")                   # inlined new versions, same row ids
-    lake.update("t", {"d": "0"}, "id = 101")                                 # inlined row updated
+    lake.update("t", "id >= 50 AND id < 60", {"s": "'u'"})                   # inlined new versions, same row ids
+    lake.update("t", "id = 101", {"d": "0"})                                 # inlined row updated
     lake.delete("t", "id = 100")                                             # inlined row deleted
     with lake.transaction() as tx:
         tx.write(spark.range(200, 240, numPartitions=1).selectExpr("id", "'t' s", "cast(0.5 AS DOUBLE) d"), "t")
         tx.delete("t", "id = 21")
-    lake.update("t", {"s": "'big'"}, "id >= 37 AND id < 50")                 # new file with row ids
+    lake.update("t", "id >= 37 AND id < 50", {"s": "'big'"})                 # new file with row ids
     phase_a = lake.current_snapshot()
     # A second delete of one data file: a partial delete file replacing the first, as the reference writes it.
     lake.delete("t", "id >= 200 AND id < 212")
@@ -159,7 +159,7 @@ def test_change_feed_after_our_maintenance_equals_duckdb(lake, lake_catalog, spa
     lake.write(spark.range(0, 40, numPartitions=2).selectExpr("id", "concat('r', id) s"), "t")
     lake.write(pa.table({"id": pa.array([100, 101, 102], pa.int64()), "s": ["x", "y", "z"]}), "t")   # inlined
     lake.delete("t", "id IN (1, 2)")                                         # inlined deletes of file rows
-    lake.update("t", {"s": "'u'"}, "id = 101")                               # an inlined update
+    lake.update("t", "id = 101", {"s": "'u'"})                               # an inlined update
     lake.delete("t", "id = 102")                                             # an inlined row deleted
     for i in range(3):
         files.write(spark.range(50 + i, 51 + i).selectExpr("id", "'f' s"), "t")   # small files to merge

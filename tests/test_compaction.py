@@ -36,7 +36,7 @@ def test_merge_keeps_every_snapshot_for_us_and_duckdb(lake, lake_catalog, spark)
     for i in range(3):
         lake.write(_pair(i, b=["x", "y"]), "t")
     lake.delete("t", "a = 11")                                   # a file with deletes is left alone
-    lake.update("t", {"b": "'upd'"}, "a = 20")                   # a file of rows that kept their ids
+    lake.update("t", "a = 20", {"b": "'upd'"})                   # a file of rows that kept their ids
     lake.set_partitioning("t", ["p"])
     for i in range(3, 5):
         lake.write(_pair(i, b=["x", "y"]), "t")

@@ -64,7 +64,7 @@ def test_change_feed_after_flush_equals_duckdb_per_snapshot(catalog, lake, spark
     lake.write(pa.table({"id": pa.array([100, 101], pa.int64()), "v": ["x", "y"]}), "t")
     lake.delete("t", "id = 1")
     lake.delete("t", "id = 100")
-    lake.update("t", {"v": "'new'"}, "id IN (2, 101)")
+    lake.update("t", "id IN (2, 101)", {"v": "'new'"})
     last = lake.current_snapshot()
     lake.flush_inlined_data()
     ours = {s: _feed(lake.table_changes("t", s, s).select("snapshot_id", "change_type", "id", "v").collect())

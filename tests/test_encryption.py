@@ -168,7 +168,7 @@ def test_our_deletes_and_updates_write_encrypted_delete_files_duckdb_reads(tmp_p
         feed = sorted(tuple(r) for r in lake.table_changes("t", 2, deleted).select(*FEED).collect())
         arrow = lake.table_changes_arrow("t", 2, deleted).select(FEED).to_pylist()
         assert sorted(tuple(r.values()) for r in arrow) == feed
-        assert lake.update("t", {"s": "'ours'"}, "id % 4 = 2") > 0
+        assert lake.update("t", "id % 4 = 2", {"s": "'ours'"}) > 0
         source = spark.sql("SELECT id, 'merged' AS s FROM range(1500, 1600)")
         merged = (lake.table("t").merge(source, "target.id = source.id").when_matched_delete("source.id % 2 = 0")
                   .when_matched_update({"s": "source.s"}).execute())
@@ -379,7 +379,7 @@ def test_variant_columns_in_an_encrypted_lake_round_trip_with_duckdb(tmp_path, c
         lake.create_table("t", "id INT, v VARIANT")
         lake.write(spark.range(3).selectExpr("CAST(id AS INT) AS id", "parse_json(concat('{\"a\": ', id, '}')) AS v"),
                    "t")
-        lake.update("t", {"v": "parse_json('[1, \"x\"]')"}, "id = 1")
+        lake.update("t", "id = 1", {"v": "parse_json('[1, \"x\"]')"})
         ours = sorted((r.id, r.v.toJson()) for r in lake.read("t").collect())
     finally:
         lake.close()

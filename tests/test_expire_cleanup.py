@@ -160,7 +160,7 @@ def test_expire_and_cleanup_keep_every_surviving_snapshot_readable(lake, lake_ca
     lake.write(spark.range(0, 300).selectExpr("id", "id * 2 AS v"), "t", mode="error")
     lake.write(spark.range(300, 400).selectExpr("id", "id * 2 AS v"), "t")
     lake.delete("t", "id % 10 = 0")
-    lake.update("t", {"v": "-v"}, "id BETWEEN 100 AND 120")  # replaces delete files: those become history
+    lake.update("t", "id BETWEEN 100 AND 120", {"v": "-v"})  # replaces delete files: those become history
     lake.write(spark.range(0, 50).selectExpr("id", "id AS v"), "t", mode="overwrite")
     lake.write(spark.range(0, 10).selectExpr("id"), "gone", mode="error")
     lake.drop_table("gone")

@@ -30,7 +30,7 @@ def _history(lake: DuckLake) -> None:
     lake.write(_rows([1, 2, 3, 4], ["x", "y", "z", "w"]), "t")                         # inlined
     lake.write(_rows([5, 6], ["x", "y"]), "t")                                         # inlined
     lake.delete("t", "a = 2")                                                          # inlined row ended
-    lake.update("t", {"b": "'upd'"}, "a = 3")                    # two inlined versions of one row id
+    lake.update("t", "a = 3", {"b": "'upd'"})                    # two inlined versions of one row id
     lake.write(lake.spark.range(100, 130).selectExpr("CAST(id AS INT) AS a", "'big' AS b").coalesce(1), "t")
     lake.delete("t", "a >= 118")                                                       # delete file (12 rows)
     lake.delete("t", "a IN (101, 102)")                                                # inlined delete of a file

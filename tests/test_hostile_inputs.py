@@ -103,7 +103,7 @@ CASES = [
      r"missing.*restore"),
     ("data-file-deleted-delete", lambda lake, tmp: _deleted_file(lake, lambda lk: lk.delete("t", "id = 3")),
      StorageError, r"missing"),
-    ("data-file-deleted-update", lambda lake, tmp: _deleted_file(lake, lambda lk: lk.update("t", {"v": "'x'"})),
+    ("data-file-deleted-update", lambda lake, tmp: _deleted_file(lake, lambda lk: lk.update("t", set={"v": "'x'"})),
      StorageError, r"missing"),
     ("data-file-deleted-merge", lambda lake, tmp: _deleted_file(
         lake, lambda lk: _merge(lk, pa.table({"id": pa.array([1], pa.int64()), "v": ["m"]}))()),
@@ -259,7 +259,7 @@ def test_spark_path_errors_are_translated(lake, spark, tmp_path):
     lake.small_data_threshold = 0  # every call below moves its data on Spark
     before = _state(lake)
     for action, error, named in [
-        (lambda: lake.update("t", {"id": "'abc'"}), ConversionError, r"'abc'.*BIGINT"),
+        (lambda: lake.update("t", set={"id": "'abc'"}), ConversionError, r"'abc'.*BIGINT"),
         (lambda: lake.sql("INSERT INTO t VALUES ('abc', 'x')"), ConversionError, r"abc.*BIGINT"),
         (lambda: lake.sql("INSERT INTO t VALUES ('abc', 'x')", dialect="duckdb"), ConversionError, r"abc.*BIGINT"),
         (lambda: lake.sql("SELECT * FROM t AT (VERSION => 1/0)", dialect="duckdb"), ConversionError,
@@ -275,7 +275,7 @@ def test_spark_path_errors_are_translated(lake, spark, tmp_path):
     gone = _one_file(lake)
     os.remove(gone)
     before = _state(lake)
-    for action in (lambda: lake.delete("t", "id = 3"), lambda: lake.update("t", {"v": "'x'"}, "id < 40"),
+    for action in (lambda: lake.delete("t", "id = 3"), lambda: lake.update("t", "id < 40", {"v": "'x'"}),
                    lambda: lake.merge_adjacent_files("t")):
         with pytest.raises(StorageError) as info:
             action()

@@ -134,7 +134,7 @@ def test_duckdb_reads_rowid_and_changes_after_our_spark_writes(catalog, lake, tm
     _duck_creates(reference, catalog, str(tmp_path / "data"))
     lake = DuckLake.attach(catalog, spark=spark, small_data_threshold=0)
     lake.write(_spark_rows(spark, 100, 40), "t")
-    lake.update("t", {"id": "id + 1000", "l": "array(id)"}, "id < 10")
+    lake.update("t", "id < 10", {"id": "id + 1000", "l": "array(id)"})
     lake.delete("t", "id = 20")
     (lake.table("t").merge(_spark_rows(spark, 30, 80), "target.id = source.id")
      .when_matched_update_all().when_not_matched_insert_all().execute())
@@ -154,7 +154,7 @@ def test_duckdb_reads_rowid_and_changes_after_our_in_process_writes(catalog, tmp
     _duck_creates(reference, catalog, str(tmp_path / "data"))
     lake = DuckLake.attach(catalog, data_inlining_row_limit=0)  # small: pyarrow on the driver, no Spark
     lake.write(_arrow_rows(100, 40), "t")
-    lake.update("t", {"id": "id + 1000"}, "id < 10")
+    lake.update("t", "id < 10", {"id": "id + 1000"})
     lake.delete("t", "id = 20")
     (lake.table("t").merge(_arrow_rows(30, 80), "target.id = source.id")
      .when_matched_update_all().when_not_matched_insert_all().execute())
@@ -174,7 +174,7 @@ def test_table_we_create_reads_in_duckdb_after_mixed_writers(lake, lake_catalog,
     reference.execute("INSERT INTO lake.t " + duck_rows(1000, 1020))
     reference.execute("DETACH lake")
     lake = DuckLake.attach(lake_catalog, spark=spark, small_data_threshold=0)
-    lake.update("t", {"l": "array(id, id)"}, "id % 2 = 0")
+    lake.update("t", "id % 2 = 0", {"l": "array(id, id)"})
     lake.rewrite_data_files("t", delete_threshold=0.0)
     problems += footer_problems(lake, "t")
     ours = spark_rows(lake.read("t", virtual_columns=["rowid"]).select("rowid", *COLUMNS.split(", ")))
@@ -196,7 +196,7 @@ def test_files_from_older_versions_without_element_ids_still_read(lake, lake_cat
     assert field_ids(old)["l.element"] is None
     assert all(f.mapping_id is not None for f in lake.plan_scan("t").files)
     lake.write(_spark_rows(spark, 100, 20), "t")
-    lake.update("t", {"id": "id + 1"}, "id = 5")
+    lake.update("t", "id = 5", {"id": "id + 1"})
     expected = sorted([(i + (i == 5), [i, 2 * i]) for i in list(range(20)) + list(range(100, 120))])
     assert sorted((r.id, r.l) for r in lake.read("t").select("id", "l").collect()) == expected
     lake.merge_adjacent_files("t")

@@ -116,7 +116,7 @@ def test_duckdb_reads_nested_geometry_we_write(catalog, tmp_path, spark, referen
     for table, columns in (("t", ("id", "l", "s", "m")), ("u", ("id", "s"))):
         for part in (rows[:2], rows[2:]):  # two files, merged below
             lake.write(_arrow(part, columns) if path == "in_process" else _spark_frame(spark, part, columns), table)
-    assert lake.update("t", {"id": "id + 10"}, "id = 3") == 1  # a rewritten file, row ids kept
+    assert lake.update("t", "id = 3", {"id": "id + 10"}) == 1  # a rewritten file, row ids kept
     assert lake.merge_adjacent_files("t") and lake.merge_adjacent_files("u")
     assert _geometry_types(lake, "t") == {"Geometry"}
     assert _geometry_types(lake, "u", ("s",)) == {"Geometry"}

@@ -22,10 +22,10 @@ def test_restore_brings_back_rows_and_row_ids(lake, lake_catalog, spark, referen
     first = lake.write(spark.range(0, 50, numPartitions=1).selectExpr("id", "concat('r', id) s"), "t")
     target = lake.write(pa.table({"id": pa.array([100, 101, 102], pa.int64()), "s": ["x", "y", "z"]}), "t")
     lake.delete("t", "id < 12")                                     # delete file
-    lake.update("t", {"s": "'u'"}, "id BETWEEN 20 AND 24")           # inlined new versions
+    lake.update("t", "id BETWEEN 20 AND 24", {"s": "'u'"})           # inlined new versions
     lake.delete("t", "id = 100")                                     # inlined row deleted
     lake.write(spark.range(200, 230, numPartitions=1).selectExpr("id", "'new' s"), "t")
-    lake.update("t", {"s": "'big'"}, "id >= 30 AND id < 45")         # a file of new versions
+    lake.update("t", "id >= 30 AND id < 45", {"s": "'big'"})         # a file of new versions
     before = lake.current_snapshot()
     restored = lake.restore("t", version=target, commit_message="undo")
     assert restored == before + 1 and lake.snapshots()[-1].commit_message == "undo"
@@ -62,7 +62,7 @@ def test_restore_keeps_the_current_schema_and_checks_its_input(lake, lake_catalo
     target = lake.write(pa.table({"a": pa.array([100], pa.int32()), "b": ["x"]}), "t")
     lake.add_column("t", "c", "INT", default=5)
     lake.rename_column("t", "b", "bb")
-    lake.update("t", {"c": "a"}, "a < 15")
+    lake.update("t", "a < 15", {"c": "a"})
     lake.delete("t", "a >= 15")
     with pytest.raises(NotFoundError, match="did not exist at snapshot 0"):
         lake.restore("t", version=0)

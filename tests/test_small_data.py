@@ -58,7 +58,7 @@ def _delete(lake: DuckLake, condition: str) -> int:
 
 
 def _update(lake: DuckLake, values: dict, condition: str) -> int:
-    assert lake.update("t", values, condition) > 0
+    assert lake.update("t", condition, values) > 0
     return lake.current_snapshot()
 
 
@@ -223,7 +223,7 @@ def test_conditions_outside_the_subset_go_to_spark(lake, spark):
     lake.small_data_threshold = BIG
     lake.write(batch(0, 200), "t", mode="error")
     assert lake.delete("t", "pmod(id, 10) = 3") == 20        # pmod: evaluated by Spark, same result
-    assert lake.update("t", {"name": "concat(name, '!')"}, "id < 20") == 18
+    assert lake.update("t", "id < 20", {"name": "concat(name, '!')"}) == 18
     rows = lake.read_arrow("t", where="id < 20")
     assert sorted(r["name"] for r in rows.to_pylist() if r["name"]) == sorted(
         f"n{i % 5}!" for i in range(1, 20) if i % 11 and i % 10 != 3)

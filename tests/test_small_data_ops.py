@@ -85,7 +85,7 @@ def compaction_scenario(lake: DuckLake) -> tuple[list[int], list]:
         if i == 5:
             lake.add_column("t", "extra", "INT", default=3)
         snaps.append(lake.current_snapshot())
-    lake.update("s", {"v": "v + 10"}, "id = 1")              # a new file carrying its row id; the old one ends
+    lake.update("s", "id = 1", {"v": "v + 10"})              # a new file carrying its row id; the old one ends
     snaps.append(lake.current_snapshot())
     rows = sorted(lake.merge_adjacent_files())
     snaps.append(lake.current_snapshot())
@@ -242,3 +242,25 @@ def test_in_process_merge_of_files_conflicts_like_spark(tmp_path, monkeypatch):
     assert sum(r.files_processed for r in lake.merge_adjacent_files("t")) == 2   # the file with a delete stays
     assert sorted(lake.read_arrow("t").column("id").to_pylist()) == [1, 2]
     assert not lake.context.spark_started and not other.context.spark_started
+
+
+# ------------------------------------------------------------------------------------------ update's arguments
+def test_update_takes_condition_then_set_and_the_old_order_warns(tmp_path, monkeypatch):
+    """`lake.update`, `tx.update` and `DuckLakeTable.update` all take (condition, set) as delta-spark does; the old
+    `lake.update(table, set, condition)` still updates the same rows, with a DeprecationWarning at the caller."""
+    no_session(monkeypatch)
+    lake = open_lake(tmp_path, "lake", BIG)
+    lake.create_table("t", "id BIGINT, v VARCHAR")
+    lake.write(pa.table({"id": pa.array(range(10), pa.int64()), "v": ["a"] * 10}), "t")
+    assert lake.update("t", "id < 2", {"v": "'new'"}) == 2
+    assert lake.update("t", condition="id = 2", set={"v": "'kw'"}) == 1
+    assert lake.table("t").update("id = 3", {"v": "'handle'"}) == 1
+    with lake.transaction() as tx:
+        assert tx.update("t", "id = 4", {"v": "'tx'"}) == 1
+    with pytest.warns(DeprecationWarning, match=r"update\(table, condition, set\)") as warned:
+        assert lake.update("t", {"v": "'old'"}, "id = 5") == 1
+    assert warned[0].filename == __file__  # points at the caller, not at our code
+    with pytest.warns(DeprecationWarning), lake.transaction() as tx:
+        assert tx.update("t", {"v": "'old tx'"}, "id = 6") == 1
+    rows = dict(lake.read_arrow("t").sort_by("id").to_pylist()[i].values() for i in range(7))
+    assert rows == {0: "new", 1: "new", 2: "kw", 3: "handle", 4: "tx", 5: "old", 6: "old tx"}

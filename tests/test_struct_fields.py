@@ -119,7 +119,7 @@ def test_spark_paths_refuse_fields_the_column_lacks(tmp_path, spark):
         (lambda: lake.sql("INSERT INTO t VALUES (2, {'b': 'x'}, NULL, NULL)", dialect="duckdb"), "s", "b"),
         (lambda: lake.sql("INSERT INTO t (id, n) VALUES (2, named_struct('i', named_struct('b', 1)))"), "n.i", "b"),
         (lambda: lake.sql("UPDATE t SET s = {'b': 1} WHERE id = 1", dialect="duckdb"), "s", "b"),
-        (lambda: lake.update("t", {"s": "named_struct('a', 1, 'b', 'x')"}), "s", "b"),
+        (lambda: lake.update("t", set={"s": "named_struct('a', 1, 'b', 'x')"}), "s", "b"),
         (lambda: lake.table("t").merge(spark.createDataFrame([(1,)], "id BIGINT"), "t.id = s.id",
                                        target_alias="t", source_alias="s")
          .when_matched_update({"s": "named_struct('b', 'x')"}).execute(), "s", "b"),
@@ -132,7 +132,7 @@ def test_spark_paths_refuse_fields_the_column_lacks(tmp_path, spark):
     with pytest.raises(SchemaMismatchError, match=extra.format("s", "b")):  # an update of rows staged before it
         with lake.transaction() as tx:
             tx.write(_row(5, s={"a": 5, "c": "q"}), "t")
-            tx.update("t", {"s": "named_struct('b', 1)"}, "id = 5")
+            tx.update("t", "id = 5", {"s": "named_struct('b', 1)"})
     assert lake.current_snapshot() == before
     lake.sql("INSERT INTO t (id, s) VALUES (2, {'c': 'z', 'a': 6})", dialect="duckdb")
     lake.sql("INSERT INTO t (id, s) VALUES (3, named_struct('a', 7))")

@@ -58,7 +58,7 @@ def test_exception_rolls_everything_back(lake, tmp_path, spark):
         with lake.transaction() as tx:
             assert tx.delete("t", "id = 1") == 1
             assert tx.delete("t", "id < 3") == 2  # sees the first delete
-            assert tx.update("t", {"id": "id + 100"}, "id < 5") == 2
+            assert tx.update("t", "id < 5", {"id": "id + 100"}) == 2
             assert sorted(r.id for r in tx.read("t").collect()) == [5, 6, 7, 8, 9, 103, 104]
             raise RuntimeError("changed my mind")
     with pytest.raises(DuckLakeError, match="only row-level change"):  # an overwrite deletes rows as of BEGIN
@@ -73,7 +73,7 @@ def test_update_inside_a_transaction(lake, lake_catalog, spark, reference):
     catalog = lake_catalog
     lake.write(spark.range(40).selectExpr("id", "'a' AS tag"), "t", mode="error")
     with lake.transaction() as tx:
-        tx.update("t", {"tag": "'b'"}, "id >= 20")
+        tx.update("t", "id >= 20", {"tag": "'b'"})
         tx.write(pa.table({"id": pa.array([99], pa.int64()), "tag": ["c"]}), "t")
     assert len(lake.snapshots()) == 3
     lake.close()
@@ -138,7 +138,7 @@ def test_alters_in_a_transaction(lake, lake_catalog, spark, reference):
         tx.write(spark.range(5, 6).selectExpr("id", "'5' AS label", "50 AS extra"), "t")  # after its ALTER
         tx.set_sorted_by("v", ["id DESC"])  # a table written in the same block
         # sees the rows written after the ALTER, and the committed ones with the altered columns
-        assert tx.update("t", {"extra": "extra + 1"}, "id >= 4") == 2
+        assert tx.update("t", "id >= 4", {"extra": "extra + 1"}) == 2
     assert lake.current_snapshot() == before + 1
     assert lake.snapshots()[-1].commit_message == "reshape"
     assert [c.name for c in lake.table_info("t").columns] == ["id", "label", "extra"]

@@ -54,7 +54,7 @@ def changes(target, table: str) -> tuple[int, int]:
     """The four statements on a lake (four commits) or a transaction (one); the rows deleted and updated."""
     target.write(batch(100_000, 500), table)
     deleted = target.delete(table, DELETE)
-    updated = target.update(table, UPDATE_SET, UPDATE_WHERE)
+    updated = target.update(table, UPDATE_WHERE, UPDATE_SET)
     target.write(batch(200_000, 3), table)
     return deleted, updated
 

@@ -160,7 +160,7 @@ def test_object_store_writer_writes_geometry_and_variant(tmp_path, spark, refere
     lake.write(spark.createDataFrame([(1, POINT_1_2), (2, None)], "id int, g binary").coalesce(1), "g")
     lake.create_table("v", "v VARIANT")
     lake.write(spark.range(3).coalesce(1).selectExpr("parse_json(concat('{\"a\": ', id, '}')) AS v"), "v")
-    lake.update("v", {"v": "parse_json('{\"a\": 9}')"}, "variant_get(v, '$.a', 'int') = 1")
+    lake.update("v", "variant_get(v, '$.a', 'int') = 1", {"v": "parse_json('{\"a\": 9}')"})
     assert all(f.mapping_id is None for f in lake.plan_scan("v").files)
     lake.close()
     attach(reference, catalog, data)
@@ -193,7 +193,7 @@ def test_variant_beside_a_list_gets_every_field_id_and_round_trips_with_duckdb(c
                                      "parse_json(concat('{\"a\": ', id, ', \"b\": [1]}')) AS v",
                                      "array(CAST(id AS INT)) AS l")
     lake.write(rows.coalesce(1), "t")
-    lake.update("t", {"v": "parse_json('\"x\"')"}, "id = 1")
+    lake.update("t", "id = 1", {"v": "parse_json('\"x\"')"})
     assert all(f.mapping_id is None for f in lake.plan_scan("t").files)
     lake.close()
     (path,) = [p for p in glob.glob(f"{data}**/*.parquet", recursive=True) if "delete" not in p][:1]

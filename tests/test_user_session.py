@@ -145,7 +145,7 @@ def test_update_before_any_session_exists(tmp_path):
     code = ("from spark_ducklake import DuckLake\n"
             f"lake = DuckLake.attach({str(tmp_path / 'meta.sqlite')!r}, {str(tmp_path / 'data')!r})\n"
             "lake.create_table('t', 'id BIGINT, s VARCHAR')\n"
-            "print('updated', lake.update('t', {'s': \"'x'\"}, 'id = 1'))\n"
+            "print('updated', lake.update('t', 'id = 1', {'s': \"'x'\"}))\n"
             "lake.spark.stop()\n")
     env = dict(os.environ, SPARK_DUCKLAKE_DRIVER_MEMORY="1g")
     for key in ("SPARK_REMOTE", "SPARK_CONNECT_MODE_ENABLED", "SPARK_LOCAL_REMOTE"):  # a local session, as a user's

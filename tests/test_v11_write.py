@@ -54,13 +54,13 @@ def _history(lake: DuckLake) -> None:
                          "ts": [dt.datetime(2020, 1, 1), dt.datetime(1969, 12, 31, 23), None],
                          "row_id": [10, 20, 30]}), "t")
     lake.delete("t", "id = 1")
-    lake.update("t", {"s": "'bb'"}, "id = 2")
+    lake.update("t", "id = 2", {"s": "'bb'"})
     many = 40
     lake.write(_rows({"id": list(range(100, 100 + many)), "s": [f"x{i}" for i in range(many)],
                          "ts": [dt.datetime(2000, 1, 1, i % 24) for i in range(many)],
                          "row_id": list(range(many))}), "t")
     lake.delete("t", "id % 7 = 0")
-    lake.update("t", {"s": "'u'"}, "id BETWEEN 110 AND 113")
+    lake.update("t", "id BETWEEN 110 AND 113", {"s": "'u'"})
     lake.add_column("t", "z", "INT")
     lake.write(_rows({"id": [4], "s": ["d"], "ts": [None], "row_id": [4], "z": [44]}), "t")
     lake.rename_column("t", "s", "label")
@@ -188,7 +188,7 @@ def test_we_write_to_a_lake_the_binary_created(tmp_path):
 def _history_on_existing(lake: DuckLake) -> None:
     lake.write(_rows({"id": [1, 2, 3], "s": ["a", "b", "c"], "ts": [None] * 3, "row_id": [1, 2, 3]}), "t")
     lake.delete("t", "id = 7")
-    lake.update("t", {"s": "'B'"}, "id = 2")
+    lake.update("t", "id = 2", {"s": "'B'"})
     lake.write(_rows({"id": list(range(100, 140)), "s": ["x"] * 40, "ts": [dt.datetime(2001, 1, 1)] * 40,
                          "row_id": list(range(40))}), "t")
     lake.delete("t", "id % 5 = 0")
@@ -520,7 +520,7 @@ def test_binary_reads_our_encrypted_variant_lake_after_expire(tmp_path, spark):
         lake.write(rows.selectExpr("id", "parse_json(j) AS v", "s").coalesce(1), "e")
         lake.write(spark.sql("SELECT 4 AS id, parse_json('[1.5,null]') AS v, 'd' AS s"), "e")
         lake.delete("e", "id = 2")
-        lake.update("e", {"s": "'cc'"}, "id = 3")
+        lake.update("e", "id = 3", {"s": "'cc'"})
         expired = lake.current_snapshot() - 2  # the second insert's snapshot
         lake.expire_snapshots(versions=[expired])
         lake.cleanup_old_files(cleanup_all=True)

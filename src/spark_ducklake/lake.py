@@ -49,7 +49,7 @@ from .spark.change_feed import changes, deletions, insertions
 from .spark.expressions import check_expression
 from .spark.scan_plan import ScanPlan
 from .spark.virtual_columns import check_virtual
-from .spec.arguments import OutputMode, SqlDialect, StreamWriteMode, WriteMode
+from .spec.arguments import OutputMode, SqlDialect, StreamWriteMode, WriteMode, update_arguments
 from .spec.commit_properties import CommitProperties, resolve_commit_properties
 from .spec.model import TableInfo
 from .spec.names import parse_table_name, schema_key
@@ -405,10 +405,15 @@ class DuckLake:
         """DELETE FROM table WHERE condition (SQL string or Column; None deletes every row); returns rows deleted."""
         return self._one(lambda tx: tx.delete(table, condition), commit_properties, commit_args)[0]
 
-    def update(self, table: str, set: dict, condition=None, *,  # noqa: A002
+    def update(self, table: str, condition=None, set: dict | None = None, *,  # noqa: A002 - delta's name
                commit_properties: CommitProperties | None = None, **commit_args: Any) -> int:
-        """UPDATE table SET col = expr, ... WHERE condition (SQL strings or Columns); returns rows updated."""
-        return self._one(lambda tx: tx.update(table, set, condition), commit_properties, commit_args)[0]
+        """UPDATE table SET col = expr, ... WHERE condition (SQL strings or Columns); returns rows updated.
+
+        The argument order is `DuckLakeTable.update`'s and delta-spark's; the old `update(table, set, condition)`
+        still works and warns (a dict where the condition goes can only be the assignments).
+        """
+        condition, set = update_arguments(condition, set)  # noqa: A001
+        return self._one(lambda tx: tx.update(table, condition, set), commit_properties, commit_args)[0]
 
     def table(self, name: str) -> DuckLakeTable:
         """A handle with row-level operations, after delta-spark's DeltaTable."""

@@ -29,7 +29,7 @@ class DuckLakeTable:
 
     def update(self, condition=None, set: dict | None = None, **commit_args) -> int:  # noqa: A002 - delta's name
         """Set columns (SQL strings or Columns) on the rows matching `condition`; returns the count."""
-        return self.lake.update(self.name, set or {}, condition, **commit_args)
+        return self.lake.update(self.name, condition, set or {}, **commit_args)
 
     def update_schema(self, **commit_args):
         """Column changes committed together: `with table.update_schema() as u: u.add_column(...)`."""

@@ -28,7 +28,7 @@ from ..spark.conform import plan_columns
 from ..spark.expressions import check_expression
 from ..spark.paths import delete_paths
 from ..spec import paths as paths_for
-from ..spec.arguments import WriteMode, check_assignments, check_condition, check_data
+from ..spec.arguments import WriteMode, check_assignments, check_condition, check_data, update_arguments
 from ..spec.commit_properties import CommitProperties
 from ..spec.model import TableInfo
 from ..spec.names import parse_table_name as split_name
@@ -298,8 +298,9 @@ class Transaction:
             self.files += files
         return count
 
-    def update(self, table: str, set: dict, condition=None) -> int:  # noqa: A002 - delta's name
+    def update(self, table: str, condition=None, set: dict | None = None) -> int:  # noqa: A002 - delta's name
         """Stage an UPDATE on the table as this transaction sees it; returns the rows it updates."""
+        condition, set = update_arguments(condition, set)  # noqa: A001
         check_assignments(set)
         check_condition(condition)
         if needs_compose(self, table):

@@ -5,6 +5,8 @@ naming it rather than an AttributeError from deep inside."""
 from __future__ import annotations
 
 import numbers
+import sys
+import warnings
 from collections import Counter
 from datetime import datetime
 from typing import Any, Literal
@@ -86,6 +88,28 @@ def check_condition(condition: object, what: str = "condition", *, optional: boo
         return
     raise InvalidArgumentError(f"{what} must be a SQL string or a Spark Column, got {type(condition).__name__} "
                                f"{condition!r}"[:300])
+
+
+def update_arguments(condition: Any, assignments: Any) -> tuple[Any, Any]:
+    """`update(table, condition, set)`'s arguments, also from the old order `update(table, set, condition)`.
+
+    A condition is never a dict, so a dict in its place is the old order: swapped, with a DeprecationWarning
+    pointing at the first caller outside this package.
+    """
+    if not isinstance(condition, dict):
+        return condition, assignments
+    warnings.warn("update(table, set, condition) is deprecated: pass update(table, condition, set) as "
+                  "DuckLakeTable.update does, or name them (condition=..., set=...)", DeprecationWarning,
+                  stacklevel=_outside_caller_level())
+    return assignments, condition
+
+
+def _outside_caller_level() -> int:
+    """The `stacklevel` of the nearest frame outside spark_ducklake, seen from the caller of this function."""
+    frame, level = sys._getframe(2), 2
+    while frame.f_back is not None and frame.f_globals.get("__name__", "").startswith("spark_ducklake."):
+        frame, level = frame.f_back, level + 1
+    return level
 
 
 def check_assignments(values: object, what: str = "set") -> None:

@@ -161,8 +161,8 @@ def update(ctx: QueryContext, tx, tree: exp.Update):
     condition = _unqualified(where.this, alias) if where is not None else None
     condition = _with_rowid(ctx, tx, key, where, condition)
     if tx is not None:
-        return tx.update(key, assignments, condition)
-    return ctx.lake.update(key, assignments, condition)
+        return tx.update(key, condition, assignments)
+    return ctx.lake.update(key, condition, assignments)
 
 
 def delete(ctx: QueryContext, tx, tree: exp.Delete):
