@@ -39,6 +39,7 @@ CASES = {
     "add_files": "add_files",
     "small_data": "small_data",
     "tpcds": "tpcds",
+    "tpcds_maintenance": "tpcds_maintenance",
 }
 
 SECTIONS = {
@@ -55,6 +56,7 @@ SECTIONS = {
     "add_files": "10. Adding existing Parquet files: add_data_files",
     "small_data": "11. Small data without Spark: pyarrow path vs DuckDB vs Spark path",
     "tpcds": "12. TPC-DS through lake.sql (both dialects) and register() vs the same Parquet files",
+    "tpcds_maintenance": "12b. TPC-DS after 5% of store_sales deleted and a MERGE of returns",
 }
 SECTION_OF = {"row_changes": "dml", "partition_pruning": "dml"}  # where a failing case is reported; else its name
 

@@ -1,6 +1,6 @@
 """TPC-DS through `lake.sql` (both dialects) and `spark.sql` over `register()` views vs the same Parquet files.
 
-    .venv/bin/python bench/tpcds.py [--sf 1] [--queries all|3,43,52] [--repeat 3]
+    .venv/bin/python bench/tpcds.py [--sf 1] [--queries all|3,43,52] [--repeat 3] [--maintenance]
 
 Data and queries come from DuckDB's `tpcds` extension (`dsdgen`, `tpcds_queries()`): the tables are exported to
 Parquet and loaded through `lake.write` (SQLite catalog, no inlining: every side reads the same files). Each query
@@ -15,6 +15,10 @@ reading the same lake (rows compared as multisets, numbers to 2 decimals); a que
 refuses DuckDB's `"quoted"` aliases) has no time for that way. Planning rows time the call that returns the
 DataFrame (`lake.sql` in both dialects vs `spark.sql` over the registered views, alternating, medians of `repeat`),
 without collecting it; "first run" is the query's first `lake.sql` (DuckDB dialect), before any other way ran it.
+
+`--maintenance` (run.py case `tpcds_maintenance`) first deletes 5% of store_sales and MERGEs a batch of returns
+into store_returns, TPC-DS's data maintenance shape; the baseline then reads the same data files without the
+deletes (its answers are not checked), so the ratio is what the deletes and the merge's files cost.
 """
 
 from __future__ import annotations
@@ -96,7 +100,7 @@ def _runner(way: str, lake, spark, q: str, views: dict):
 
 
 def run_queries(lake, spark, reference, queries: dict[int, str], wanted: list[int], views: dict,
-                repeat: int) -> tuple[list[Row], dict]:
+                repeat: int, case: str = "tpcds") -> tuple[list[Row], dict]:
     """Per query: medians of each way, planning times, and whether each way's answer is DuckDB's."""
     rows: list[Row] = []
     times: dict[str, dict[int, float]] = {w: {} for w in WAYS}
@@ -151,10 +155,10 @@ def run_queries(lake, spark, reference, queries: dict[int, str], wanted: list[in
         base = times[BASELINE].get(n)
         for way in ("duckdb", "spark", "register"):
             if n in times[way]:
-                rows.append(Row("tpcds", f"q{n} {LABELS[way]}", times[way][n], base, baseline_name=LABELS[BASELINE],
+                rows.append(Row(case, f"q{n} {LABELS[way]}", times[way][n], base, baseline_name=LABELS[BASELINE],
                                 group=way))
         if n in planning["register"]:
-            rows.append(Row("tpcds", f"q{n} planning: lake.sql (DuckDB dialect), repeated", plan_lake,
+            rows.append(Row(case, f"q{n} planning: lake.sql (DuckDB dialect), repeated", plan_lake,
                             planning["register"][n], group="planning",
                             baseline_name="spark.sql over register() views (planning only)",
                             notes="; ".join(
@@ -164,7 +168,7 @@ def run_queries(lake, spark, reference, queries: dict[int, str], wanted: list[in
         print(f"  q{n}: " + ", ".join(f"{w} {times[w][n]:.2f}s" for w in WAYS if n in times[w])
               + f"; planning lake.sql {plan_lake * 1000:.0f} ms (first {(first or 0) * 1000:.0f} ms), "
               f"spark.sql/register {planning['register'].get(n, 0) * 1000:.0f} ms", flush=True)
-    summary = {"times": times, "wrong": wrong, "failed": failed, "planning": planning}
+    summary = {"times": times, "wrong": wrong, "failed": failed, "planning": planning, "case": case}
     return rows, summary
 
 
@@ -179,7 +183,7 @@ def summary_rows(summary: dict, wanted: list[int], note: str) -> list[Row]:
         ratios = [times[way][n] / times[BASELINE][n] for n in both]
         worst = max(zip(ratios, both, strict=True))
         wrong = summary["wrong"][way]
-        rows.append(Row("tpcds", f"geometric mean, {LABELS[way]} ({len(both)} queries)",
+        rows.append(Row(summary["case"], f"geometric mean, {LABELS[way]} ({len(both)} queries)",
                         sum(times[way][n] for n in both), sum(times[BASELINE][n] for n in both),
                         ratio=statistics.geometric_mean(ratios),
                         baseline_name=LABELS[BASELINE],
@@ -193,7 +197,7 @@ def summary_rows(summary: dict, wanted: list[int], note: str) -> list[Row]:
     if both:
         extra = [plan["lake.sql"][n] - plan["register"][n] for n in both]
         extra_spark = [plan["spark"][n] - plan["register"][n] for n in both if n in plan["spark"]]
-        rows.append(Row("tpcds", f"planning added by lake.sql, median over {len(both)} queries",
+        rows.append(Row(summary["case"], f"planning added by lake.sql, median over {len(both)} queries",
                         statistics.median(plan["lake.sql"][n] for n in both),
                         statistics.median(plan["register"][n] for n in both),
                         baseline_name="spark.sql over register() views (planning only)",
@@ -206,9 +210,30 @@ def summary_rows(summary: dict, wanted: list[int], note: str) -> list[Row]:
     return rows
 
 
+def maintain(lake) -> str:
+    """TPC-DS's maintenance shape on the loaded lake: 5% of store_sales deleted (position delete files), then a
+    batch of returns MERGEd into store_returns (2% of its rows updated, as many new ones inserted)."""
+    from pyspark.sql import functions as F
+
+    deleted = lake.delete("store_sales", "ss_ticket_number % 20 = 0")
+    returns = lake.read("store_returns")
+    batch = returns.where("sr_ticket_number % 50 = 0").unionByName(
+        returns.where("sr_ticket_number % 50 = 1").withColumn("sr_ticket_number",
+                                                               F.col("sr_ticket_number") + 1_000_000_000))
+    key = "target.sr_item_sk = source.sr_item_sk AND target.sr_ticket_number = source.sr_ticket_number"
+    merged = (lake.table("store_returns").merge(batch, key)
+              .when_matched_update({"sr_return_quantity": "source.sr_return_quantity + 1",
+                                    "sr_return_amt": "source.sr_return_amt * 2"})
+              .when_not_matched_insert_all()
+              .execute())
+    return (f"{deleted} store_sales rows deleted; MERGE into store_returns: {merged.updated} updated, "
+            f"{merged.inserted} inserted")
+
+
 def bench_rows(quick: bool, *, sf: float | None = None, queries: list[int] | None = None,
-               repeat: int | None = None) -> list[Row]:
-    """Quick: SF 0.01, 5 star-join queries; full: SF 1, all 99 queries; medians of 3."""
+               repeat: int | None = None, maintenance: bool = False) -> list[Row]:
+    """Quick: SF 0.01, 5 star-join queries; full: SF 1, all 99 queries; medians of 3. `maintenance`: the same
+    after `maintain` (the baseline reads the lake's data files without the deletes: what Spark pays for Parquet)."""
     from spark_ducklake import DuckLake
     from spark_ducklake.catalog.reads import reader
     from spark_ducklake.duckdb_reference import attach, connect
@@ -220,6 +245,8 @@ def bench_rows(quick: bool, *, sf: float | None = None, queries: list[int] | Non
         sources, texts = generate(f"{root}/gen", sf, TABLES)
         wanted = queries or (list(QUICK) if quick else sorted(texts))
         tables = used_tables(texts, wanted)
+        if maintenance:
+            tables = list(dict.fromkeys([*tables, "store_sales", "store_returns"]))
         catalog, data = f"{root}/meta.sqlite", f"{root}/data/"
         lake = DuckLake.attach(f"sqlite:{catalog}", data, data_inlining_row_limit=0)
         spark = lake.spark
@@ -227,6 +254,7 @@ def bench_rows(quick: bool, *, sf: float | None = None, queries: list[int] | Non
         for table in tables:  # as a user loads them: from their own session, one lake.write each
             lake.write(spark.read.parquet(sources[table]), table, "error")
         load = time.perf_counter() - start
+        changes = maintain(lake) if maintenance else ""
         lake.register(spark, view_name="{table}")
         views = {"register": {t: spark.table(t) for t in tables}}
         with lake.engine.connect() as conn:
@@ -236,8 +264,10 @@ def bench_rows(quick: bool, *, sf: float | None = None, queries: list[int] | Non
         reference = connect()
         attach(reference, f"sqlite:{catalog}", data, read_only=True)
         reference.execute("USE lake")
-        note = (f"SF {sf}; {len(tables)} tables loaded through lake.write in {load:.0f}s; medians of {repeat}")
-        rows, summary = run_queries(lake, spark, reference, texts, wanted, views, repeat)
+        note = (f"SF {sf}; {len(tables)} tables loaded through lake.write in {load:.0f}s; medians of {repeat}"
+                + (f"; {changes}" if changes else ""))
+        case = "tpcds_maintenance" if maintenance else "tpcds"
+        rows, summary = run_queries(lake, spark, reference, texts, wanted, views, repeat, case)
         rows += summary_rows(summary, wanted, note)
         reference.close()
         lake.close()
@@ -252,10 +282,12 @@ def main() -> None:
     parser.add_argument("--queries", default="all")
     parser.add_argument("--repeat", type=int, default=3)
     parser.add_argument("--quick", action="store_true", help="SF 0.01 and 5 queries unless --sf/--queries say")
+    parser.add_argument("--maintenance", action="store_true",
+                        help="first delete 5%% of store_sales and MERGE a batch of returns (issue 28, item 3)")
     args = parser.parse_args()
     wanted = None if args.queries == "all" else [int(q) for q in args.queries.split(",")]
     sf = args.sf if not args.quick or args.sf != 1.0 else None
-    for row in bench_rows(args.quick, sf=sf, queries=wanted, repeat=args.repeat):
+    for row in bench_rows(args.quick, sf=sf, queries=wanted, repeat=args.repeat, maintenance=args.maintenance):
         print(row)
 
 
