@@ -40,6 +40,7 @@ CASES = {
     "small_data": "small_data",
     "tpcds": "tpcds",
     "tpcds_maintenance": "tpcds_maintenance",
+    "catalog_plugin": "catalog_plugin",
 }
 
 SECTIONS = {
@@ -57,6 +58,7 @@ SECTIONS = {
     "small_data": "11. Small data without Spark: pyarrow path vs DuckDB vs Spark path",
     "tpcds": "12. TPC-DS through lake.sql (both dialects) and register() vs the same Parquet files",
     "tpcds_maintenance": "12b. TPC-DS after 5% of store_sales deleted and a MERGE of returns",
+    "catalog_plugin": "13. TPC-H through the Spark catalog plugin vs lake.read views",
 }
 SECTION_OF = {"row_changes": "dml", "partition_pruning": "dml"}  # where a failing case is reported; else its name
 

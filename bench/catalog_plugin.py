@@ -1,0 +1,106 @@
+"""TPC-H through the Spark catalog plugin (`spark.sql` on `lake.main.<table>`) vs through `lake.read` views.
+
+    .venv/bin/python bench/catalog_plugin.py [--sf 1] [--queries all|1,3,6] [--repeat 3]
+
+Issue 30, item 2: rows and speed through plain Spark SQL on the catalog plugin must be those of `lake.read`
+(goal: ratio <= 1.05). One Spark session built with `spark_catalog_conf(...)` holds both: the plugin's tables
+(`lake.main.lineitem`, planned by the catalog service at each query) and `lake.read(...)` DataFrames bound to
+temporary views (planned by the Python API when read). The same lake, the same files, the same Spark Parquet
+reader; alternating runs, medians of `repeat`; every query's rows are compared between the two first.
+"""
+
+from __future__ import annotations
+
+import argparse
+import re
+import shutil
+import statistics
+import tempfile
+
+from common import paired
+from report import Row
+from tpch import _same, generate, used_tables
+from tpch_queries import QUERIES, QUICK
+
+CATALOG = "lake"
+
+
+def through_catalog(sql: str, tables: list[str]) -> str:
+    """The query with every TPC-H table named through the catalog plugin (`lake.main.lineitem`)."""
+    names = "|".join(sorted(tables, key=len, reverse=True))
+    return re.sub(rf"\b({names})\b", rf"{CATALOG}.main.\1", sql)
+
+
+def plugin_session(url: str, data: str):
+    """A local session with the catalog plugin configured, as a user would build it."""
+    from pyspark.sql import SparkSession
+
+    from spark_ducklake import spark_catalog_conf
+
+    conf = spark_catalog_conf(CATALOG, url, data, data_inlining_row_limit=0)
+    return (SparkSession.builder.master("local[*]").appName("bench-catalog-plugin")
+            .config("spark.ui.enabled", "false").config("spark.ui.showConsoleProgress", "false")
+            .config("spark.sql.shuffle.partitions", "8")
+            .config("spark.driver.memory", "4g").config("spark.sql.session.timeZone", "UTC")
+            .config(map=conf).getOrCreate())
+
+
+def bench_rows(quick: bool, *, sf: float | None = None, queries: list[int] | None = None,
+               repeat: int | None = None) -> list[Row]:
+    """Quick: SF 0.01, the quick TPC-H queries; full: SF 1, all 22; medians of 3."""
+    from spark_ducklake import DuckLake
+
+    sf = sf if sf is not None else (0.01 if quick else 1.0)
+    queries = queries or (list(QUICK) if quick else sorted(QUERIES))
+    repeat = repeat or 3
+    tables = used_tables(queries)
+    root = tempfile.mkdtemp(prefix="bench-catalog-plugin-")
+    rows: list[Row] = []
+    try:
+        sources = generate(f"{root}/gen", sf)
+        url, data = f"sqlite:{root}/meta.sqlite", f"{root}/data/"
+        spark = plugin_session(url, data)
+        lake = DuckLake.attach(url, data, spark=spark, data_inlining_row_limit=0)
+        for table in tables:
+            lake.write(spark.read.parquet(sources[table]), table, "error")
+
+        def via_read(sql: str):
+            for table in tables:
+                lake.read(table).createOrReplaceTempView(table)  # planned by the Python API, as a user does
+            return spark.sql(sql).collect()
+
+        def via_catalog(sql: str):
+            return spark.sql(through_catalog(sql, tables)).collect()
+
+        for q in queries:
+            sql = QUERIES[q]
+            if not _same(via_catalog(sql), via_read(sql)):
+                raise AssertionError(f"TPC-H Q{q}: the catalog plugin and lake.read give different rows")
+            ours, base = paired(lambda s=sql: via_catalog(s), lambda s=sql: via_read(s), repeat, warmup=False)
+            rows.append(Row("catalog_plugin", f"Q{q} spark.sql on {CATALOG}.main.*", ours, base,
+                            baseline_name="spark.sql over lake.read views", group="queries"))
+        geo = statistics.geometric_mean([r.ratio for r in rows])
+        rows.append(Row("catalog_plugin", f"geometric mean of {len(queries)} queries", None, None, unit="",
+                        ratio=geo, notes=f"SF {sf}; medians of {repeat}; rows equal for every query"))
+        lake.close()
+        spark.stop()
+    finally:
+        shutil.rmtree(root, ignore_errors=True)
+    return rows
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--sf", type=float, default=1.0)
+    parser.add_argument("--queries", default="all")
+    parser.add_argument("--repeat", type=int, default=3)
+    parser.add_argument("--quick", action="store_true", help="SF 0.01 and the quick queries unless --sf/--queries say")
+    args = parser.parse_args()
+    queries = None if args.queries == "all" else [int(q) for q in args.queries.split(",")]
+    sf = args.sf if not args.quick or args.sf != 1.0 else None
+    for row in bench_rows(args.quick, sf=sf, queries=queries, repeat=args.repeat):
+        print(row)
+
+
+if __name__ == "__main__":
+    main()
