@@ -463,11 +463,17 @@ public class DuckLakeCatalog implements StagingTableCatalog, SupportsNamespaces,
         return analysis("UNSUPPORTED", what, "not supported through the lake catalog yet; use the DuckLake Python API");
     }
 
-    /** Spark's AnalysisException with our message: `[DUCKLAKE_<KIND>] <subject>: <cause>` (no stack trace shown). */
+    /** Spark's AnalysisException with our message: `[DUCKLAKE_<KIND>] <subject>: <cause>`, its stack trace cut to
+     *  Spark's frames: the Thrift Server sends an error's whole trace to the client (beeline prints it), and there
+     *  the user sees Spark's analysis error as for Spark's own errors, not the plugin's insides. */
     static RuntimeException analysis(String kind, String subject, String cause) {
         String message = "[DUCKLAKE_" + kind.toUpperCase(java.util.Locale.ROOT) + "] " + subject + ": " + cause;
-        return sneaky(new AnalysisException(message, Option.empty(), Option.empty(), Option.empty(), Option.empty(),
-                scala.collection.immutable.Map$.MODULE$.<String, String>empty(), new QueryContext[0]));
+        AnalysisException error = new AnalysisException(message, Option.empty(), Option.empty(), Option.empty(),
+                Option.empty(), scala.collection.immutable.Map$.MODULE$.<String, String>empty(), new QueryContext[0]);
+        error.setStackTrace(java.util.Arrays.stream(error.getStackTrace())
+                .filter(frame -> !frame.getClassName().startsWith("sparkducklake."))
+                .toArray(StackTraceElement[]::new));
+        return sneaky(error);
     }
 
     /** Throws a checked Spark exception (AnalysisException and its kin) from code Spark's interfaces declare
