@@ -11,7 +11,8 @@ from contextlib import contextmanager
 from pathlib import Path
 
 
-def _free_port() -> int:
+def free_port() -> int:
+    """A TCP port on 127.0.0.1 free right now (a server started next binds it)."""
     with socket.socket() as s:
         s.bind(("127.0.0.1", 0))
         return s.getsockname()[1]
@@ -25,7 +26,7 @@ def connect_server(log_dir: Path, *, cores: int = 2, memory: str = "3g", conf: d
     import pyspark
 
     home = Path(pyspark.__file__).parent
-    port = _free_port()
+    port = free_port()
     env = dict(os.environ, SPARK_HOME=str(home), PYSPARK_PYTHON=sys.executable)
     env.pop("SPARK_REMOTE", None)
     log = open(log_dir / "spark-connect.log", "w")  # noqa: SIM115 - closed below
