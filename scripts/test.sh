@@ -10,6 +10,8 @@
 #   4 user      interop and row-level tests on a session built like a user's (hostile confs, Spark's defaults,
 #               no PYSPARK_PYTHON, Python workers without this package)
 #   5 cluster   the README tour and more on a standalone cluster behind Spark Connect (scripts/cluster.sh)
+#   5b servers  the catalog plugin's tour (docs/catalog-tour.sql) through a Spark Connect server and the Spark
+#               Thrift Server (with beeline) started with the plugin's jar (tests marked `servers`)
 #   6 s3        storage tests with data on a local S3 server (scripts/s3.sh)
 #   7 wheel     the wheel, installed with no extras into a fresh venv, runs scripts/smoke_tour.py
 # SPARK_DUCKLAKE_LANES="catalog local" runs a subset (`local` is both halves).
@@ -21,7 +23,7 @@ bash scripts/setup.sh test || exit 1
 .venv/bin/mypy || exit 1  # configured in pyproject.toml ([tool.mypy])
 
 lanes=""
-for lane in ${SPARK_DUCKLAKE_LANES:-catalog local connect user cluster s3 wheel}; do
+for lane in ${SPARK_DUCKLAKE_LANES:-catalog local connect user cluster servers s3 wheel}; do
     [ "$lane" = local ] && lanes+=" local1 local2" || lanes+=" $lane"
 done
 pytest=(.venv/bin/python -m pytest -q --durations=25)
@@ -48,7 +50,8 @@ lane_catalog() { SPARK_DUCKLAKE_TEST_NO_SPARK=1 "${pytest[@]}" -m "not spark and
 lane_local() {
     # Per-backend `catalog` cases on SQLite and PostgreSQL, on all four for the tests marked `every_backend` (the
     # interop ones); the catalog lane runs every test on every backend.
-    SPARK_DUCKLAKE_TEST_BACKENDS_UNMARKED=sqlite,postgres "${pytest[@]}" -m "spark and not cluster and not s3" "$@"
+    SPARK_DUCKLAKE_TEST_BACKENDS_UNMARKED=sqlite,postgres \
+        "${pytest[@]}" -m "spark and not cluster and not s3 and not servers" "$@"
 }
 lane_local1() { lane_local tests/test_[a-e]*.py "$@"; }
 lane_local2() { lane_local --ignore-glob='tests/test_[a-e]*.py' "$@"; }
@@ -77,6 +80,8 @@ lane_cluster() {
     bash scripts/cluster.sh stop "$state/cluster"
     return $rc
 }
+# Servers of Spark's own (Connect, Thrift) each started once with the catalog plugin's confs, as a user starts them.
+lane_servers() { "${pytest[@]}" -m servers "$@"; }
 lane_s3() {
     local jars
     jars="$(bash scripts/s3_jars.sh | tail -n 1)" || return 1
@@ -100,8 +105,8 @@ if [ -n "${SPARK_DUCKLAKE_SERIAL:-}" ]; then
 else
     groups=()
     # Four groups that take about as long each on CI's 2 cores; user and cluster share the worker venv, so they
-    # run one after the other.
-    for group in "local1 s3 wheel" "connect" "catalog user cluster" "local2"; do
+    # run one after the other; servers (about 8 min) goes with them, the shortest group before it.
+    for group in "local1 s3 wheel" "connect" "catalog user cluster servers" "local2"; do
         selected=()
         for lane in $group; do [[ " $lanes " == *" $lane "* ]] && selected+=("$lane"); done
         [ "${#selected[@]}" -gt 0 ] || continue
