@@ -74,7 +74,7 @@ FULL = (10_000, 3)
 
 def measure(count: int, repeat: int) -> dict[str, float]:
     """Median seconds per engine ("spark-ducklake", "duckdb-ducklake") over `repeat` rounds after a warm-up one."""
-    from spark_ducklake.spark.session import get_or_create_spark
+    from spark_ducklake.dataplane.spark.session import get_or_create_spark
 
     spark = get_or_create_spark()
     base = tempfile.mkdtemp(prefix="bench-add-")

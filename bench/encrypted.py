@@ -6,7 +6,7 @@ DuckDB writes one table twice (flat columns: bigint, varchar, decimal, date, dou
 list and a struct), once into an `ENCRYPTED` lake and once into a plain one. Each repetition reads the whole
 table through `lake.read(...)` into Spark's `noop` sink: the plain lake on Spark's native Parquet reader, the
 encrypted one split into modules, decrypted by `aes_decrypt` and read by pyarrow on the executors
-(spark/encrypted/). Then each repetition appends the same rows (a checkpointed DataFrame) to each lake with
+(dataplane/spark/encrypted/). Then each repetition appends the same rows (a checkpointed DataFrame) to each lake with
 `lake.write`: Spark's Parquet writer for the plain lake, pyarrow in memory plus `aes_encrypt` for the encrypted
 one. Prints the median seconds of each and their ratios. `--quick`: 200,000 rows, 1 repetition.
 """
@@ -50,7 +50,7 @@ def main() -> None:
     if args.quick:
         args.rows, args.repeat = 200_000, 1
     from spark_ducklake import DuckLake
-    from spark_ducklake.spark.session import get_or_create_spark
+    from spark_ducklake.dataplane.spark.session import get_or_create_spark
 
     spark = get_or_create_spark()
     with tempfile.TemporaryDirectory() as root:

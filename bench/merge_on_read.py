@@ -4,8 +4,8 @@
 
 Three views of the same tables in one Spark session, each query timed alternately (medians): the lake's own data
 files read directly with `spark.read.parquet` (the baseline: it reads the deleted rows too), `lake.read` as it
-is (files with deletes filtered by a bitmap of their deleted positions, spark/position_filter.py), the same with
-the bitmaps forced into the plan as literals or forced into a broadcast, and `lake.read` with the previous
+is (files with deletes filtered by a bitmap of their deleted positions, dataplane/spark/position_filter.py), the same
+with the bitmaps forced into the plan as literals or forced into a broadcast, and `lake.read` with the previous
 broadcast anti-join on the row position. Writes results/merge_on_read/.
 """
 
@@ -30,7 +30,7 @@ WHAT = {"bitmap": "bitmap filter (now)", "literal": "bitmaps in the plan", "broa
 
 
 def _views(lake, tables: list[str], mode: str) -> dict:
-    from spark_ducklake.spark import position_filter, scan
+    from spark_ducklake.dataplane.spark import position_filter, scan
 
     bitmap, words = MODES[mode]
     default = position_filter.BROADCAST_WORDS

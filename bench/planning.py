@@ -99,7 +99,7 @@ def measure(big, repeat: int, explicit_files: int, backend: str, spark: bool = T
 def _dataframe_rows(lake, big, repeat: int, explicit_files: int, backend: str, plan: float) -> list[Row]:
     """`lake.read` (catalog planning, then the DataFrame over Spark's file-sink log) against catalog planning
     alone, and, where affordable, `spark.read.parquet` of the same paths (Spark stats every one)."""
-    from spark_ducklake.spark.paths import spark_path
+    from spark_ducklake.dataplane.arrow.storage import spark_path
 
     spark, cache, n = lake.spark, lake.context.file_cache, f"{big.files:,} files"
     group = f"DataFrame ({backend})"

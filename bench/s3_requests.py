@@ -52,8 +52,8 @@ def main() -> None:
     os.environ["PYSPARK_SUBMIT_ARGS"] = f"--jars {jars} {confs} pyspark-shell"
 
     from spark_ducklake import DuckLake
-    from spark_ducklake.spark.paths import spark_path
-    from spark_ducklake.spark.session import get_or_create_spark
+    from spark_ducklake.dataplane.arrow.storage import spark_path
+    from spark_ducklake.dataplane.spark.session import get_or_create_spark
 
     spark = get_or_create_spark()
     prefix = f"s3://{s3.BUCKET}/bench-{uuid.uuid4().hex[:8]}/"

@@ -131,7 +131,7 @@ def one_round(root: str, rows: int, spark, only: list[str] | None = None) -> dic
 
 def measure(rows: int, repeat: int, only: list[str] | None = None) -> dict[tuple[str, str], list[float]]:
     """Times of every round after a warm-up round (which also starts the Spark session)."""
-    from spark_ducklake.spark.session import get_or_create_spark
+    from spark_ducklake.dataplane.spark.session import get_or_create_spark
 
     spark = get_or_create_spark()
     root = tempfile.mkdtemp(prefix="bench-small-")
@@ -214,7 +214,7 @@ def bench_rows(quick: bool) -> list:
                        duck, baseline_name="duckdb-ducklake", group="Spark vs DuckDB", notes=note))
         if worst is None or ours / duck > worst[1] / worst[2]:
             worst = (case, ours, duck)
-    from spark_ducklake.spark.session import get_or_create_spark
+    from spark_ducklake.dataplane.spark.session import get_or_create_spark
 
     out.append(transaction_row(get_or_create_spark(), 5 if quick else 9))  # under a second a round: noise needs more
     # last: where_we_stand.py reads the goal (within 2x of DuckDB on every small case) from this row

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Compiles the optional file index (src/spark_ducklake/spark/jvm/DuckLakeFileList.java) against the installed
+# Compiles the optional file index (src/spark_ducklake/dataplane/spark/jvm/DuckLakeFileList.java) against the installed
 # pyspark's jars into spark-ducklake-index.jar next to it (shipped in the wheel), and the Spark catalog plugin
 # (DuckLakeCatalog.java and the folder's other .java files: lake tables in plain Spark SQL) into
 # spark-ducklake-catalog.jar. Without a JDK it does nothing: scans then take the pure-Python route (a file-sink log
@@ -7,7 +7,7 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 python="${PYTHON:-.venv/bin/python}"
-src=src/spark_ducklake/spark/jvm
+src=src/spark_ducklake/dataplane/spark/jvm
 if ! command -v javac >/dev/null || ! command -v jar >/dev/null; then
     echo "build_jar: no javac/jar on PATH; the JVM file index is not built" >&2
     exit 0

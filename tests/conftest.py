@@ -204,7 +204,7 @@ def forbid_spark_when_spark_free(request):
         yield
         return
     patch = pytest.MonkeyPatch()
-    patch.setattr("spark_ducklake.spark.session.get_or_create_spark", _no_spark)
+    patch.setattr("spark_ducklake.dataplane.spark.session.get_or_create_spark", _no_spark)
     try:
         from pyspark.sql import SparkSession
     except ImportError:
@@ -260,7 +260,7 @@ def connect_url(tmp_path_factory):
 def spark(request):
     """One Spark session for the whole run: local (start-up ~6 s), or Spark Connect when
     SPARK_DUCKLAKE_TEST_CONNECT=1 (every test then moves its data through a Spark Connect server)."""
-    from spark_ducklake.spark.session import get_or_create_spark
+    from spark_ducklake.dataplane.spark.session import get_or_create_spark
 
     if os.environ.get("SPARK_DUCKLAKE_TEST_SESSION") == "user":  # --- a session built like a user's ---
         session = user_session()

@@ -45,7 +45,7 @@ def cluster(request):
 
 
 def test_arrow_read_path_on_the_cluster(cluster, tmp_path, reference):
-    # uuid and time columns are read by pyarrow inside executor tasks (spark/arrow_files.py)
+    # uuid and time columns are read by pyarrow inside executor tasks (dataplane/spark/arrow_files.py)
     catalog = f"sqlite:{tmp_path / 'meta.sqlite'}"
     attach(reference, catalog, str(tmp_path / "data"), data_inlining_row_limit=0)
     reference.execute("CREATE TABLE lake.t (id INTEGER, u UUID, tm TIME)")
@@ -58,13 +58,13 @@ def test_arrow_read_path_on_the_cluster(cluster, tmp_path, reference):
 
 def test_scans_plan_through_the_jvm_index_on_the_cluster(cluster, tmp_path, reference):
     # 39 files without deletes (more than CONNECT_MIN_FILES): the Connect server gets the jar as an artifact and
-    # plans from the scan's log through it (spark/jvm_index.py); rows as DuckDB reads them.
+    # plans from the scan's log through it (dataplane/spark/jvm_index.py); rows as DuckDB reads them.
     import contextlib
     import io
 
     import pyarrow as pa
 
-    from spark_ducklake.spark import jvm_index
+    from spark_ducklake.dataplane.spark import jvm_index
 
     if not jvm_index.JAR.is_file():
         if IN_CI:

@@ -10,7 +10,7 @@ import pyarrow as pa
 import pytest
 
 from spark_ducklake import DuckLake
-from spark_ducklake.spark import deletion_vectors as dv
+from spark_ducklake.dataplane.arrow import deletion_vectors as dv
 from tests.support.reference import attach
 
 pytestmark = pytest.mark.not_on_mysql("the reference fails a second DELETE in a MySQL catalog")

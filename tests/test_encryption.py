@@ -17,8 +17,8 @@ import pyarrow.parquet as pq
 import pytest
 
 from spark_ducklake import DuckLake
+from spark_ducklake.dataplane.arrow.crypto import layout, thrift
 from spark_ducklake.errors import CatalogError
-from spark_ducklake.spark.encrypted import layout, thrift
 from tests.support.reference import attach
 
 KEYS_SQL = ("SELECT encryption_key FROM __ducklake_metadata_lake.ducklake_data_file UNION ALL "
@@ -353,8 +353,8 @@ def test_module_layout_round_trips_a_pyarrow_file(tmp_path):
 
 
 def test_why_pyarrow_cannot_read_duckdb_encrypted_files(tmp_path, reference):
-    """Why spark/encrypted/ exists: with the right per-file key, Arrow's Parquet decryption (which authenticates
-    modules with their AAD, as Parquet modular encryption specifies) rejects DuckDB's files."""
+    """Why dataplane/spark/encrypted/ exists: with the right per-file key, Arrow's Parquet decryption (which
+    authenticates modules with their AAD, as Parquet modular encryption specifies) rejects DuckDB's files."""
     from pyarrow.parquet.encryption import create_decryption_properties
 
     data = f"{tmp_path}/data/"

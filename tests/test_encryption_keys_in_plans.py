@@ -1,7 +1,7 @@
 """No data or delete file's AES key in a Spark plan: Spark reads, deletes (which merge a file's old encrypted delete
 file) and restamps of an ENCRYPTED lake hand the executors keys wrapped under a per-session key that travels as a
-session file artifact (spark/encrypted/keys.py), so neither a Spark Connect server's event log (its plans' text,
-local relations and pickled functions included) nor a plan's string holds a key, base64 or hex."""
+session file artifact (dataplane/spark/encrypted/keys.py), so neither a Spark Connect server's event log (its plans'
+text, local relations and pickled functions included) nor a plan's string holds a key, base64 or hex."""
 
 from __future__ import annotations
 
@@ -97,10 +97,10 @@ def test_the_restamp_job_pickles_no_encryption_key(spark, monkeypatch):
     # with its key on Spark: the function the job pickles into its plan holds the key wrapped only.
     from pyspark import cloudpickle
 
-    from spark_ducklake.spark.delete_files import write_delete_file
-    from spark_ducklake.spark.encrypted import read
-    from spark_ducklake.spark.encrypted.deletes import restamp_encrypted
-    from spark_ducklake.spark.encrypted.write import new_key
+    from spark_ducklake.dataplane.arrow.delete_files import write_delete_file
+    from spark_ducklake.dataplane.spark.encrypted import read
+    from spark_ducklake.dataplane.spark.encrypted.deletes import restamp_encrypted
+    from spark_ducklake.dataplane.spark.encrypted.write import new_key
 
     class Captured(Exception):
         pass

@@ -1,8 +1,8 @@
-"""The file-sink log scans hand Spark (spark/file_log.py): Spark takes the files and sizes from `_spark_metadata/0` and
-never lists or stats them. An internal Spark mechanism (MetadataLogFileIndex), pinned here on local files so a
-Spark upgrade that changes it fails here and not only in the S3 lane. Classic sessions read the log from a
-driver-local temporary folder; Spark Connect sessions (SPARK_DUCKLAKE_TEST_CONNECT=1) read a log kept next to the
-files and named by its content (spark/file_log.py), or get the paths when there are few files."""
+"""The file-sink log scans hand Spark (dataplane/spark/file_log.py): Spark takes the files and sizes from
+`_spark_metadata/0` and never lists or stats them. An internal Spark mechanism (MetadataLogFileIndex), pinned here on
+local files so a Spark upgrade that changes it fails here and not only in the S3 lane. Classic sessions read the log
+from a driver-local temporary folder; Spark Connect sessions (SPARK_DUCKLAKE_TEST_CONNECT=1) read a log kept next to the
+files and named by its content (dataplane/spark/file_log.py), or get the paths when there are few files."""
 
 from __future__ import annotations
 
@@ -16,8 +16,9 @@ import pyarrow as pa
 import pyarrow.parquet as pq
 import pytest
 
+from spark_ducklake.dataplane.arrow import storage as paths
+from spark_ducklake.dataplane.spark import file_log
 from spark_ducklake.errors import StorageError
-from spark_ducklake.spark import file_log, paths
 
 
 def _files(folder, count: int) -> list[str]:

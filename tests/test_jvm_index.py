@@ -1,5 +1,5 @@
-"""The optional JVM file index (spark/jvm_index.py, spark/jvm/DuckLakeFileList.java): when the jar is built
-(scripts/build_jar.sh) scans read their file-sink log through it, with the same rows, `_metadata` columns and
+"""The optional JVM file index (dataplane/spark/jvm_index.py, dataplane/spark/jvm/DuckLakeFileList.java): when the jar
+is built (scripts/build_jar.sh) scans read their file-sink log through it, with the same rows, `_metadata` columns and
 pushed filters as Spark's own MetadataLogFileIndex (SPARK_DUCKLAKE_JVM_INDEX=0); without it they still work."""
 
 from __future__ import annotations
@@ -13,7 +13,8 @@ import pyarrow as pa
 import pyarrow.parquet as pq
 import pytest
 
-from spark_ducklake.spark import file_log, jvm_index, paths
+from spark_ducklake.dataplane.arrow import storage as paths
+from spark_ducklake.dataplane.spark import file_log, jvm_index
 
 pytestmark = pytest.mark.skipif(not jvm_index.JAR.is_file(), reason="jar not built (scripts/build_jar.sh)")
 

@@ -24,8 +24,8 @@ from spark_ducklake.catalog.inlined import codec as inlined
 from spark_ducklake.catalog.inlined import tables as inlined_tables
 from spark_ducklake.catalog.operations.ddl import CreateTable
 from spark_ducklake.catalog.reads import reader
+from spark_ducklake.dataplane.spark.conform import plan_columns
 from spark_ducklake.errors import CatalogError
-from spark_ducklake.spark.conform import plan_columns
 from spark_ducklake.spec.internal_columns import INLINED_ROW_ID
 from tests.support.compare import duckdb_rows, duckdb_select, normalize
 from tests.support.reference import attach

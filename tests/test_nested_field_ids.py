@@ -187,7 +187,7 @@ def test_table_we_create_reads_in_duckdb_after_mixed_writers(lake, lake_catalog,
 def test_files_from_older_versions_without_element_ids_still_read(lake, lake_catalog, spark, monkeypatch, reference):
     """Lakes written before this fix hold files without element ids (Spark's writer) and a name mapping: we read
     them beside new files, and compacting rewrites them with every id, which makes DuckDB read the lake again."""
-    from spark_ducklake.spark import write as spark_write
+    from spark_ducklake.dataplane.spark import write as spark_write
 
     with monkeypatch.context() as patch:  # the writer as it was: Spark's own, element ids missing
         patch.setattr(spark_write, "uses_pyarrow_writer", lambda *_args, **_kw: False)
@@ -213,8 +213,8 @@ def test_in_place_arrow_schema_gives_element_key_and_value_ids():
 
     from pyspark.sql import types as T
 
-    from spark_ducklake.spark.types import to_spark_schema
-    from spark_ducklake.spark.write_in_place import arrow_schema
+    from spark_ducklake.dataplane.spark.types import to_spark_schema
+    from spark_ducklake.dataplane.spark.write_in_place import arrow_schema
     from spark_ducklake.spec.model import Column
 
     struct = Column(2, "element", "struct", children=[

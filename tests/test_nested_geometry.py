@@ -100,7 +100,7 @@ def _open(catalog: str, data: str, path: str, spark, monkeypatch) -> DuckLake:
         def refuse():
             raise AssertionError("the in-process path started Spark")
 
-        monkeypatch.setattr("spark_ducklake.spark.session.get_or_create_spark", refuse)
+        monkeypatch.setattr("spark_ducklake.dataplane.spark.session.get_or_create_spark", refuse)
         return DuckLake.attach(catalog, data, data_inlining_row_limit=0, small_data_threshold=BIG)
     return DuckLake.attach(catalog, data, spark=spark, data_inlining_row_limit=0, small_data_threshold=0)
 

@@ -1,4 +1,4 @@
-"""Deleted positions applied as a bitmap filter (spark/position_filter.py) instead of an anti-join."""
+"""Deleted positions applied as a bitmap filter (dataplane/spark/position_filter.py) instead of an anti-join."""
 
 from __future__ import annotations
 
@@ -9,8 +9,8 @@ import pyarrow as pa
 import pytest
 from pyspark.sql import functions as F
 
-from spark_ducklake.spark import position_filter
-from spark_ducklake.spark.columns import POS
+from spark_ducklake.dataplane.arrow.scan_columns import POS
+from spark_ducklake.dataplane.spark import position_filter
 
 
 def test_bitmap_words_set_one_bit_per_position_including_the_sign_bit():
@@ -127,7 +127,8 @@ def test_big_bitmaps_travel_as_a_broadcast_not_a_literal(lake, spark, monkeypatc
     """Past BROADCAST_WORDS the bitmaps are broadcast, joined on the file size (files of distinct sizes, classic
     sessions: Spark's sizes are then the catalog's) or, one file, given to every row; same sizes (here two files
     of the same rows count) keep the literal. Rows, row ids and later deletes stay right either way."""
-    from spark_ducklake.spark import paths, scan
+    from spark_ducklake.dataplane.arrow import storage as paths
+    from spark_ducklake.dataplane.spark import scan
 
     monkeypatch.setattr(position_filter, "BROADCAST_WORDS", 0)
     start = 0

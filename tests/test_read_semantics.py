@@ -113,7 +113,7 @@ import os
 os.environ.pop('JAVA_HOME', None)
 os.environ.pop('SPARK_REMOTE', None)
 os.environ['PATH'] = '/nonexistent'
-from spark_ducklake.spark.session import get_or_create_spark
+from spark_ducklake.dataplane.spark.session import get_or_create_spark
 from spark_ducklake.errors import SparkUnavailableError
 try:
     get_or_create_spark()

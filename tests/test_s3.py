@@ -278,7 +278,7 @@ _SPARK_DOWN = textwrap.dedent("""
     os.environ["AWS_ENDPOINT_URL"] = proxy.endpoint  # Spark's Python workers inherit it
     os.environ["PYSPARK_SUBMIT_ARGS"] = s3.submit_args(proxy.endpoint)
     from spark_ducklake import DuckLake
-    from spark_ducklake.spark.session import get_or_create_spark
+    from spark_ducklake.dataplane.spark.session import get_or_create_spark
 
     spark = get_or_create_spark()
     lake = DuckLake.attach(sys.argv[1], sys.argv[2], spark=spark, small_data_threshold=0)

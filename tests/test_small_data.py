@@ -72,8 +72,10 @@ def no_spark_data_jobs(monkeypatch) -> None:
     def refuse(*_args, **_kwargs):
         raise AssertionError("the in-process path used Spark")
 
-    for target in ("spark_ducklake.spark.write.write_data_files", "spark_ducklake.spark.deletes.plan_delete",
-                   "spark_ducklake.spark.deletes.stage_deletes", "spark_ducklake.spark.scan.scan_table"):
+    for target in ("spark_ducklake.dataplane.spark.write.write_data_files",
+                   "spark_ducklake.dataplane.spark.deletes.plan_delete",
+                   "spark_ducklake.dataplane.spark.deletes.stage_deletes",
+                   "spark_ducklake.dataplane.spark.scan.scan_table"):
         monkeypatch.setattr(target, refuse)
 
 
@@ -84,7 +86,7 @@ def test_small_data_never_starts_spark_and_duckdb_reads_it(catalog, tmp_path, mo
     def no_session(*_args, **_kwargs):
         raise AssertionError("a Spark session was started for small data")
 
-    monkeypatch.setattr("spark_ducklake.spark.session.get_or_create_spark", no_session)
+    monkeypatch.setattr("spark_ducklake.dataplane.spark.session.get_or_create_spark", no_session)
     lake = DuckLake.attach(catalog, str(tmp_path / "data"))
     lake.small_data_threshold = BIG
     snaps = scenario(lake)

@@ -22,7 +22,7 @@ def no_session(monkeypatch) -> None:
     def refuse(*_args, **_kwargs):
         raise AssertionError("a Spark session was started for small data")
 
-    monkeypatch.setattr("spark_ducklake.spark.session.get_or_create_spark", refuse)
+    monkeypatch.setattr("spark_ducklake.dataplane.spark.session.get_or_create_spark", refuse)
 
 
 def open_lake(tmp_path, name: str, threshold: int, spark=None, **options) -> DuckLake:
@@ -223,8 +223,8 @@ def test_threshold_is_an_attach_keyword_and_a_context_field(tmp_path, monkeypatc
 
 def test_in_process_merge_of_files_conflicts_like_spark(tmp_path, monkeypatch):
     """A delete committed while pyarrow writes the merged file: the merge fails and leaves no file behind."""
+    from spark_ducklake.dataplane.arrow import local_compaction
     from spark_ducklake.errors import ConflictError
-    from spark_ducklake.operations.local import compaction as local_compaction
     from tests.support.races import commit_meanwhile
 
     no_session(monkeypatch)

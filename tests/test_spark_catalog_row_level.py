@@ -15,7 +15,7 @@ import pytest
 
 from spark_ducklake import DuckLake
 from spark_ducklake.catalog_service import CatalogService
-from spark_ducklake.operations.local.scan import read_plan
+from spark_ducklake.dataplane.arrow.local_scan import read_plan
 from tests.support.compare import duckdb_rows
 from tests.support.reference import attach, connect
 

@@ -105,7 +105,7 @@ def test_a_statement_reads_one_snapshot_and_runs_again_without_translation(lake,
     """Per statement one catalog snapshot read and each table planned once however often it is named; the same
     text again at the same snapshot is neither parsed nor bound to new views (its reads are kept as global
     temporary views, dropped once a commit makes their snapshot old)."""
-    from spark_ducklake.spark.paths import is_connect
+    from spark_ducklake.dataplane.arrow.storage import is_connect
     from spark_ducklake.sql import statements
     from spark_ducklake.sql.planning import VIEW_PREFIX
 

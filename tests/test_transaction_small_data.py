@@ -78,7 +78,7 @@ def forbid_spark(monkeypatch) -> None:
         raise AssertionError("a Spark session was started for a small transaction")
 
     monkeypatch.setattr("spark_ducklake.operations.context.get_or_create_spark", refuse)
-    monkeypatch.setattr("spark_ducklake.spark.session.get_or_create_spark", refuse)
+    monkeypatch.setattr("spark_ducklake.dataplane.spark.session.get_or_create_spark", refuse)
     monkeypatch.setattr(SparkSession.Builder, "getOrCreate", refuse)
     monkeypatch.setattr(SparkSession.Builder, "create", refuse)
 

@@ -153,7 +153,7 @@ def test_add_data_files_takes_native_geometry_and_refuses_geoparquet(catalog, tm
 def test_object_store_writer_writes_geometry_and_variant(tmp_path, spark, reference, monkeypatch):
     # The writer object stores use (pyarrow in Spark tasks, final names at once), here on a local folder; variant
     # tables stay with Spark's writer there (pyarrow has no VARIANT type), with every field id and no name mapping.
-    monkeypatch.setattr("spark_ducklake.spark.file_layout.writes_in_place", lambda _path: True)
+    monkeypatch.setattr("spark_ducklake.dataplane.arrow.file_layout.writes_in_place", lambda _path: True)
     catalog, data = f"sqlite:{tmp_path / 'm.sqlite'}", f"{tmp_path}/data/"
     lake = DuckLake.attach(catalog, data, spark=spark, data_inlining_row_limit=0)
     lake.create_table("g", "id INT, g GEOMETRY")
@@ -180,7 +180,7 @@ def test_object_store_writer_writes_geometry_and_variant(tmp_path, spark, refere
 @pytest.mark.parametrize("catalog", ["sqlite", "postgres"], indirect=True)
 def test_variant_beside_a_list_gets_every_field_id_and_round_trips_with_duckdb(catalog, tmp_path, spark, reference):
     # A list column sends the table to the pyarrow writer (element ids); its variant goes unshredded with Parquet's
-    # VARIANT type put in the footer (spark/variant_footer.py). Before, Spark wrote it with a name mapping and
+    # VARIANT type put in the footer (dataplane/arrow/variant_footer.py). Before, Spark wrote it with a name mapping and
     # DuckDB failed on rowid and table_changes ("schema mismatch in glob").
     import glob
 

@@ -13,7 +13,7 @@ import pyarrow.parquet as pq
 import pytest
 
 from spark_ducklake import DuckLake
-from spark_ducklake.spark.session import REQUIRED_CONF
+from spark_ducklake.dataplane.spark.session import REQUIRED_CONF
 from tests.conftest import HOSTILE_CONF
 from tests.support.compare import duckdb_rows, spark_rows
 from tests.support.reference import attach
@@ -102,10 +102,10 @@ def test_confs_flipped_after_attach_are_set_again_and_the_lake_still_reads(lake,
     assert duckdb_rows(reference, "SELECT id, s_old, s FROM lake.t") == spark_rows(lake.read("t"))
 
 
-_EXECUTOR_MODULES = ("spark_ducklake.spark.delete_files", "spark_ducklake.spark.arrow_files",
-                     "spark_ducklake.spark.partition", "spark_ducklake.spec.bucket_hash",
-                     "spark_ducklake.spark.footers", "spark_ducklake.spark.encrypted.read",
-                     "spark_ducklake.spark.encrypted.write")
+_EXECUTOR_MODULES = ("spark_ducklake.dataplane.arrow.delete_files", "spark_ducklake.dataplane.spark.arrow_files",
+                     "spark_ducklake.dataplane.spark.partition", "spark_ducklake.spec.bucket_hash",
+                     "spark_ducklake.dataplane.arrow.footers", "spark_ducklake.dataplane.spark.encrypted.read",
+                     "spark_ducklake.dataplane.spark.encrypted.write")
 
 
 def test_executor_modules_import_with_only_pyarrow_pandas_numpy():
@@ -115,7 +115,8 @@ def test_executor_modules_import_with_only_pyarrow_pandas_numpy():
             + "".join(f"import {m}\n" for m in _EXECUTOR_MODULES))
     done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, env=dict(os.environ))
     assert done.returncode == 0, done.stderr
-    from spark_ducklake.spark import delete_files, write
+    from spark_ducklake.dataplane.arrow import delete_files
+    from spark_ducklake.dataplane.spark import write
 
     assert (delete_files.SNAPSHOT_ID_COLUMN, delete_files.SNAPSHOT_ID_FIELD_ID) == (
         write.SNAPSHOT_ID_COLUMN, write.SNAPSHOT_ID_FIELD_ID)

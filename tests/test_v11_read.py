@@ -12,7 +12,7 @@ import pyarrow as pa
 import pytest
 
 from spark_ducklake import DuckLake
-from spark_ducklake.operations.local.scan import read_plan
+from spark_ducklake.dataplane.arrow.local_scan import read_plan
 from tests.support.ref11 import attach_sql, compare_variant_snapshots, query, readable_copy, require_ref11, run
 
 pytestmark = pytest.mark.latest_default  # new catalogs 1.1; the binary's attach as they are

@@ -14,8 +14,8 @@ import pytest
 import sqlalchemy as sa
 
 from spark_ducklake import DuckLake
+from spark_ducklake.dataplane.arrow.local_scan import read_plan
 from spark_ducklake.errors import CatalogError, DuckLakeError
-from spark_ducklake.operations.local.scan import read_plan
 from tests.support.ref11 import attach_sql, compare_variant_snapshots, query, require_ref11, run
 from tests.support.reference import attach as attach_15
 from tests.support.reference import connect as connect_15

@@ -6,8 +6,9 @@ from __future__ import annotations
 
 import pytest
 
+from spark_ducklake.dataplane.arrow import file_layout
+from spark_ducklake.dataplane.spark import write
 from spark_ducklake.operations.maintenance import units
-from spark_ducklake.spark import file_layout, write
 from tests import test_compaction, test_partitioning, test_write_path
 from tests.support.compare import duckdb_rows, spark_rows
 from tests.support.reference import attach
@@ -72,7 +73,8 @@ def test_the_executor_side_imports_without_the_catalog_layer():
 
     blocked = ("sqlalchemy", "mmh3", "duckdb", "sqlglot", "psycopg", "pymysql")
     code = (f"import sys\nfor m in {blocked!r}: sys.modules[m] = None\n"
-            "from spark_ducklake.spark import write_in_place\nprint(write_in_place.new_uuid())")
+            "from spark_ducklake.dataplane.spark import write_in_place\n"
+            "from spark_ducklake.dataplane.arrow import task_writer\nprint(task_writer.new_uuid())")
     done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True)
     assert done.returncode == 0, done.stderr
     assert done.stdout.strip()[14] == "7"  # a version-7 UUID, as the reference names files

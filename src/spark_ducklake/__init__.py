@@ -8,7 +8,7 @@ The layers, top down (docs/architecture.md; pyproject.toml's `layers` contract):
 - lake.py                     `DuckLake`, the handle on one lake; table.py: `DuckLakeTable`, a table's handle
 - sql/                        `lake.sql()`: statements parsed with sqlglot, run on the public API
 - operations/                 one user-level action each, orchestrating a Spark job (or pyarrow) and one commit
-- spark/                      the data plane: everything that moves table data
+- dataplane/                   the data plane: pyarrow (in-process and in Spark tasks), and Spark plans
 - catalog/                    the catalog: DuckLake metadata in a SQL database, pure Python
 - spec/                       the DuckLake spec as plain Python: data model, types, names
 - errors.py, version.py       the exceptions we raise; the package version

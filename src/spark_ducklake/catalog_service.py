@@ -72,6 +72,20 @@ import pyarrow.parquet as pq
 
 from .catalog.inlined import codec as inlined
 from .catalog.operations.data import AppendFiles, InlineInsert
+from .dataplane.arrow.delete_files import positions_as_of
+from .dataplane.arrow.local_dml import stage_positions
+from .dataplane.arrow.local_scan import ROWID, read_new_files, read_plan
+from .dataplane.arrow.native_types import is_native
+from .dataplane.arrow.scan_columns import FILE, POS
+from .dataplane.arrow.storage import delete_paths, filesystem
+from .dataplane.arrow.threshold import is_small, threshold_of
+from .dataplane.arrow.write_options import WriteOptions
+from .dataplane.spark.conform import conform_arrow, plan_columns
+from .dataplane.spark.file_log import SCAN_LOG_PREFIX, write_file_log
+from .dataplane.spark.scan_plan import ScanPlan
+from .dataplane.spark.session import REQUIRED_CONF
+from .dataplane.spark.types import to_spark_schema
+from .dataplane.spark.write import describe_file, writer_options
 from .errors import (
     AlreadyExistsError,
     ConflictError,
@@ -86,26 +100,14 @@ from .errors import (
 )
 from .lake import DuckLake
 from .operations.delete_update import delete_op, insert_versions
-from .operations.local.dml import stage_positions
-from .operations.local.scan import ROWID, read_new_files, read_plan
-from .operations.local.threshold import is_small, threshold_of
 from .operations.write import load_layout
-from .spark.conform import conform_arrow, plan_columns
-from .spark.delete_files import positions_as_of
-from .spark.file_log import SCAN_LOG_PREFIX, write_file_log
-from .spark.paths import delete_paths, filesystem
-from .spark.scan import FILE, POS
-from .spark.scan_plan import ScanPlan
-from .spark.session import REQUIRED_CONF
-from .spark.types import is_native, to_spark_schema
-from .spark.write import WriteOptions, describe_file, writer_options
 from .spec import types
 from .spec.internal_columns import ROW_ID_COLUMN
 from .spec.model import DataFile, NewDataFile
 from .spec.uuid7 import new_uuid
 
 CATALOG_CLASS = "sparkducklake.DuckLakeCatalog"
-CATALOG_JAR = Path(__file__).parent / "spark" / "jvm" / "spark-ducklake-catalog.jar"
+CATALOG_JAR = Path(__file__).parent / "dataplane" / "spark" / "jvm" / "spark-ducklake-catalog.jar"
 TOKEN_HEADER = "X-DuckLake-Token"
 # DuckLake.attach keywords a catalog option may carry (values arrive as strings from Spark's options).
 _INT_OPTIONS = {"data_inlining_row_limit", "snapshot_version", "ducklake_max_retry_count", "ducklake_retry_wait_ms"}
@@ -764,7 +766,7 @@ def _embedded_row_ids(path: str) -> pa.Array | None:
 
 
 def adopt_files(files: list[NewDataFile], table_path: str) -> list[NewDataFile]:
-    """The staged files moved to their final names in the table's folder (as spark/write.py names them)."""
+    """The staged files moved to their final names in the table's folder (as dataplane/spark/write.py names them)."""
     fs = pafs.LocalFileSystem()
     moved = []
     try:

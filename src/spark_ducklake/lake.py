@@ -29,26 +29,26 @@ from .catalog.reads.metadata_functions import (
 )
 from .catalog.reads.options import OptionRow
 from .catalog.retry_settings import retry_policy, retry_setting, with_retry_setting
+from .dataplane.arrow.threshold import check_threshold, threshold_of
+from .dataplane.spark.change_feed import changes, deletions, insertions
+from .dataplane.spark.expressions import check_expression
+from .dataplane.spark.scan_plan import ScanPlan
+from .dataplane.spark.virtual_columns import check_virtual
 from .errors import AlreadyExistsError, InvalidArgumentError, NotFoundError
 from .operations.context import LakeContext
 from .operations.error_causes import translate_methods
 from .operations.history import change_plan, restore_table
-from .operations.local.change_feed import feed_arrow
-from .operations.local.read import read_arrow
-from .operations.local.threshold import check_threshold, threshold_of
+from .operations.history_arrow import feed_arrow
 from .operations.maintenance.add_files import add_data_files
 from .operations.maintenance.checkpoint import checkpoint
 from .operations.maintenance.cleanup import cleanup_old_files, delete_orphaned_files
 from .operations.maintenance.compaction import merge_adjacent_files, rewrite_data_files
 from .operations.maintenance.expire import expire_snapshots
 from .operations.maintenance.flush import flush_inlined_data
+from .operations.read_arrow import read_arrow
 from .operations.schema_change import SchemaUpdate
 from .operations.streaming.sink import stream_writer, write_stream
 from .operations.transaction import WRITE_MODES, Transaction, transaction
-from .spark.change_feed import changes, deletions, insertions
-from .spark.expressions import check_expression
-from .spark.scan_plan import ScanPlan
-from .spark.virtual_columns import check_virtual
 from .spec.arguments import OutputMode, SqlDialect, StreamWriteMode, WriteMode, update_arguments
 from .spec.commit_properties import CommitProperties, resolve_commit_properties
 from .spec.model import TableInfo

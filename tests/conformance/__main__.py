@@ -44,7 +44,7 @@ def main(argv: list[str] | None = None) -> int:
     # The runner names the version of every catalog it creates (FileRunner._version); the library's default-version
     # setting would also ask it of existing catalogs, which the reference's default does not.
     os.environ.pop(DEFAULT_VERSION_ENV, None)
-    from spark_ducklake.spark.session import get_or_create_spark
+    from spark_ducklake.dataplane.spark.session import get_or_create_spark
 
     os.environ.setdefault("SPARK_DUCKLAKE_MASTER", "local[2]")
     os.environ.setdefault("PYSPARK_SUBMIT_ARGS", "--conf spark.ui.showConsoleProgress=false pyspark-shell")

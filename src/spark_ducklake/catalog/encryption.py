@@ -2,9 +2,9 @@
 
 DuckDB encrypts every Parquet module with AES-GCM and no additional authenticated data, which Parquet modular
 encryption (Arrow C++, parquet-mr) rejects, so such files are decrypted and encrypted by our own route on the
-executors (spark/encrypted/; docs/types.md, "Encrypted lakes"): Spark's `aes_decrypt` / `aes_encrypt`. Creating
-encrypted lakes, reads, appends, deletes, updates, merges, compaction and flushes are supported; deletion vectors
-stay plaintext, as the reference writes them. What has no Spark job to run in (the Python Data Source API's
+executors (dataplane/spark/encrypted/; docs/types.md, "Encrypted lakes"): Spark's `aes_decrypt` / `aes_encrypt`.
+Creating encrypted lakes, reads, appends, deletes, updates, merges, compaction and flushes are supported; deletion
+vectors stay plaintext, as the reference writes them. What has no Spark job to run in (the Python Data Source API's
 tasks) is refused by name. Keys are never logged or shown.
 """
 

@@ -1,9 +1,9 @@
 """Operations: one user-level action each (write, delete/update, merge, schema change, history, maintenance,
-streaming), orchestrating a Spark job and one commit.
+streaming), orchestrating a Spark job (or pyarrow in-process, for small data) and one commit.
 
 Each takes a `LakeContext` (context.py: catalog engine, data path, Spark session, commit defaults, pinned
 snapshot, the shared catalog reads and commit path), never the `DuckLake` facade, which delegates to them.
-Imports `spark`, `catalog`, `spec` and `errors`; never `sql`, `lake` or `table`.
+Imports `dataplane`, `catalog`, `spec` and `errors`; never `sql`, `lake` or `table`.
 
 - context.py        `LakeContext`, what every operation needs of an attached lake
 - error_causes.py   raw driver and Spark errors turned into DuckLakeErrors naming the cause
@@ -13,7 +13,10 @@ Imports `spark`, `catalog`, `spec` and `errors`; never `sql`, `lake` or `table`.
 - delete_update.py  DELETE and UPDATE: executors find and rewrite rows, the driver commits once
 - merge.py          MERGE INTO with delta-spark's builder
 - schema_change.py  `update_schema` (after pyiceberg's UpdateSchema) and its one-change shortcuts
-- history.py        the change feed between two snapshots, and restoring a table
+- merge_in_process.py  MERGE of a pyarrow/pandas source in-process: hash join, clauses in order, staged as on Spark
+- history.py        the change feed between two snapshots, and restoring a table; history_arrow.py: the feed
+                    as pyarrow Tables, in-process
+- read_arrow.py     `lake.read_arrow` / `lake.to_pandas`
 - transaction.py    many operations staged, committed as one snapshot or not at all; staged inside it:
   - staged_changes.py  row-level changes to one table, each seeing the ones before it (read-your-writes)
   - staged_reads.py    the lake as the open transaction would leave it, for reads inside it
@@ -21,7 +24,7 @@ Imports `spark`, `catalog`, `spec` and `errors`; never `sql`, `lake` or `table`.
   - staged_names.py    RENAME and DROP of tables, also of tables created in the transaction
   - staged_layout.py   SET/RESET PARTITIONED BY and SORTED BY
   - staged_flush.py    `CALL flush_inlined_data(...)` inside BEGIN ... COMMIT
+  - staged_compose.py  DELETE / UPDATE in a transaction that see its staged rows: the net change, in-process
 - maintenance/      flush, compaction, expire, cleanup, add_data_files, checkpoint
 - streaming/        Structured Streaming: the `ducklake` stream source and the exactly-once sink
-- local/            small data without Spark: reads, writes, deletes, updates with pyarrow on the driver
 """

@@ -24,10 +24,11 @@ from ..catalog.reads import reader
 from ..catalog.reads.file_cache import FileListCache
 from ..catalog.reads.file_columns import mark_absent_columns
 from ..catalog.reads.options import DEFAULT_INLINING_ROW_LIMIT, checked_option, normalize, set_option
+from ..dataplane.arrow.storage import delete_paths
+from ..dataplane.arrow.threshold import check_threshold
+from ..dataplane.spark.scan_plan import ScanPlan
+from ..dataplane.spark.session import get_or_create_spark, prepare
 from ..errors import CatalogError, InvalidArgumentError, NotFoundError, ReadOnlyError
-from ..spark.paths import delete_paths
-from ..spark.scan_plan import ScanPlan
-from ..spark.session import get_or_create_spark, prepare
 from ..spec.arguments import one_snapshot
 from ..spec.arguments import snapshot_time as check_time
 from ..spec.arguments import snapshot_version as check_version
@@ -35,7 +36,6 @@ from ..spec.commit_properties import CommitProperties
 from ..spec.model import TableInfo
 from ..spec.names import check_name, parse_table_name, split_schema_path
 from .error_causes import catalog_failure, is_driver_error
-from .local.threshold import check_threshold
 
 if TYPE_CHECKING:
     from collections.abc import Callable, Sequence
@@ -62,7 +62,7 @@ class LakeContext:
         self.author = author
         self.retry = retry or RetryPolicy()  # the ducklake_*retry* settings; lake.sql's SET changes them
         self.metadata_catalog = metadata_catalog
-        # bytes up to which data moves in-process with pyarrow (operations/local); None: the process default
+        # bytes up to which data moves in-process with pyarrow (dataplane/arrow); None: the process default
         self.small_data_threshold: int | None = (None if small_data_threshold is None
                                                  else check_threshold(small_data_threshold))
         self._spark = spark

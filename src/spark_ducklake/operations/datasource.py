@@ -3,7 +3,7 @@
 The source is the streaming source's class (`operations/streaming/source.py`, one class per format name) with a batch
 reader added. Where Spark plans the read (the driver's Python worker) the catalog gives the table at the snapshot
 (`versionAsOf`, default the newest) and one partition per live data file; executors read the files with pyarrow
-(`operations/streaming/arrow_rows.py`: columns by field id, defaults for missing columns, deletions by
+(`dataplane/arrow/arrow_rows.py`: columns by field id, defaults for missing columns, deletions by
 snapshot) and keep the rows alive at the snapshot. With `spark.sql.python.filterPushdown.enabled` (Spark
 4.1+, off by default) filters on top-level columns prune files by the catalog's min/max stats; Spark still
 applies every filter, so pruning
@@ -34,11 +34,11 @@ from ..catalog.encryption import DATA_SOURCE_REFUSED
 from ..catalog.operations.partitioning import current_spec
 from ..catalog.planners import stream as stream_plan
 from ..catalog.reads import reader
-from ..spark.delete_files import snapshot_range
-from ..spark.write import WriteOptions, rows_per_file
+from ..dataplane.arrow import arrow_rows
+from ..dataplane.arrow.delete_files import snapshot_range
+from ..dataplane.arrow.write_options import WriteOptions, rows_per_file
 from ..spec.names import parse_table_name as split_name
 from .datasource_write import DuckLakeWriter
-from .streaming import arrow_rows
 from .streaming.catalog_ref import (
     ENV_OPTION,
     FILE_OPTION,

@@ -11,20 +11,20 @@ from typing import TYPE_CHECKING
 
 from ..catalog.inlined import codec as inlined
 from ..catalog.operations.data import AppendFiles, DeleteRows, InlineInsert
+from ..dataplane.arrow.local_dml import check_condition, matching_rows, stage_positions, updated_rows
+from ..dataplane.arrow.local_expressions import NotLocal
+from ..dataplane.arrow.local_scan import ROWID
+from ..dataplane.arrow.scan_columns import FILE, POS
+from ..dataplane.arrow.storage import delete_paths
+from ..dataplane.arrow.threshold import files_in_process
+from ..dataplane.spark import deletes as spark_deletes
+from ..dataplane.spark import types
+from ..dataplane.spark.conform import cast_by_name, conform_arrow, value_types
+from ..dataplane.spark.delete_writes import restamp
+from ..dataplane.spark.expressions import check_expression
+from ..dataplane.spark.session import cached
 from ..errors import SchemaMismatchError
-from ..spark import deletes as spark_deletes
-from ..spark import types
-from ..spark.conform import cast_by_name, conform_arrow, value_types
-from ..spark.delete_files import restamp
-from ..spark.expressions import check_expression
-from ..spark.paths import delete_paths
-from ..spark.scan import FILE, POS
-from ..spark.session import cached
 from ..spec.names import spark_name
-from .local.dml import check_condition, matching_rows, stage_positions, updated_rows
-from .local.expressions import NotLocal
-from .local.scan import ROWID
-from .local.threshold import files_in_process
 from .write import write_arrow_files, write_files
 
 if TYPE_CHECKING:
@@ -38,7 +38,7 @@ def delete_op(plan, staged) -> DeleteRows:
 
 def stage_delete_op(ctx: LakeContext, plan, condition) -> tuple[DeleteRows | None, list[str], int]:
     """(DeleteRows operation or None, staged delete files, rows) for the rows `condition` matches in the plan;
-    in-process with pyarrow when the plan's files are small (operations/local), else on Spark."""
+    in-process with pyarrow when the plan's files are small (dataplane/arrow), else on Spark."""
     if _in_process(ctx, plan):
         try:
             check_condition(plan, condition)

@@ -13,6 +13,8 @@ from typing import TYPE_CHECKING
 
 import sqlalchemy as sa
 
+from ..dataplane.arrow.storage import s3_endpoint
+from ..dataplane.spark.workers import configured_python, lacking_message
 from ..errors import (
     CatalogDatabaseError,
     ConversionError,
@@ -23,8 +25,6 @@ from ..errors import (
     SparkUnavailableError,
     StorageError,
 )
-from ..spark.paths import s3_endpoint
-from ..spark.workers import configured_python, lacking_message
 
 if TYPE_CHECKING:
     from ..catalog.database.connection import CatalogLocation
@@ -183,7 +183,7 @@ def translate(exc: BaseException, location: CatalogLocation) -> DuckLakeError | 
     if _spark_error(exc):
         text = str(exc)
         missing = _WORKER_MODULE.search(text)
-        if missing:  # the workers' check (spark/workers.py) was skipped or the job ran elsewhere
+        if missing:  # the workers' check (dataplane/spark/workers.py) was skipped or the job ran elsewhere
             return SparkUnavailableError(lacking_message(configured_python(), [missing.group(1)]))
         cause = storage_cause(text)
         if cause is not None:

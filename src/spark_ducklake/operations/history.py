@@ -18,12 +18,12 @@ from ..catalog.database.spec_tables import T
 from ..catalog.operations.data import DeleteRows
 from ..catalog.planners.change_feed import ChangePlan, lower_bound, plan_changes, upper_bound
 from ..catalog.reads import reader
+from ..dataplane.arrow.scan_columns import DELETED, FILE, POS
+from ..dataplane.arrow.storage import delete_paths
+from ..dataplane.spark import deletes as spark_deletes
+from ..dataplane.spark.change_feed import INSERTED, ROWID, row_versions
+from ..dataplane.spark.delete_writes import restamp
 from ..errors import InvalidArgumentError, NotFoundError
-from ..spark import deletes as spark_deletes
-from ..spark.change_feed import INSERTED, ROWID, row_versions
-from ..spark.delete_files import restamp
-from ..spark.paths import delete_paths
-from ..spark.scan import DELETED, FILE, POS
 from ..spec.commit_properties import CommitProperties
 from ..spec.names import parse_table_name as split_name
 from ..spec.names import spark_name

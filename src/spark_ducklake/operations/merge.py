@@ -2,7 +2,7 @@
 
 The source is a Spark DataFrame, a pyarrow Table or a pandas DataFrame. A pyarrow/pandas source merged into a table
 whose files are, with it, at most the small-data threshold is merged in-process with pyarrow
-(operations/local/merge.py, same rules and results); otherwise the join runs on Spark. Each joined row gets the
+(operations/merge_in_process.py, same rules and results); otherwise the join runs on Spark. Each joined row gets the
 action of the first clause (in order) whose condition holds. Target rows to update or delete are staged as deletes;
 updated rows keep their row ids; everything commits as one snapshot. As in DuckDB, a source row may match several
 target rows (each is changed), and several source rows may match one target row: it is changed once, by the first of
@@ -17,20 +17,21 @@ from typing import TYPE_CHECKING, Any
 
 import pyarrow as pa
 
+from ..dataplane.arrow.scan_columns import FILE, POS
+from ..dataplane.arrow.sql_syntax import check_syntax
+from ..dataplane.arrow.storage import delete_paths
+from ..dataplane.arrow.threshold import files_in_process
+from ..dataplane.spark import deletes as spark_deletes
+from ..dataplane.spark import types
+from ..dataplane.spark.conform import cast_by_name, default_of, value_types
+from ..dataplane.spark.expressions import check_resolves, empty_frame
+from ..dataplane.spark.session import cached
 from ..errors import DuckLakeError, SchemaMismatchError
-from ..spark import deletes as spark_deletes
-from ..spark import types
-from ..spark.conform import cast_by_name, default_of, value_types
-from ..spark.expressions import check_resolves, check_syntax, empty_frame
-from ..spark.paths import delete_paths
-from ..spark.scan import FILE, POS
-from ..spark.session import cached
 from ..spec.arguments import check_assignments, check_condition, check_data
 from ..spec.names import spark_name
 from .delete_update import delete_op, stage_rows
 from .error_causes import translate_methods
-from .local.merge import merge_in_process
-from .local.threshold import files_in_process
+from .merge_in_process import merge_in_process
 from .write import frame_of_arrow, is_pandas
 
 if TYPE_CHECKING:
@@ -229,7 +230,7 @@ def _as_arrow(source) -> pa.Table:
 
 
 def _merge_in_process(m: MergeBuilder, plan) -> tuple | None:
-    """The MERGE of a pyarrow/pandas source staged with pyarrow on the driver (operations/local/merge.py) when
+    """The MERGE of a pyarrow/pandas source staged with pyarrow on the driver (operations/merge_in_process.py) when
     the target's files and the source are at most the small-data threshold; None: Spark merges it."""
     if any(f.encryption_key for f in plan.files):  # before converting the source: Spark merges it as it is
         return None

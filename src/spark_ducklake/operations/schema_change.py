@@ -21,10 +21,10 @@ from ..catalog.operations.ddl import AlterColumns
 from ..catalog.operations.partitioning import current_spec
 from ..catalog.operations.sorting import current_sort
 from ..catalog.reads import reader
+from ..dataplane.spark import types as spark_types
+from ..dataplane.spark.conform import plan_columns
+from ..dataplane.spark.ddl import parse_type
 from ..errors import AlreadyExistsError, NotFoundError, SchemaMismatchError
-from ..spark import types as spark_types
-from ..spark.conform import plan_columns
-from ..spark.ddl import parse_type
 from ..spec import types
 from ..spec.model import NESTED_TYPES, Column, TableInfo
 from ..spec.names import parse_table_name

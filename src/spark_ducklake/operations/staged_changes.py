@@ -16,23 +16,23 @@ from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING
 
 from ..catalog.operations.data import AppendFiles, DeleteRows, InlineInsert, ReplaceAll
+from ..dataplane.arrow.local_dml import stage_positions
+from ..dataplane.arrow.local_expressions import NotLocal
+from ..dataplane.arrow.local_scan import ROWID
+from ..dataplane.arrow.scan_columns import FILE, POS
+from ..dataplane.arrow.storage import delete_paths
+from ..dataplane.arrow.threshold import files_in_process
+from ..dataplane.spark import deletes as spark_deletes
+from ..dataplane.spark import types
+from ..dataplane.spark.conform import cast_by_name, value_types
+from ..dataplane.spark.expressions import check_expression
+from ..dataplane.spark.session import cached
 from ..errors import DuckLakeError, SchemaMismatchError
-from ..spark import deletes as spark_deletes
-from ..spark import types
-from ..spark.conform import cast_by_name, value_types
-from ..spark.expressions import check_expression
-from ..spark.paths import delete_paths
-from ..spark.scan import FILE, POS
-from ..spark.session import cached
 from ..spec.internal_columns import INLINED_ROW_ID
 from ..spec.names import parse_table_name as split_name
 from ..spec.names import spark_name
 from .delete_update import delete_op, insert_versions, stage_rows
-from .local.compose import delete_rows, marked_rows, net_change, update_rows
-from .local.dml import stage_positions
-from .local.expressions import NotLocal
-from .local.scan import ROWID
-from .local.threshold import files_in_process
+from .staged_compose import delete_rows, marked_rows, net_change, update_rows
 from .write import stage_write
 
 if TYPE_CHECKING:
@@ -123,7 +123,7 @@ def _marked(tx: Transaction, current: _Current):
 
 def _in_process(tx: Transaction, current: _Current) -> bool:
     """Whether the files the statement reads (the table as it began and as the transaction sees it) are small
-    enough to change without Spark (operations/local/threshold.py)."""
+    enough to change without Spark (dataplane/arrow/threshold.py)."""
     files = {f.path: f for f in current.now.files}
     if current.original is not None:
         files.update({f.path: f for f in current.original.files})

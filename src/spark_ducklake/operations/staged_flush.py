@@ -11,8 +11,8 @@ from __future__ import annotations
 from typing import TYPE_CHECKING
 
 from ..catalog.operations.sorting import SetSorting, current_sort
+from ..dataplane.arrow.storage import delete_paths
 from ..errors import DuckLakeError
-from ..spark.paths import delete_paths
 from .maintenance.flush import stage_flush
 from .staged_changes import has_staged_rows
 

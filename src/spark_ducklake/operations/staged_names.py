@@ -16,8 +16,8 @@ from typing import TYPE_CHECKING
 from ..catalog.operations.ddl import CreateSchema, CreateTable, RenameTable
 from ..catalog.operations.macros import CreateMacro
 from ..catalog.operations.views import CreateView, DropView, RenameView
+from ..dataplane.arrow.storage import delete_paths
 from ..errors import AlreadyExistsError, DuckLakeError, NotFoundError
-from ..spark.paths import delete_paths
 from ..spec.names import parse_table_name
 from ..spec.paths import dir_name_for
 

@@ -23,10 +23,10 @@ from dataclasses import dataclass, replace
 from ..catalog.operations.ddl import CreateSchema, CreateTable, DropSchema, DropTable, RenameTable, TableRef
 from ..catalog.reads import reader
 from ..catalog.reads.reader import find_schema
+from ..dataplane.arrow.storage import delete_paths
+from ..dataplane.spark.conform import plan_columns
+from ..dataplane.spark.expressions import check_expression
 from ..errors import AlreadyExistsError, DuckLakeError, InvalidArgumentError, NotFoundError
-from ..spark.conform import plan_columns
-from ..spark.expressions import check_expression
-from ..spark.paths import delete_paths
 from ..spec import paths as paths_for
 from ..spec.arguments import WriteMode, check_assignments, check_condition, check_data, update_arguments
 from ..spec.commit_properties import CommitProperties

@@ -13,21 +13,21 @@ from ..catalog.operations.data import AppendFiles, InlineInsert, ReplaceAll
 from ..catalog.operations.ddl import CreateTable, TableRef
 from ..catalog.operations.partitioning import current_spec
 from ..catalog.operations.sorting import current_sort
+from ..dataplane.arrow.file_layout import estimated_row_width
+from ..dataplane.arrow.local_expressions import NotLocal
+from ..dataplane.arrow.local_scan import read_new_files
+from ..dataplane.arrow.local_write import check_layout, sorted_rows, write_table_files
+from ..dataplane.arrow.storage import delete_paths
+from ..dataplane.arrow.threshold import is_small, threshold_of
+from ..dataplane.arrow.write_options import WriteOptions
+from ..dataplane.spark import write as spark_write
+from ..dataplane.spark.columns import spark_col
+from ..dataplane.spark.conform import conform_arrow, conform_spark, not_null_message, plan_columns
+from ..dataplane.spark.session import arrow_frame
+from ..dataplane.spark.sorting import sort_column
 from ..errors import ConstraintError
-from ..spark import write as spark_write
-from ..spark.columns import spark_col
-from ..spark.conform import conform_arrow, conform_spark, not_null_message, plan_columns
-from ..spark.file_layout import estimated_row_width
-from ..spark.paths import delete_paths
-from ..spark.session import arrow_frame
-from ..spark.sorting import sort_column
-from ..spark.write import WriteOptions
 from ..spec import paths
 from ..spec.model import PartitionSpec, TableInfo
-from .local.expressions import NotLocal
-from .local.scan import read_new_files
-from .local.threshold import is_small, threshold_of
-from .local.write import check_layout, sorted_rows, write_table_files
 
 if TYPE_CHECKING:
     from .context import LakeContext
@@ -68,7 +68,7 @@ def write_arrow_files(ctx: LakeContext, data: pa.Table, table: TableInfo, snapsh
                       options: Callable[[str], str | None] | None = None,
                       any_size: bool = False) -> list | None:
     """Write Arrow rows (the table's columns) as data files in-process with pyarrow when they are small
-    (operations/local/threshold.py) and the table's layout allows it; None: the caller writes on Spark.
+    (dataplane/arrow/threshold.py) and the table's layout allows it; None: the caller writes on Spark.
     `options`: the lake options of `options_table` if the caller has read them (LakeContext.options_of).
     `any_size`: whatever their size (a caller without Spark that holds the rows already: the catalog service)."""
     if not any_size and not is_small(threshold_of(ctx), data.nbytes):
@@ -76,7 +76,7 @@ def write_arrow_files(ctx: LakeContext, data: pa.Table, table: TableInfo, snapsh
     load_layout(ctx, table, snapshot_id)
     options = _write_options(ctx, options_table, options)
     # `options` is rebound to the WriteOptions here (mypy keeps the parameter's type)
-    if options.encrypted:  # type: ignore[union-attr]  # encryption runs on Spark (spark/encrypted/): no AES on the driver
+    if options.encrypted:  # type: ignore[union-attr]  # encryption runs on Spark (dataplane/spark/encrypted/): no AES on the driver
         return None
     try:
         check_layout(table, options.sort_on_insert)  # type: ignore[union-attr]  # the WriteOptions, as above
@@ -248,8 +248,8 @@ def _write_options(ctx: LakeContext, table: TableInfo | None, options: Callable[
 
 
 def frame_of_arrow(ctx: LakeContext, data: pa.Table, one_file: bool = False):
-    """A Spark DataFrame of Arrow data (spark/session.py `arrow_frame`), in one partition when `one_file` (rows
-    written out in a statement are one file, as the reference writes them)."""
+    """A Spark DataFrame of Arrow data (dataplane/spark/session.py `arrow_frame`), in one partition when `one_file`
+    (rows written out in a statement are one file, as the reference writes them)."""
     frame = arrow_frame(ctx.spark, data)
     return frame.coalesce(1) if one_file else frame
 

@@ -140,7 +140,7 @@ class DeleteFile:
     partial_max: int | None = None
     file_size_bytes: int | None = None
     footer_size: int | None = None
-    format: str = "parquet"  # or "puffin": an Iceberg deletion vector (spark/deletion_vectors.py)
+    format: str = "parquet"  # or "puffin": an Iceberg deletion vector (dataplane/arrow/deletion_vectors.py)
     # ENCRYPTED lakes: the file's base64 AES key (kept out of reprs, so logs and errors never show it).
     encryption_key: str | None = field(default=None, repr=False)
 

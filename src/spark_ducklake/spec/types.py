@@ -1,7 +1,7 @@
 """DuckLake type strings <-> Arrow types, type promotions, literals in the spec's string encodings.
 
 The mapping (DuckLake -> Arrow type used for inlined rows and small files) is documented in the README's type
-table, with the Spark types users see; those, needing pyspark, are in spark/types.py. No I/O, no Spark here.
+table, with the Spark types users see; those, needing pyspark, are in dataplane/spark/types.py. No I/O, no Spark here.
 """
 
 from __future__ import annotations
@@ -21,7 +21,7 @@ from .model import Column
 FIELD_ID_KEY = "parquet.field.id"
 DECIMAL_TYPE = re.compile(r"decimal\((\d+),\s*(\d+)\)")
 
-# DuckLake type -> Arrow type; nested and decimal types are handled in to_arrow_type (Spark: spark/types.py).
+# DuckLake type -> Arrow type; nested and decimal types are handled in to_arrow_type (Spark: dataplane/spark/types.py).
 _ARROW_TYPES: dict[str, pa.DataType] = {
     "boolean": pa.bool_(),
     "int8": pa.int8(),

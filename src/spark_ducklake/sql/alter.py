@@ -9,9 +9,9 @@ import sqlglot
 from sqlglot import exp
 from sqlglot.tokens import TokenType
 
+from ..dataplane.spark.conform import plan_columns
+from ..dataplane.spark.ddl import parse_type
 from ..errors import NotFoundError, SchemaMismatchError, UnsupportedSqlError
-from ..spark.conform import plan_columns
-from ..spark.ddl import parse_type
 from .defaults import NON_LITERAL, is_literal, literal_default
 from .duck_types import arrow_type, cast_default, check_column, ducklake_type, set_types, with_stand_ins
 from .references import QueryContext, resolve_table

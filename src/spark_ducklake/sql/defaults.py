@@ -8,9 +8,9 @@ from typing import TYPE_CHECKING
 
 from sqlglot import exp
 
+from ..dataplane.spark.types import to_spark_type
 from ..errors import UnsupportedSqlError
 from ..operations.schema_change import default_text
-from ..spark.types import to_spark_type
 from .duck_types import cast_default, set_types
 from .references import QueryContext, evaluate
 

@@ -6,9 +6,9 @@ import pyarrow as pa
 from sqlglot import exp
 
 from ..catalog.database.spec_tables import T
+from ..dataplane.spark.conform import cast_by_name
+from ..dataplane.spark.types import to_spark_type
 from ..errors import SchemaMismatchError, UnsupportedSqlError
-from ..spark.conform import cast_by_name
-from ..spark.types import to_spark_type
 from .defaults import fill_values, has_defaults, is_default
 from .literal_rows import literal_rows
 from .literals import typed_values

@@ -1,8 +1,8 @@
 """DuckDB column types Spark has no type for (USMALLINT, UHUGEINT, TIME, TIMETZ, TIMESTAMP_NS, INTERVAL, UUID, ...).
 
 DuckLake has them (spec: data_types.md), so `CREATE TABLE` / `ADD COLUMN` in the duckdb dialect give the column its
-DuckLake type. Spark sees each as the type spark/types.py reads it as (its "stand-in": uint16 -> INT, uint64 ->
-DECIMAL(20,0), time -> STRING, ...): the column is declared with the stand-in, then its DuckLake type is set.
+DuckLake type. Spark sees each as the type dataplane/spark/types.py reads it as (its "stand-in": uint16 -> INT, uint64
+-> DECIMAL(20,0), time -> STRING, ...): the column is declared with the stand-in, then its DuckLake type is set.
 sqlglot's Spark output cannot be used for these (it writes TIME as TIMESTAMP and UTINYINT as SMALLINT).
 """
 
@@ -20,7 +20,7 @@ DUCKLAKE_TYPES = {
     _T.TIMESTAMP_S: "timestamp_s", _T.TIMESTAMP_MS: "timestamp_ms", _T.TIMESTAMP_NS: "timestamp_ns",
     _T.INTERVAL: "interval", _T.UUID: "uuid", _T.JSON: "json",
 }
-# DuckLake type -> the Spark DDL of the type Spark reads it as (spark/types.py to_spark_type).
+# DuckLake type -> the Spark DDL of the type Spark reads it as (dataplane/spark/types.py to_spark_type).
 STAND_INS = {
     "uint8": "SMALLINT", "uint16": "INT", "uint32": "BIGINT", "uint64": "DECIMAL(20,0)", "int128": "DECIMAL(38,0)",
     "uint128": "DECIMAL(38,0)", "time": "STRING", "timetz": "STRING", "timestamp_s": "TIMESTAMP_NTZ",

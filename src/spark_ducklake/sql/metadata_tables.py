@@ -12,8 +12,8 @@ from sqlglot import exp
 
 from ..catalog.database.spec_tables import CatalogBool, CatalogTimestamp, T
 from ..catalog.database.versions import catalog_table
+from ..dataplane.spark.session import arrow_frame
 from ..errors import NotFoundError, UnsupportedSqlError
-from ..spark.session import arrow_frame
 
 if TYPE_CHECKING:
     from .references import QueryContext

@@ -29,8 +29,8 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
 from ..catalog.reads import reader
-from ..spark.paths import is_connect
-from ..spark.virtual_columns import check_virtual
+from ..dataplane.arrow.storage import is_connect
+from ..dataplane.spark.virtual_columns import check_virtual
 from .geometry import geometry_paths, mark_geometry
 from .references import CatalogNames, QueryContext, TableRef
 

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import NamedTuple
 
-from ..spark.session import arrow_frame
+from ..dataplane.spark.session import arrow_frame
 
 
 class CommandResult(NamedTuple):

@@ -2,7 +2,7 @@
 
 Keys are SQL expressions in DuckDB's dialect, as the reference stores them; writers translate them to Spark SQL
 with sqlglot and sort each task's rows before writing files (option `sort_on_insert`, default true; the Spark
-side is spark/sorting.py).
+side is dataplane/spark/sorting.py).
 """
 
 from __future__ import annotations

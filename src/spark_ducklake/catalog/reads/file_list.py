@@ -8,8 +8,8 @@ path_is_relative) on every row come only for the rows that differ, as 'id,value'
 rows cost the database a comparison instead of a text value each). `FileList` is a read-only sequence of DataFile
 over those columns: `len()` and the columns cost nothing, and the first element access builds every DataFile once
 (later accesses return the same objects, which callers may annotate, as `mark_absent_columns` does). A scan of a
-list whose objects were never built takes paths, sizes and the rest from the columns (spark/scan.py), so reading a
-100k-file table makes no DataFile at all.
+list whose objects were never built takes paths, sizes and the rest from the columns (dataplane/spark/scan.py), so
+reading a 100k-file table makes no DataFile at all.
 
 Other catalog databases (MySQL caps GROUP_CONCAT; DuckDB's aggregates run in parallel) fetch rows as before.
 """

@@ -19,11 +19,11 @@ from typing import TYPE_CHECKING
 from ...catalog.operations.partitioning import current_spec
 from ...catalog.operations.registered_files import AddDataFiles
 from ...catalog.reads import reader
+from ...dataplane.arrow.footers import AddPlan, describe, describe_batches, stats_of
+from ...dataplane.arrow.storage import filesystem
+from ...dataplane.spark.conform import not_null_message
+from ...dataplane.spark.workers import require_python_workers
 from ...errors import ConstraintError, NotFoundError, SchemaMismatchError
-from ...spark.conform import not_null_message
-from ...spark.footers import AddPlan, describe, describe_batches, stats_of
-from ...spark.paths import filesystem
-from ...spark.workers import require_python_workers
 from ...spec import paths
 from ...spec.commit_properties import CommitProperties
 from ...spec.model import directory_names

@@ -22,9 +22,9 @@ import sqlalchemy as sa
 from ...catalog.database.spec_tables import T
 from ...catalog.database.transactions import write_transaction
 from ...catalog.reads import reader
+from ...dataplane.arrow.storage import filesystem
+from ...dataplane.spark.file_log import SCAN_LOG_PREFIX
 from ...errors import DuckLakeError
-from ...spark.file_log import SCAN_LOG_PREFIX
-from ...spark.paths import filesystem
 from ...spec.intervals import cutoff as interval_cutoff
 from .catalog_files import known_files, scheduled_files
 from .expire import point_in_time

@@ -16,12 +16,12 @@ from ...catalog.operations.sorting import current_sort
 from ...catalog.planners.compaction import TablePlan, plan_merge, plan_rewrite
 from ...catalog.reads import reader
 from ...catalog.reads.options import parse_size
+from ...dataplane.arrow import local_compaction
+from ...dataplane.arrow.local_expressions import NotLocal
+from ...dataplane.arrow.storage import delete_paths
+from ...dataplane.arrow.threshold import is_small, threshold_of
 from ...errors import DuckLakeError
-from ...spark.paths import delete_paths
 from ...spec.commit_properties import CommitProperties
-from ..local import compaction as local_compaction
-from ..local.expressions import NotLocal
-from ..local.threshold import is_small, threshold_of
 from . import units
 from .targets import maintained_tables, progress, usable_sort_keys, write_options
 
@@ -143,7 +143,7 @@ def _run(ctx: LakeContext, target, plans: list[TablePlan], options, sort_keys, v
 def _in_process(ctx: LakeContext, plan: TablePlan, options, keys: list, *, snapshot_ids: bool,
                 **rewrite) -> list | None:
     """A merge's units written with pyarrow on the driver when their files are at most the small-data threshold
-    (operations/local); None: Spark writes them (rewrites always)."""
+    (dataplane/arrow); None: Spark writes them (rewrites always)."""
     if not snapshot_ids or rewrite:
         return None
     if not is_small(threshold_of(ctx), sum(u.size for u in plan.units)):

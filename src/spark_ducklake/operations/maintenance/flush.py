@@ -28,13 +28,16 @@ from ...catalog.operations.partitioning import current_spec
 from ...catalog.operations.sorting import current_sort
 from ...catalog.planners.compaction import schema_versions
 from ...catalog.reads import reader
-from ...spark import write as spark_write
-from ...spark.delete_files import KEY, SNAP, DeleteTarget, write_delete_files
-from ...spark.encrypted.read import encrypted_lineage
-from ...spark.file_log import read_parquet
-from ...spark.paths import delete_paths, filesystem, spark_file_uri
-from ...spark.scan import POS, spark_safe
-from ...spark.write import ROW_ID_COLUMN, SNAPSHOT_ID_COLUMN, WriteOptions
+from ...dataplane.arrow.delete_files import KEY, SNAP, DeleteTarget
+from ...dataplane.arrow.scan_columns import POS
+from ...dataplane.arrow.storage import delete_paths, filesystem, spark_file_uri
+from ...dataplane.arrow.write_options import WriteOptions
+from ...dataplane.spark import write as spark_write
+from ...dataplane.spark.delete_writes import write_delete_files
+from ...dataplane.spark.encrypted.read import encrypted_lineage
+from ...dataplane.spark.file_log import read_parquet
+from ...dataplane.spark.scan import spark_safe
+from ...dataplane.spark.write import ROW_ID_COLUMN, SNAPSHOT_ID_COLUMN
 from ...spec.commit_properties import CommitProperties
 from ...spec.model import NewDataFile, NewDeleteFile, TableInfo
 from .targets import maintained_tables, progress, spark_writable, usable_sort_keys, write_options

@@ -9,8 +9,8 @@ from typing import TYPE_CHECKING
 import sqlalchemy as sa
 
 from ...catalog.reads import reader
+from ...dataplane.arrow.write_options import WriteOptions
 from ...errors import SchemaMismatchError
-from ...spark.write import WriteOptions
 from ...spec.model import Column, TableInfo
 from ...spec.names import parse_table_name as split_name
 

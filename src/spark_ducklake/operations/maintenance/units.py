@@ -17,26 +17,15 @@ import pyarrow as pa
 import pyarrow.fs as pafs
 
 from ...catalog.planners.compaction import TablePlan
-from ...spark import types as spark_types
-from ...spark.file_layout import uses_pyarrow_writer
-from ...spark.paths import filesystem, spark_path
-from ...spark.scan import (
-    BEGIN,
-    FILE,
-    POS,
-    ROW_START,
-    broadcast_if_small,
-    deleted_positions,
-    read_files,
-)
-from ...spark.sorting import sort_column
-from ...spark.write import (
-    WriteOptions,
-    configure_writer,
-    delete_paths,
-    describe_file,
-)
-from ...spark.write_in_place import write_units_in_place
+from ...dataplane.arrow.file_layout import uses_pyarrow_writer
+from ...dataplane.arrow.scan_columns import BEGIN, FILE, POS, ROW_START
+from ...dataplane.arrow.storage import filesystem, spark_path
+from ...dataplane.arrow.write_options import WriteOptions
+from ...dataplane.spark import types as spark_types
+from ...dataplane.spark.scan import broadcast_if_small, deleted_positions, read_files
+from ...dataplane.spark.sorting import sort_column
+from ...dataplane.spark.write import configure_writer, delete_paths, describe_file
+from ...dataplane.spark.write_in_place import write_units_in_place
 from ...spec import types
 from ...spec.internal_columns import ROW_ID_COLUMN, ROW_ID_FIELD_ID, SNAPSHOT_ID_COLUMN, SNAPSHOT_ID_FIELD_ID
 from ...spec.model import NewDataFile

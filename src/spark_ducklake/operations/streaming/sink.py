@@ -16,8 +16,8 @@ import os
 from dataclasses import dataclass, field
 
 from ...catalog.operations.stream_guards import BatchAlreadyCommitted, GuardBatch, batch_info, holds_batch
-from ...spark import session as spark_session
-from ...spark.paths import filesystem
+from ...dataplane.arrow.storage import filesystem
+from ...dataplane.spark import session as spark_session
 from ...spec.arguments import OutputMode, StreamWriteMode
 from ...spec.commit_properties import CommitProperties
 from ...spec.names import parse_table_name as split_name

@@ -31,11 +31,11 @@ from ...catalog.inlined.tables import BEGIN_COL
 from ...catalog.planners import stream as stream_plan
 from ...catalog.planners.stream import FileTask
 from ...catalog.reads import reader
-from ...spark import types
-from ...spark.delete_files import snapshot_range
+from ...dataplane.arrow import arrow_rows
+from ...dataplane.arrow.delete_files import snapshot_range
+from ...dataplane.spark import types
 from ...spec.model import TableInfo
 from ...spec.names import parse_table_name as split_name
-from . import arrow_rows
 from .catalog_ref import CatalogRef
 
 try:  # Spark 4.2+: read limits and Trigger.AvailableNow for Python sources

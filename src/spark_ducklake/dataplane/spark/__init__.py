@@ -1,0 +1,29 @@
+"""The Spark half of the data plane: everything that builds Spark plans (scans, writes, deletes, the change feed
+on Spark). No commits.
+
+Imports `dataplane.arrow`, `catalog`, `spec` and `errors` (never `operations` or the facade). pyspark is
+imported inside functions, so catalog-only callers and executors load these modules without a JVM; modules that
+run on executors need only pyarrow, pandas and numpy (tests/test_user_session.py checks this).
+
+- session.py         the Spark session data moves with (the caller's, the active one, or a local one)
+- shipping.py        the package zipped and shipped to executors once per session
+- scan_plan.py       `ScanPlan`: the plain `arrow/planned_scan.py` plan plus `to_dataframe`
+- scan.py            a table's DataFrame at a snapshot on Spark's Parquet reader (field ids, deletes, inlined rows)
+- file_log.py        scans handed to Spark as a streaming file-sink log, so planning never lists a file;
+                     jvm_index.py: the optional JVM file index that reads that log faster than Spark's
+- position_filter.py deleted positions applied as a Spark filter on bitmap literals: no join, no Spark job
+- vector_positions.py  deletion-vector files' positions as a DataFrame, each file read by an executor task
+- workers.py         whether Spark's Python workers can run our Arrow jobs, checked once per session
+- arrow_files.py     reading files with pyarrow on executors, for types Spark's reader cannot decode
+- virtual_columns.py the values of DuckDB's virtual columns in a scan (rowid, snapshot_id, filename, ...)
+- mapped_files.py    reading files without field ids by name (add_data_files, name mappings)
+- change_feed.py     table_insertions / table_deletions / table_changes between two snapshots
+- write.py           writing a DataFrame as DuckLake data files (native Parquet writer, field ids)
+- write_in_place.py  Spark tasks running `arrow/task_writer.py`: files straight to their final names
+- partition.py       partition key columns of a DataFrame (bucket, calendar parts)
+- conform.py         fitting incoming data to a table (new-table columns, checks before a write)
+- deletes.py         finding the positions a condition matches; delete_writes.py: one Spark job writing them
+- encrypted/         encrypted lakes: DuckDB's AES-GCM Parquet files read and written on Spark
+- types.py           DuckLake columns <-> Spark types; columns.py, sorting.py: Spark Columns for names, sort keys
+- expressions.py     checking user SQL strings against a DataFrame; ddl.py: DDL column lists to Spark types
+"""

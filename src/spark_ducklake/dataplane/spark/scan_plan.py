@@ -1,0 +1,22 @@
+"""A planned scan turned into a DataFrame on demand: `ScanPlan` is the plain `arrow/planned_scan.py` data plus
+`to_dataframe`, so the pyarrow readers and Spark take the same plan."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from ..arrow.planned_scan import PlannedScan
+from . import scan
+
+
+@dataclass
+class ScanPlan(PlannedScan):
+    """Files (after pruning), inlined rows and deletes of one table at one snapshot, readable by Spark."""
+
+    def to_dataframe(self, spark, *, row_ids: bool = False, positions: bool = False,
+                     virtual: tuple[str, ...] = ()):
+        """The Spark DataFrame for this plan (Spark's native Parquet scan underneath); `virtual` appends DuckDB's
+        virtual columns (the plan made with inlined_sources=True)."""
+        return scan.scan_table(spark, self.table, self.files, snapshot_id=self.snapshot_id, inlined=self.inlined,  # type: ignore[arg-type]
+                               inlined_deletes=self.inlined_deletes, names_stable=self.names_stable,
+                               row_ids=row_ids, positions=positions, virtual=virtual)

@@ -1,0 +1,107 @@
+"""A DELETE or UPDATE that sees rows staged earlier in its transaction, on small data: the rows found with pyarrow.
+
+The Spark path's steps (operations/staged_changes.py), with Arrow tables: the table as the transaction sees it is
+read with its positions and row ids, each row marked as unchanged since the transaction began or not; the statement
+is applied; then the table's net change against how it began is split out: the positions of the rows that existed
+then and are gone or changed now, the rows whose ids existed then (updated versions, which keep them) and the new
+rows. staged_changes.py stages those as the Spark path does. Conditions and assignments outside
+`expressions.py`'s subset raise `NotLocal` before anything is written. Imports no pyspark.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, replace
+
+import pyarrow as pa
+import pyarrow.compute as pc
+
+from ..dataplane.arrow.local_dml import check_condition, updated_rows
+from ..dataplane.arrow.local_expressions import NotLocal, predicate_mask
+from ..dataplane.arrow.local_scan import ROWID, read_plan
+from ..dataplane.arrow.planned_scan import PlannedScan
+from ..dataplane.arrow.scan_columns import FILE, POS
+from ..dataplane.spark.conform import conform_arrow
+from ..spec.model import TableInfo
+
+ORIGINAL = "_dl_original"  # the row is as it was when the transaction began
+_NO_FILE = -1  # inlined rows' file in the anti-join (no data file has a negative id)
+
+
+@dataclass
+class Statement:
+    """The table after one statement: rows it left as they were (with `_dl_original`) and new versions."""
+
+    kept: pa.Table  # the rows the statement did not match: the table's columns, rowid, _dl_file, _dl_pos, _dl_original
+    changed: pa.Table | None  # new versions of the matched rows (the table's columns, rowid); None: a DELETE
+    matched: int
+
+
+@dataclass
+class NetChange:
+    """What takes the table from how the transaction began to how it is after the statement."""
+
+    gone: pa.Table  # _dl_file, _dl_pos of rows that existed then and are gone or changed now
+    kept_ids: pa.Table  # the table's columns and rowid: rows whose ids existed then (updated versions)
+    fresh: pa.Table  # the table's columns: rows new in the transaction
+
+
+def marked_rows(now: PlannedScan, files: list[int], inlined: list[int]) -> pa.Table:
+    """The rows of `now` with row ids and positions, marked `_dl_original` when they are in one of `files` or
+    are one of the `inlined` row ids (unchanged since the transaction began)."""
+    rows = read_plan(now, row_ids=True, positions=True)
+    unchanged = pc.is_in(rows.column(FILE), value_set=pa.array(files, pa.int64()))
+    if inlined:
+        inlined_now = pc.and_(pc.is_null(rows.column(FILE)),
+                              pc.is_in(rows.column(POS), value_set=pa.array(inlined, pa.int64())))
+        unchanged = pc.or_(unchanged, inlined_now)
+    return rows.append_column(ORIGINAL, pc.fill_null(unchanged, False))
+
+
+def _hits(now: PlannedScan, table: TableInfo, rows: pa.Table, condition) -> pa.Array:
+    check_condition(replace(now, table=table), condition)
+    return predicate_mask(condition, rows)
+
+
+def delete_rows(now: PlannedScan, table: TableInfo, rows: pa.Table, condition) -> Statement:
+    """DELETE over the marked rows."""
+    hit = _hits(now, table, rows, condition)
+    kept = rows.filter(pc.invert(hit))
+    return Statement(kept, None, rows.num_rows - kept.num_rows)
+
+
+def update_rows(now: PlannedScan, table: TableInfo, rows: pa.Table, assignments: dict, condition) -> Statement:
+    """UPDATE over the marked rows: the matched rows' new versions keep their row ids."""
+    if any(not isinstance(v, str) for v in assignments.values()):
+        raise NotLocal("a Spark Column assignment")
+    hit = _hits(now, table, rows, condition)
+    matches = rows.filter(hit)
+    plan = replace(now, table=table)
+    new = conform_arrow(updated_rows(plan, matches, assignments), table)
+    return Statement(rows.filter(pc.invert(hit)), new.append_column(ROWID, matches.column(ROWID)), matches.num_rows)
+
+
+def net_change(original: PlannedScan | None, table: TableInfo, after: Statement) -> NetChange:
+    """Split the table after the statement into what left the rows the transaction began with, and what is new."""
+    names = [c.name for c in table.columns]
+    unchanged = after.kept.column(ORIGINAL)
+    others = after.kept.filter(pc.invert(unchanged))
+    new = conform_arrow(others.select(names), table).append_column(ROWID, others.column(ROWID))
+    if after.changed is not None:
+        new = pa.concat_tables([new, after.changed.select([*names, ROWID])])
+    if original is None:
+        gone = pa.table({FILE: pa.array([], pa.int64()), POS: pa.array([], pa.int64())})
+        return NetChange(gone, new.slice(0, 0), new.drop_columns([ROWID]))
+    then = read_plan(original, [], row_ids=True, positions=True)
+    last = pc.max(then.column(ROWID)).as_py()
+    last = -1 if last is None else last
+    kept = after.kept.filter(unchanged).select([FILE, POS])
+    gone = _keyed(then.select([FILE, POS])).join(_keyed(kept), keys=["_k_file", POS], join_type="left anti")
+    gone = gone.sort_by([("_k_file", "ascending"), (POS, "ascending")]).select([FILE, POS])
+    old_id = pc.less_equal(new.column(ROWID), pa.scalar(last, pa.int64()))
+    return NetChange(gone, new.filter(old_id), new.filter(pc.invert(old_id)).drop_columns([ROWID]))
+
+
+def _keyed(positions: pa.Table) -> pa.Table:
+    """Positions with a join key for their file that is never NULL (inlined rows have no file)."""
+    return positions.append_column("_k_file", pc.fill_null(positions.column(FILE), _NO_FILE))
+
