@@ -16,7 +16,7 @@ from ..dataplane.arrow.local_expressions import NotLocal
 from ..dataplane.arrow.local_scan import ROWID
 from ..dataplane.arrow.scan_columns import FILE, POS
 from ..dataplane.arrow.storage import delete_paths
-from ..dataplane.arrow.threshold import files_in_process
+from ..dataplane.engine import engine_for
 from ..dataplane.spark import deletes as spark_deletes
 from ..dataplane.spark import types
 from ..dataplane.spark.conform import cast_by_name, conform_arrow, value_types
@@ -38,30 +38,11 @@ def delete_op(plan, staged) -> DeleteRows:
 
 def stage_delete_op(ctx: LakeContext, plan, condition) -> tuple[DeleteRows | None, list[str], int]:
     """(DeleteRows operation or None, staged delete files, rows) for the rows `condition` matches in the plan;
-    in-process with pyarrow when the plan's files are small (dataplane/arrow), else on Spark."""
-    if _in_process(ctx, plan):
-        try:
-            check_condition(plan, condition)
-            matches = matching_rows(plan, condition)
-        except NotLocal:
-            matches = None  # outside the in-process subset: Spark evaluates it
-        if matches is not None:
-            staged = stage_positions(plan, matches, ctx.inlining_limit(plan.table))
-            if staged.empty:
-                return None, [], 0
-            return delete_op(plan, staged), [d.path for d in staged.delete_files], staged.deleted_rows
-
-    spark = ctx.spark  # checked once per operation (ctx.spark re-verifies the session's confs on each use)
-    check_expression(spark, plan.table, condition, "condition")
-    staged = spark_deletes.plan_delete(spark, plan, condition, ctx.inlining_limit(plan.table))
+    on the data plane `engine_for` picks for the plan's files (in-process with pyarrow when they are small)."""
+    staged = engine_for(ctx, plan.files).stage_delete(plan, condition, ctx.inlining_limit(plan.table))
     if staged.empty:
         return None, [], 0
     return delete_op(plan, staged), [d.path for d in staged.delete_files], staged.deleted_rows
-
-
-def _in_process(ctx: LakeContext, plan) -> bool:
-    """Whether the plan's files (and their delete files) are small enough to change without Spark."""
-    return files_in_process(ctx, plan.files)
 
 
 def pruning_filter(condition) -> str | None:
@@ -79,7 +60,7 @@ def stage_update(ctx: LakeContext, plan, assignments: dict, condition) -> tuple[
     unknown = [name for name in assignments if name.lower() not in columns]
     if unknown:
         raise SchemaMismatchError(f"columns not in table {plan.table.qualified_name}: {', '.join(unknown)}")
-    if _in_process(ctx, plan):
+    if engine_for(ctx, plan.files).in_process:
         local = _stage_update_in_process(ctx, plan, assignments, condition)
         if local is not None:
             return local

@@ -23,7 +23,7 @@ from ..dataplane.arrow.local_scan import ROWID, visible_schema
 from ..dataplane.arrow.row_versions import INSERTED, read_versions
 from ..dataplane.arrow.scan_columns import DELETED, FILE, POS
 from ..dataplane.arrow.storage import filesystem
-from ..dataplane.arrow.threshold import is_small, scan_bytes, threshold_of
+from ..dataplane.engine import engine_for
 from ..dataplane.spark import change_feed
 from ..spec.internal_columns import INLINED_ROW_ID, SNAPSHOT_ID_COLUMN
 from .history import change_plan
@@ -40,8 +40,8 @@ def feed_arrow(ctx: LakeContext, table: str, start: int | datetime, end: int | d
     """One change feed (`kind`: changes, insertions or deletions) as a pyarrow Table: in-process when small,
     else on Spark."""
     plan = change_plan(ctx, table, start, end)
-    encrypted = plan.delete_keys or any(f.encryption_key for f in plan.files)  # decrypted by Spark only
-    if not encrypted and is_small(threshold_of(ctx), scan_bytes(plan.files)):
+    # engine_for sends encrypted data files to Spark; encrypted delete files too: decrypted by Spark only
+    if engine_for(ctx, plan.files).in_process and not plan.delete_keys:
         return {"changes": changes, "insertions": insertions, "deletions": deletions}[kind](plan)
 
     spark_feed = {"changes": change_feed.changes, "insertions": change_feed.insertions,

@@ -20,7 +20,7 @@ import pyarrow as pa
 from ..dataplane.arrow.scan_columns import FILE, POS
 from ..dataplane.arrow.sql_syntax import check_syntax
 from ..dataplane.arrow.storage import delete_paths
-from ..dataplane.arrow.threshold import files_in_process
+from ..dataplane.engine import engine_for
 from ..dataplane.spark import deletes as spark_deletes
 from ..dataplane.spark import types
 from ..dataplane.spark.conform import cast_by_name, default_of, value_types
@@ -235,7 +235,7 @@ def _merge_in_process(m: MergeBuilder, plan) -> tuple | None:
     if any(f.encryption_key for f in plan.files):  # before converting the source: Spark merges it as it is
         return None
     source = _as_arrow(m.source)
-    if not files_in_process(m.ctx, plan.files, source.nbytes):
+    if not engine_for(m.ctx, plan.files, source.nbytes).in_process:
         return None
     staged = merge_in_process(m, plan, source)
     if staged is None:

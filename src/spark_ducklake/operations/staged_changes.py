@@ -21,7 +21,7 @@ from ..dataplane.arrow.local_expressions import NotLocal
 from ..dataplane.arrow.local_scan import ROWID
 from ..dataplane.arrow.scan_columns import FILE, POS
 from ..dataplane.arrow.storage import delete_paths
-from ..dataplane.arrow.threshold import files_in_process
+from ..dataplane.engine import engine_for
 from ..dataplane.spark import deletes as spark_deletes
 from ..dataplane.spark import types
 from ..dataplane.spark.conform import cast_by_name, value_types
@@ -127,7 +127,7 @@ def _in_process(tx: Transaction, current: _Current) -> bool:
     files = {f.path: f for f in current.now.files}
     if current.original is not None:
         files.update({f.path: f for f in current.original.files})
-    return files_in_process(tx.ctx, list(files.values()))
+    return engine_for(tx.ctx, list(files.values())).in_process
 
 
 def _hit(condition):

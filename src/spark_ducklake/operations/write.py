@@ -16,10 +16,11 @@ from ..catalog.operations.sorting import current_sort
 from ..dataplane.arrow.file_layout import estimated_row_width
 from ..dataplane.arrow.local_expressions import NotLocal
 from ..dataplane.arrow.local_scan import read_new_files
-from ..dataplane.arrow.local_write import check_layout, sorted_rows, write_table_files
+from ..dataplane.arrow.local_write import sorted_rows
 from ..dataplane.arrow.storage import delete_paths
-from ..dataplane.arrow.threshold import is_small, threshold_of
+from ..dataplane.arrow.threshold import threshold_of
 from ..dataplane.arrow.write_options import WriteOptions
+from ..dataplane.engine import ArrowEngine, engine_for
 from ..dataplane.spark import write as spark_write
 from ..dataplane.spark.columns import spark_col
 from ..dataplane.spark.conform import conform_arrow, conform_spark, not_null_message, plan_columns
@@ -71,18 +72,14 @@ def write_arrow_files(ctx: LakeContext, data: pa.Table, table: TableInfo, snapsh
     (dataplane/arrow/threshold.py) and the table's layout allows it; None: the caller writes on Spark.
     `options`: the lake options of `options_table` if the caller has read them (LakeContext.options_of).
     `any_size`: whatever their size (a caller without Spark that holds the rows already: the catalog service)."""
-    if not any_size and not is_small(threshold_of(ctx), data.nbytes):
+    engine = engine_for(ctx, extra_bytes=data.nbytes, any_size=any_size)
+    if not isinstance(engine, ArrowEngine):
         return None
     load_layout(ctx, table, snapshot_id)
-    options = _write_options(ctx, options_table, options)
-    # `options` is rebound to the WriteOptions here (mypy keeps the parameter's type)
-    if options.encrypted:  # type: ignore[union-attr]  # encryption runs on Spark (dataplane/spark/encrypted/): no AES on the driver
-        return None
     try:
-        check_layout(table, options.sort_on_insert)  # type: ignore[union-attr]  # the WriteOptions, as above
-    except NotLocal:
+        return engine.write_data_files(data, table, _write_options(ctx, options_table, options), row_ids=row_ids)
+    except NotLocal:  # encrypted lakes, layouts only Spark writes as the lake wants: the caller writes on Spark
         return None
-    return write_table_files(conform_arrow(data, table), table, options, row_ids=row_ids)
 
 
 # DuckDB's row group size: with `one_file_if_small` (lake.sql's duckdb dialect), a Spark DataFrame of at most this

@@ -19,7 +19,7 @@ from ...catalog.reads.options import parse_size
 from ...dataplane.arrow import local_compaction
 from ...dataplane.arrow.local_expressions import NotLocal
 from ...dataplane.arrow.storage import delete_paths
-from ...dataplane.arrow.threshold import is_small, threshold_of
+from ...dataplane.engine import engine_for
 from ...errors import DuckLakeError
 from ...spec.commit_properties import CommitProperties
 from . import units
@@ -146,7 +146,7 @@ def _in_process(ctx: LakeContext, plan: TablePlan, options, keys: list, *, snaps
     (dataplane/arrow); None: Spark writes them (rewrites always)."""
     if not snapshot_ids or rewrite:
         return None
-    if not is_small(threshold_of(ctx), sum(u.size for u in plan.units)):
+    if not engine_for(ctx, extra_bytes=sum(u.size for u in plan.units)).in_process:
         return None
     if options.encrypted:  # encrypted files are decrypted and encrypted by Spark only
         return None

@@ -1,0 +1,94 @@
+"""One choice per operation between the two data planes: `engine_for` looks at what an operation touches (its
+files and input bytes, encryption) once and returns an engine, `ArrowEngine` (pyarrow on the driver,
+`arrow/`) or `SparkEngine` (Spark jobs, `spark/`), with the same verbs: `stage_delete` finds the rows a
+condition matches and stages their deletion (delete files, inlined deletes, ended files) on either plane;
+`write_data_files` writes Arrow rows in-process (Spark's writer is still behind `operations/write.py`'s
+`write_files`, issue 29).
+
+An operation then reads as one straight path: `engine_for(...)`, then the verbs. Where the in-process plane
+cannot do a verb exactly as Spark does (a SQL string outside `arrow/local_expressions.py`'s subset, a layout
+the in-process writer does not write), `ArrowEngine` hands that verb to Spark itself: the fallback lives here,
+not in the operations. After pyiceberg's `io/` seam (`FileIO` picked once per table, `ArrowScan` the one reader).
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pyarrow as pa
+
+from ..spec.model import DataFile, NewDataFile, TableInfo
+from .arrow.delete_plan import DeletePlan
+from .arrow.local_dml import check_condition, matching_rows, stage_positions
+from .arrow.local_expressions import NotLocal
+from .arrow.local_write import check_layout, write_table_files
+from .arrow.planned_scan import PlannedScan
+from .arrow.threshold import files_in_process, is_small, threshold_of
+from .arrow.write_options import WriteOptions
+from .spark import deletes as spark_deletes
+from .spark.conform import conform_arrow
+from .spark.expressions import check_expression
+
+
+class SparkEngine:
+    """The verbs as Spark jobs; the session is taken from the context once, at the first verb that needs it."""
+
+    in_process = False
+
+    def __init__(self, ctx: Any) -> None:
+        self.ctx = ctx  # a LakeContext (operations/context.py): its Spark session, checked on each use
+        self._spark: Any = None
+
+    @property
+    def spark(self) -> Any:
+        if self._spark is None:
+            self._spark = self.ctx.spark  # once per operation: ctx.spark re-verifies the session's confs
+        return self._spark
+
+    def stage_delete(self, plan: PlannedScan, condition: Any, inline_limit: int) -> DeletePlan:
+        """The rows `condition` matches, found on the executors, and their deletion staged."""
+        check_expression(self.spark, plan.table, condition, "condition")
+        return spark_deletes.plan_delete(self.spark, plan, condition, inline_limit)  # type: ignore[arg-type]
+
+
+class ArrowEngine:
+    """The verbs with pyarrow on the driver; a verb outside what it does exactly as Spark goes to Spark."""
+
+    in_process = True
+
+    def __init__(self, ctx: Any) -> None:
+        self.ctx = ctx
+        self.spark_engine = SparkEngine(ctx)  # the fallback of a verb the in-process plane cannot do
+
+    def stage_delete(self, plan: PlannedScan, condition: Any, inline_limit: int) -> DeletePlan:
+        """The rows `condition` matches, found with pyarrow, and their deletion staged (delete files written)."""
+        try:
+            check_condition(plan, condition)
+            matches = matching_rows(plan, condition)
+        except NotLocal:  # outside the in-process subset: Spark evaluates it
+            return self.spark_engine.stage_delete(plan, condition, inline_limit)
+        return stage_positions(plan, matches, inline_limit)
+
+    def write_data_files(self, data: pa.Table, table: TableInfo, options: WriteOptions,
+                         row_ids: pa.Array | None = None) -> list[NewDataFile]:
+        """Arrow rows written as the table's data files; NotLocal where only Spark writes them as the lake
+        wants (encrypted lakes: the AES runs on Spark; layouts outside `local_write.check_layout`)."""
+        if options.encrypted:
+            raise NotLocal("encrypted files are written on Spark (dataplane/spark/encrypted/)")
+        check_layout(table, options.sort_on_insert)
+        return write_table_files(conform_arrow(data, table), table, options, row_ids=row_ids)
+
+
+Engine = ArrowEngine | SparkEngine
+
+
+def engine_for(ctx: Any, files: list[DataFile] | None = None, extra_bytes: int = 0, *,
+               any_size: bool = False) -> Engine:
+    """The data plane of one operation over these files plus `extra_bytes` of other input: in-process when
+    that is at most the small-data threshold (`arrow/threshold.py`) and nothing is encrypted, else Spark.
+    `any_size`: in-process whatever the size (a caller without Spark that holds the rows: the catalog service)."""
+    if files is None:
+        small = any_size or is_small(threshold_of(ctx), extra_bytes)
+    else:
+        small = files_in_process(ctx, files, extra_bytes) or (any_size and not any(f.encryption_key for f in files))
+    return ArrowEngine(ctx) if small else SparkEngine(ctx)
