@@ -7,6 +7,7 @@ catalog and version are merged, a later run's file replacing an earlier run's)."
 from __future__ import annotations
 
 import argparse
+import gzip
 import json
 import logging
 import os
@@ -29,7 +30,7 @@ def main(argv: list[str] | None = None) -> int:
     """Run the selected directories (all of test/sql by default); exit 0 (the counts are the result)."""
     args = _arguments(argv)
     if args.summarize:  # no run: one markdown page from earlier --json results
-        pages = merge_runs([_with_features(json.loads(Path(p).read_text()), args.mirror) for p in args.summarize])
+        pages = merge_runs([_with_features(_load(p), args.mirror) for p in args.summarize])
         text = side_by_side(pages) + "\n" + "\n".join(to_markdown(d, _title(d)) for d in pages)
         Path(args.markdown).write_text(_HEADER + text) if args.markdown else print(text)
         return 0
@@ -96,8 +97,18 @@ def _save(args, results: list, seconds: float) -> dict:
                              "selection": "v11 features" if args.v11_features else args.match or "all"})
     if args.json:
         Path(args.json).parent.mkdir(parents=True, exist_ok=True)
-        Path(args.json).write_text(json.dumps(data, default=str))
+        text = json.dumps(data, default=str)
+        if args.json.endswith(".gz"):
+            Path(args.json).write_bytes(gzip.compress(text.encode()))
+        else:
+            Path(args.json).write_text(text)
     return data
+
+
+def _load(path: str) -> dict:
+    """A run's `--json` results; `.json.gz` (how the runs kept in bench/results/conformance/ are stored) too."""
+    raw = Path(path).read_bytes()
+    return json.loads(gzip.decompress(raw) if path.endswith(".gz") else raw)
 
 
 def _arguments(argv):
