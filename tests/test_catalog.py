@@ -10,9 +10,9 @@ import sqlalchemy as sa
 from pyspark.sql.types import IntegerType, StringType, StructField, StructType
 
 from spark_ducklake import DuckLake
+from spark_ducklake.catalog.changes.ddl import CreateSchema
 from spark_ducklake.catalog.commit import commit
 from spark_ducklake.catalog.database.connection import parse_catalog
-from spark_ducklake.catalog.operations.ddl import CreateSchema
 from spark_ducklake.errors import (
     AlreadyExistsError,
     CatalogError,

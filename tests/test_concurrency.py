@@ -116,8 +116,8 @@ def test_a_lost_race_with_a_writer_that_does_not_queue_retries_with_fresh_ids(pg
                                                                                monkeypatch):
     """DuckDB's extension does not take our commit lock: when it commits the snapshot id we are about to use, our
     insert of that id fails, and the whole attempt retries with new ids on top of DuckDB's snapshot."""
+    from spark_ducklake.catalog.changes import data as data_ops
     from spark_ducklake.catalog.database.spec_tables import T
-    from spark_ducklake.catalog.operations import data as data_ops
     from spark_ducklake.catalog.reads import reader
 
     lake.create_table("t", "a BIGINT")

@@ -17,12 +17,12 @@ import pytest
 import sqlalchemy as sa
 
 from spark_ducklake import DuckLake
+from spark_ducklake.catalog.changes.ddl import CreateTable
 from spark_ducklake.catalog.commit import commit
 from spark_ducklake.catalog.database.connection import create_engine, parse_catalog
 from spark_ducklake.catalog.database.mysql_dsn import connect_args, parse_dsn
 from spark_ducklake.catalog.inlined import codec as inlined
 from spark_ducklake.catalog.inlined import tables as inlined_tables
-from spark_ducklake.catalog.operations.ddl import CreateTable
 from spark_ducklake.catalog.reads import reader
 from spark_ducklake.dataplane.spark.conform import plan_columns
 from spark_ducklake.errors import CatalogError

@@ -9,7 +9,7 @@ import pyarrow.parquet as pq
 import pytest
 
 from spark_ducklake import DuckLake
-from spark_ducklake.catalog.operations.partitioning import bucket_of
+from spark_ducklake.catalog.changes.partitioning import bucket_of
 from spark_ducklake.errors import NotFoundError, SchemaMismatchError
 from tests.support.compare import duckdb_rows, spark_rows
 from tests.support.reference import attach
@@ -81,7 +81,7 @@ def test_bucket_hash_is_icebergs():
     assert bucket_of(dt.date(2017, 11, 16), "date", 2**31 - 1) == (-653330422 & 0x7FFFFFFF) % (2**31 - 1)
     import numpy as np
 
-    from spark_ducklake.catalog.operations.partitioning import bucket_int64
+    from spark_ducklake.catalog.changes.partitioning import bucket_int64
 
     values = [0, 1, -1, 34, 2**62, -(2**63), 2**63 - 1, 123456789]
     assert list(bucket_int64(np.array(values, dtype=np.int64), 97)) == [bucket_of(v, "int64", 97) for v in values]
@@ -245,7 +245,7 @@ def test_layout_keys_may_name_a_column_added_in_the_same_transaction(lake):
             u.add_column("c", "BIGINT")
         tx.set_sorted_by("t", ["a ASC", "c DESC"])
         tx.set_partitioning("t", ["c"])
-    from spark_ducklake.catalog.operations.sorting import current_sort
+    from spark_ducklake.catalog.changes.sorting import current_sort
 
     with lake.context.connect() as conn:
         keys = current_sort(conn, lake.table_info("t").table_id, lake.current_snapshot())

@@ -51,7 +51,7 @@ def test_sorted_writes_and_duckdb_agrees_on_the_order(lake, lake_catalog, spark,
 def test_sort_key_text_and_unknown_columns_as_the_reference(lake):
     """Sort expressions are stored with lower-case function names (DuckDB's expression text); every unknown column
     of every key is named, in the reference's words."""
-    from spark_ducklake.catalog.operations.sorting import parse_sort_keys
+    from spark_ducklake.catalog.changes.sorting import parse_sort_keys
 
     lake.create_table("t", "a BIGINT, b VARCHAR")
     info = lake.table_info("t")

@@ -8,8 +8,8 @@ import pyarrow as pa
 import pyarrow.parquet as pq
 import pytest
 
-from spark_ducklake.catalog.operations.macros import CreateMacro, MacroImpl
-from spark_ducklake.catalog.operations.views import CreateView
+from spark_ducklake.catalog.changes.macros import CreateMacro, MacroImpl
+from spark_ducklake.catalog.changes.views import CreateView
 from spark_ducklake.errors import ExternalReadError, UnsupportedSqlError
 
 SECRET = "s3cr3t-file-content"

@@ -13,7 +13,7 @@ import pyarrow.parquet as pq
 import pytest
 
 from spark_ducklake import DuckLake
-from spark_ducklake.catalog.operations.stream_guards import batch_info, last_committed_batch
+from spark_ducklake.catalog.changes.stream_guards import batch_info, last_committed_batch
 from spark_ducklake.catalog.planners import stream as stream_plan
 from spark_ducklake.catalog.reads import reader
 from tests.support.compare import duckdb_rows, spark_rows

@@ -70,8 +70,8 @@ import pyarrow.compute as pc
 import pyarrow.fs as pafs
 import pyarrow.parquet as pq
 
+from .catalog.changes.data import AppendFiles, InlineInsert
 from .catalog.inlined import codec as inlined
-from .catalog.operations.data import AppendFiles, InlineInsert
 from .dataplane.arrow.delete_files import positions_as_of
 from .dataplane.arrow.local_dml import stage_positions
 from .dataplane.arrow.local_scan import ROWID, read_new_files, read_plan

@@ -16,7 +16,7 @@ from typing import TYPE_CHECKING, Any, overload
 import sqlalchemy as sa
 
 from .catalog.attach import check_ducklake_version, default_ducklake_version
-from .catalog.operations.tags import COMMENT
+from .catalog.changes.tags import COMMENT
 from .catalog.reads import reader
 from .catalog.reads.macros import MacroRow, list_macros
 from .catalog.reads.metadata_functions import (
@@ -617,7 +617,7 @@ class DuckLake:
         register_source(spark if spark is not None else self.spark, self.context)
         return register(self, spark, view_name)
 
-    # ---- views, comments and tags (sql/views.py, catalog/operations/tags.py)
+    # ---- views, comments and tags (sql/views.py, catalog/changes/tags.py)
     def views(self, schema: str | None = None, *, version: int | None = None) -> list:
         """The lake views (`ViewInfo`: name, dialect, sql, column_aliases, comment) visible now or at `version`."""
         return views(self, schema, version)

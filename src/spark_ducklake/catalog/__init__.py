@@ -1,10 +1,10 @@
 """The catalog: DuckLake metadata in a SQL database (SQLite, DuckDB, PostgreSQL, MySQL) through SQLAlchemy Core.
 
 Pure Python: no Spark, no file I/O beyond Parquet footers. Imports only `spec` and `errors` (database drivers
-lazily, as optional dependencies); `spark`, `operations` and the facade build on it. Inside, each package imports
+lazily, as optional dependencies); `dataplane`, `operations` and the facade build on it. Inside, each package imports
 only those below it (pyproject.toml's `catalog-layers` contract):
 
-    attach | planners  >  operations  >  commit  >  inlined  >  reads | stats | conflicts  >  database
+    attach | planners  >  changes  >  commit  >  inlined  >  reads | stats | conflicts  >  database
 
 - attach.py    opening a lake from an ATTACH string: connect, create or check (and migrate), pin a snapshot
 - commit.py    one snapshot per commit: a short transaction with the spec's conflict rules and retries
@@ -16,6 +16,6 @@ only those below it (pyproject.toml's `catalog-layers` contract):
 - database/    dialects, engines, the spec tables, bootstrap and migration
 - reads/       the catalog as of a snapshot: tables, files, options, name mappings
 - inlined/     small inserts and deletes stored as catalog rows
-- operations/  commit operations: the rows each kind of change writes
+- changes/     catalog changes (commit operations): the rows each kind of change writes
 - planners/    which files a scan, change feed, stream batch or compaction touches
 """

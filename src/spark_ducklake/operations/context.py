@@ -14,11 +14,11 @@ from typing import TYPE_CHECKING
 import sqlalchemy as sa
 
 from ..catalog.attach import attach_catalog, check_metadata_catalog
+from ..catalog.changes.ddl import check_can_enable_inlining
 from ..catalog.commit import RetryPolicy, commit
 from ..catalog.database.connection import CatalogLocation, parse_catalog, with_metadata_schema
 from ..catalog.database.versions import catalog_is_v11
 from ..catalog.inlined import tables as inlined_tables
-from ..catalog.operations.ddl import check_can_enable_inlining
 from ..catalog.planners.pruning import prune_files
 from ..catalog.reads import reader
 from ..catalog.reads.file_cache import FileListCache

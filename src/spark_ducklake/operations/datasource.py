@@ -30,8 +30,8 @@ import pyarrow as pa
 from pyspark.sql.datasource import DataSourceReader, InputPartition
 from pyspark.sql.pandas.types import to_arrow_schema
 
+from ..catalog.changes.partitioning import current_spec
 from ..catalog.encryption import DATA_SOURCE_REFUSED
-from ..catalog.operations.partitioning import current_spec
 from ..catalog.planners import stream as stream_plan
 from ..catalog.reads import reader
 from ..dataplane.arrow import arrow_rows

@@ -57,8 +57,8 @@ class DuckLakeWriter(DataSourceArrowWriter):
     def commit(self, messages) -> None:
         """One snapshot: the tasks' files, and their small batches inlined (or written here as files)."""
         # lazy: the driver commits; executors import this module for the writer and lack sqlalchemy
+        from ..catalog.changes.data import AppendFiles, InlineInsert, ReplaceAll
         from ..catalog.inlined.codec import inlinable
-        from ..catalog.operations.data import AppendFiles, InlineInsert, ReplaceAll
 
         messages = [m for m in messages if m is not None]
         files = [f for m in messages for f in m.files]

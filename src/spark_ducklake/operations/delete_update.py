@@ -9,8 +9,8 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
+from ..catalog.changes.data import AppendFiles, DeleteRows, InlineInsert
 from ..catalog.inlined import codec as inlined
-from ..catalog.operations.data import AppendFiles, DeleteRows, InlineInsert
 from ..dataplane.arrow.local_dml import check_condition, matching_rows, stage_positions, updated_rows
 from ..dataplane.arrow.local_expressions import NotLocal
 from ..dataplane.arrow.local_scan import ROWID

@@ -14,8 +14,8 @@ from typing import TYPE_CHECKING, Any
 
 import sqlalchemy as sa
 
+from ..catalog.changes.data import DeleteRows
 from ..catalog.database.spec_tables import T
-from ..catalog.operations.data import DeleteRows
 from ..catalog.planners.change_feed import ChangePlan, lower_bound, plan_changes, upper_bound
 from ..catalog.reads import reader
 from ..dataplane.arrow.scan_columns import DELETED, FILE, POS

@@ -19,8 +19,8 @@ import pyarrow as pa
 import pyarrow.compute as pc
 from sqlglot import exp
 
+from ..catalog.changes.data import AppendFiles, InlineInsert
 from ..catalog.inlined import codec as inlined
-from ..catalog.operations.data import AppendFiles, InlineInsert
 from ..dataplane.arrow.local_dml import stage_positions
 from ..dataplane.arrow.local_expressions import NotLocal, Scope, coerce_pair, eval_node, parse
 from ..dataplane.arrow.local_scan import ROWID, read_plan

@@ -16,10 +16,10 @@ from typing import TYPE_CHECKING, Any
 
 import sqlalchemy as sa
 
+from ..catalog.changes.ddl import AlterColumns
+from ..catalog.changes.partitioning import current_spec
+from ..catalog.changes.sorting import current_sort
 from ..catalog.database.spec_tables import T
-from ..catalog.operations.ddl import AlterColumns
-from ..catalog.operations.partitioning import current_spec
-from ..catalog.operations.sorting import current_sort
 from ..catalog.reads import reader
 from ..dataplane.spark import types as spark_types
 from ..dataplane.spark.conform import plan_columns

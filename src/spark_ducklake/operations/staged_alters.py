@@ -16,8 +16,8 @@ from typing import TYPE_CHECKING
 
 import pyarrow as pa
 
-from ..catalog.operations.data import InlineInsert
-from ..catalog.operations.ddl import AlterColumns, CreateTable
+from ..catalog.changes.data import InlineInsert
+from ..catalog.changes.ddl import AlterColumns, CreateTable
 from ..errors import DuckLakeError
 from ..spec import types
 from ..spec.model import Column

@@ -15,7 +15,7 @@ from __future__ import annotations
 from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING
 
-from ..catalog.operations.data import AppendFiles, DeleteRows, InlineInsert, ReplaceAll
+from ..catalog.changes.data import AppendFiles, DeleteRows, InlineInsert, ReplaceAll
 from ..dataplane.arrow.local_dml import stage_positions
 from ..dataplane.arrow.local_expressions import NotLocal
 from ..dataplane.arrow.local_scan import ROWID

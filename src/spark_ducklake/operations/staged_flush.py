@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from ..catalog.operations.sorting import SetSorting, current_sort
+from ..catalog.changes.sorting import SetSorting, current_sort
 from ..dataplane.arrow.storage import delete_paths
 from ..errors import DuckLakeError
 from .maintenance.flush import stage_flush

@@ -10,9 +10,9 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
+from ..catalog.changes.partitioning import SetPartitioning, current_spec, parse_keys
+from ..catalog.changes.sorting import SetSorting, current_sort, parse_sort_keys
 from ..catalog.database.versions import catalog_is_v11
-from ..catalog.operations.partitioning import SetPartitioning, current_spec, parse_keys
-from ..catalog.operations.sorting import SetSorting, current_sort, parse_sort_keys
 from ..spec.model import PartitionSpec, TableInfo
 
 if TYPE_CHECKING:

@@ -13,9 +13,9 @@ from __future__ import annotations
 from dataclasses import dataclass, field, replace
 from typing import TYPE_CHECKING
 
-from ..catalog.operations.ddl import CreateSchema, CreateTable, RenameTable
-from ..catalog.operations.macros import CreateMacro
-from ..catalog.operations.views import CreateView, DropView, RenameView
+from ..catalog.changes.ddl import CreateSchema, CreateTable, RenameTable
+from ..catalog.changes.macros import CreateMacro
+from ..catalog.changes.views import CreateView, DropView, RenameView
 from ..dataplane.arrow.storage import delete_paths
 from ..errors import AlreadyExistsError, DuckLakeError, NotFoundError
 from ..spec.names import parse_table_name

@@ -20,7 +20,7 @@ from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass, replace
 
-from ..catalog.operations.ddl import CreateSchema, CreateTable, DropSchema, DropTable, RenameTable, TableRef
+from ..catalog.changes.ddl import CreateSchema, CreateTable, DropSchema, DropTable, RenameTable, TableRef
 from ..catalog.reads import reader
 from ..catalog.reads.reader import find_schema
 from ..dataplane.arrow.storage import delete_paths

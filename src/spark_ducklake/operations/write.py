@@ -8,11 +8,11 @@ from typing import TYPE_CHECKING
 
 import pyarrow as pa
 
+from ..catalog.changes.data import AppendFiles, InlineInsert, ReplaceAll
+from ..catalog.changes.ddl import CreateTable, TableRef
+from ..catalog.changes.partitioning import current_spec
+from ..catalog.changes.sorting import current_sort
 from ..catalog.inlined import codec as inlined
-from ..catalog.operations.data import AppendFiles, InlineInsert, ReplaceAll
-from ..catalog.operations.ddl import CreateTable, TableRef
-from ..catalog.operations.partitioning import current_spec
-from ..catalog.operations.sorting import current_sort
 from ..dataplane.arrow.file_layout import estimated_row_width
 from ..dataplane.arrow.local_expressions import NotLocal
 from ..dataplane.arrow.local_scan import read_new_files

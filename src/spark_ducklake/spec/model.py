@@ -120,7 +120,7 @@ class TableInfo:
     columns: list[Column]
     begin_snapshot: int
     partition: PartitionSpec | None = None  # loaded by writers; None = not looked up
-    sort_keys: list[Any] | None = None  # catalog.operations.sorting.SortKey list, loaded by writers
+    sort_keys: list[Any] | None = None  # catalog.changes.sorting.SortKey list, loaded by writers
 
     @property
     def qualified_name(self) -> str:

@@ -11,7 +11,7 @@ from typing import TYPE_CHECKING
 import sqlglot
 from sqlglot import exp
 
-from ..catalog.operations.macros import CreateMacro, DropMacro, MacroImpl, kind_label
+from ..catalog.changes.macros import CreateMacro, DropMacro, MacroImpl, kind_label
 from ..catalog.reads.macros import MacroParameter, MacroRow
 from ..errors import AlreadyExistsError, NotFoundError, UnsupportedSqlError
 from ..spec.duckdb_keywords import needs_quotes

@@ -11,8 +11,8 @@ import sqlglot
 from sqlglot import exp
 from sqlglot.tokens import TokenType
 
+from ..catalog.changes.ddl import nested_refusal
 from ..catalog.database.versions import catalog_version
-from ..catalog.operations.ddl import nested_refusal
 from ..catalog.reads.reader import nested_schemas
 from ..errors import DuckLakeError, InvalidArgumentError, UnsupportedSqlError
 from ..operations.staged_names import drop_schema_entries

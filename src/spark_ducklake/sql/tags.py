@@ -7,10 +7,10 @@ from typing import TYPE_CHECKING
 
 from sqlglot import exp
 
+from ..catalog.changes.ddl import AlterColumns
+from ..catalog.changes.tags import COMMENT, VIEW_COLUMN_V10, SetTag, column_tags, object_tags, view_column_tags
+from ..catalog.changes.views import ViewInfo, find_view
 from ..catalog.database.versions import catalog_is_v11
-from ..catalog.operations.ddl import AlterColumns
-from ..catalog.operations.tags import COMMENT, VIEW_COLUMN_V10, SetTag, column_tags, object_tags, view_column_tags
-from ..catalog.operations.views import ViewInfo, find_view
 from ..catalog.reads import reader
 from ..errors import InvalidArgumentError, NotFoundError, UnsupportedSqlError, UnsupportedVersionError
 from ..operations.staged_names import comment_new_view

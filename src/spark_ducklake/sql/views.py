@@ -13,7 +13,7 @@ from typing import TYPE_CHECKING
 import sqlglot
 from sqlglot import exp
 
-from ..catalog.operations.views import (
+from ..catalog.changes.views import (
     CATALOG_PLACEHOLDER,
     CreateView,
     DropView,

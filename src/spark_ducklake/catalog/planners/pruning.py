@@ -24,8 +24,8 @@ from sqlglot import exp
 
 from ...spec.model import ColumnStats, DataFile, TableInfo
 from ...spec.types import parse_literal
+from ..changes.partitioning import bucket_of
 from ..database.spec_tables import T
-from ..operations.partitioning import bucket_of
 from ..reads.file_list import AGGREGATE, FileList, field_values, parse_joined, subset
 from ..reads.reader import driver_rows, no_gc
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
-    from ...catalog.operations.sorting import SortKey
+    from ...catalog.changes.sorting import SortKey
 
 
 def sort_column(key: SortKey):

@@ -16,8 +16,8 @@ import os
 from concurrent.futures import ThreadPoolExecutor
 from typing import TYPE_CHECKING
 
-from ...catalog.operations.partitioning import current_spec
-from ...catalog.operations.registered_files import AddDataFiles
+from ...catalog.changes.partitioning import current_spec
+from ...catalog.changes.registered_files import AddDataFiles
 from ...catalog.reads import reader
 from ...dataplane.arrow.footers import AddPlan, describe, describe_batches, stats_of
 from ...dataplane.arrow.storage import filesystem

@@ -11,8 +11,8 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, NamedTuple
 
-from ...catalog.operations.compaction import MergeFiles, PlacedFile, RewriteFiles
-from ...catalog.operations.sorting import current_sort
+from ...catalog.changes.compaction import MergeFiles, PlacedFile, RewriteFiles
+from ...catalog.changes.sorting import current_sort
 from ...catalog.planners.compaction import TablePlan, plan_merge, plan_rewrite
 from ...catalog.reads import reader
 from ...catalog.reads.options import parse_size

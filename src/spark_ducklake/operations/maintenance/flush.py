@@ -19,13 +19,13 @@ import pyarrow as pa
 import pyarrow.parquet as pq
 import sqlalchemy as sa
 
+from ...catalog.changes.compaction import FlushInlined, PlacedFile
+from ...catalog.changes.file_rows import PlacedDelete
+from ...catalog.changes.partitioning import current_spec
+from ...catalog.changes.sorting import current_sort
 from ...catalog.database.versions import catalog_is_v11
 from ...catalog.inlined import codec as inlined
 from ...catalog.inlined import tables as inlined_tables
-from ...catalog.operations.compaction import FlushInlined, PlacedFile
-from ...catalog.operations.file_rows import PlacedDelete
-from ...catalog.operations.partitioning import current_spec
-from ...catalog.operations.sorting import current_sort
 from ...catalog.planners.compaction import schema_versions
 from ...catalog.reads import reader
 from ...dataplane.arrow.delete_files import KEY, SNAP, DeleteTarget

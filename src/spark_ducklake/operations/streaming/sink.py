@@ -15,7 +15,7 @@ import json
 import os
 from dataclasses import dataclass, field
 
-from ...catalog.operations.stream_guards import BatchAlreadyCommitted, GuardBatch, batch_info, holds_batch
+from ...catalog.changes.stream_guards import BatchAlreadyCommitted, GuardBatch, batch_info, holds_batch
 from ...dataplane.arrow.storage import filesystem
 from ...dataplane.spark import session as spark_session
 from ...spec.arguments import OutputMode, StreamWriteMode

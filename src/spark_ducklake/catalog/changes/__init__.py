@@ -1,4 +1,6 @@
-"""Commit operations: the catalog rows one change writes, run by `catalog.commit` inside its transaction.
+"""Catalog changes: the catalog rows one change writes, run by `catalog.commit` inside its transaction.
+
+(Named `changes`, not `operations`: the user's operations live in the top-level `operations` package.)
 
 Each operation is an object whose `apply` gets a `CommitContext` (ids drawn from the current counters) and
 records its `changes_made`. Imports `catalog.commit`, `catalog.inlined`, `catalog.reads`, `catalog.database`,
