@@ -39,6 +39,11 @@ Requests are `POST /` with a JSON object naming an `op`:
   (`name`, `args`: `{parameter: {"type": Spark type name, "value": JSON}}` for the arguments given): one call of
   the DuckLake method of the same name, its rows as `{"schema": StructType JSON, "rows": [[...]]}` (timestamps in
   microseconds). The plugin converts values, nothing more; a wrong argument is an `invalid` error naming it.
+- `metadata` (`namespace`, `table`, `name`: snapshots | files | table_info, optional `version` / `timestamp_us`):
+  the rows of `lake.s.t.<name>` (METADATA_TABLES), as `call` gives them.
+- `changes` (`namespace`, `table`, `start` / `end` snapshot ids or `start_us` / `end_us`, `start_inclusive`,
+  `end_inclusive`): Spark's `CHANGES` clause, DuckLake's `table_changes` with Spark's changelog columns, as one
+  Parquet file in the scratch folder listed in a file-sink log (`log`), and its Spark `schema`.
 Errors come back as `{"error": {"kind": ..., "message": ...}}`; the plugin turns the kind into Spark's own
 exception (`not_found`: NoSuchTable/NamespaceException, `exists`: Table/NamespaceAlreadyExistsException) or an
 AnalysisException naming the table and the message (`unsupported`, `invalid` bad input, `conflict` a concurrent
@@ -100,6 +105,8 @@ from .errors import (
 )
 from .lake import DuckLake
 from .operations.delete_update import delete_op, insert_versions
+from .operations.history import change_plan
+from .operations.history_arrow import changes as change_rows
 from .operations.write import load_layout
 from .spec import types
 from .spec.internal_columns import ROW_ID_COLUMN
@@ -194,7 +201,8 @@ class CatalogService:
                        "rename_table": self.rename_table,
                        "begin_write": self.begin_write, "commit_write": self.commit_write,
                        "procedures": self.procedures, "procedure": self.procedure, "call": self.call,
-                       "commit_row_level": self.commit_row_level}.get(op)
+                       "commit_row_level": self.commit_row_level, "metadata": self.metadata,
+                       "changes": self.changes}.get(op)
             if handler is None:
                 raise InvalidArgumentError(f"unknown catalog service request {op!r}")
             return handler(request)
@@ -243,6 +251,85 @@ class CatalogService:
         # into the Parquet reader, whose row-group filters match file columns by name.
         return {"log": folder, "files": len(paths), "snapshot": plan.snapshot_id, "names_stable": plan.names_stable,
                 "deletes": _deleted_positions(plain)}
+
+    def metadata(self, request: dict[str, Any]) -> dict[str, Any]:
+        """A table's metadata table (`name`: one of METADATA_TABLES) at the snapshot the request resolves to
+        (`version` / `timestamp_us`: VERSION / TIMESTAMP AS OF, else the current one), as a procedure's rows."""
+        schema, table = _name(request)
+        kind = METADATA_TABLES.get(_text(request, "name"))
+        if kind is None:
+            raise NotFoundError(f"table {schema}.{table} has no metadata table {request.get('name')!r} (it has "
+                                f"{', '.join(sorted(METADATA_TABLES))})")
+        version = request.get("version")
+        if version is not None and not str(version).isdigit():
+            raise InvalidArgumentError(f"VERSION AS OF takes a snapshot id, not {version!r}")
+        stamp = request.get("timestamp_us")
+        when = None if stamp is None else _EPOCH + timedelta(microseconds=int(stamp))
+        with self.lake.context.connect() as conn:
+            snapshot = self.lake.context.snapshot_id(conn, None if version is None else int(version), when)
+        self.lake.context.table_info(f"{schema}.{table}", version=snapshot)  # NotFoundError if it did not exist
+        rows = kind.run(self.lake, schema, table, snapshot)
+        return {"snapshot": snapshot, "schema": json.dumps(_struct(kind.columns)),
+                "rows": [[_result_value(v) for v in row] for row in rows]}
+
+    def changes(self, request: dict[str, Any]) -> dict[str, Any]:
+        """The change feed of `CHANGES FROM ... TO ...` (Spark's loadChangelog): the rows DuckLake's
+        `table_changes` gives for the range, with Spark's changelog columns (`_change_type`, `_commit_version`,
+        `_commit_timestamp`) in place of its change_type and snapshot_id, as one Parquet file in the service's
+        scratch folder, listed in a file-sink log the plugin reads with Spark's Parquet scan."""
+        schema, table = _name(request)
+        name = f"{schema}.{table}"
+        start, end = self._change_range(request)
+        plan = change_plan(self.lake.context, name, start, end)
+        columns = plan.table.columns
+        taken = sorted(CHANGE_COLUMNS & {c.name.lower() for c in columns})
+        if taken:
+            raise UnsupportedRequestError(f"the lake catalog cannot show the changes of {name}: its columns "
+                                          f"{', '.join(taken)} have the names of the change feed's own columns")
+        if not all(is_native(c) for c in columns) or plan.delete_keys or any(f.encryption_key for f in plan.files):
+            raise UnsupportedRequestError(f"the lake catalog cannot show the changes of {name} in Spark SQL yet: it "
+                                          "has a column type Spark's Parquet reader cannot decode or encrypted "
+                                          "files; use DuckLake.table_changes")
+        rows = change_rows(plan)  # snapshot_id, rowid, change_type, the table's columns
+        times = {s.snapshot_id: s.snapshot_time for s in self.lake.snapshots()}
+        ids = rows.column("snapshot_id").cast(pa.int64())
+        stamps = pa.array([times.get(i) for i in ids.to_pylist()], pa.timestamp("us", tz="UTC"))
+        data = conform_arrow(rows.select([c.name for c in columns]), plan.table)
+        fields = list(types.to_parquet_schema(columns))
+        arrays = [data.column(i) for i in range(len(fields))]
+        arrays += [rows.column("rowid").cast(pa.int64()), rows.column("change_type").cast(pa.string()), ids, stamps]
+        fields += [pa.field("rowid", pa.int64()), pa.field("_change_type", pa.string()),
+                   pa.field("_commit_version", pa.int64()), pa.field("_commit_timestamp", pa.timestamp("us", "UTC"))]
+        if self.scratch is None:
+            self.scratch = tempfile.mkdtemp(prefix="inlined-", dir=self.log_root)
+        path = os.path.join(self.scratch, f"changes-{uuid.uuid4().hex}.parquet")
+        pq.write_table(pa.Table.from_arrays(arrays, schema=pa.schema(fields)), path)
+        folder = tempfile.mkdtemp(prefix=SCAN_LOG_PREFIX, dir=self.log_root)
+        write_file_log(folder, [path], [os.path.getsize(path)])
+        # Read by name, not field id: Spark's changelog columns carry no field-id metadata to match ids with.
+        spark_schema = _without_field_ids(json.loads(to_spark_schema(columns).json()))
+        spark_schema["fields"] += _struct(CHANGE_SPARK_COLUMNS)["fields"]
+        return {"log": folder, "schema": json.dumps(spark_schema), "start": plan.start, "end": plan.end,
+                "rows": rows.num_rows}
+
+    def _change_range(self, request: dict[str, Any]) -> tuple[int | datetime, int | datetime]:
+        """The inclusive (start, end) of a change request: snapshot ids (`start`, `end`) or times in microseconds
+        (`start_us`, `end_us`); no end is the current snapshot; an exclusive bound moves by one id or one
+        microsecond (timestamps are microseconds)."""
+        step_in, step_out = int(not request.get("start_inclusive", True)), int(not request.get("end_inclusive", True))
+        if request.get("start_us") is not None:
+            start: int | datetime = _EPOCH + timedelta(microseconds=int(request["start_us"]) + step_in)
+            end_us = request.get("end_us")
+            end: int | datetime = (self.lake.current_snapshot() if end_us is None
+                                   else _EPOCH + timedelta(microseconds=int(end_us) - step_out))
+            return start, end
+        first, last = request.get("start", 0), request.get("end")
+        for bound in (first, last):
+            if bound is not None and not str(bound).isdigit():
+                raise InvalidArgumentError(f"CHANGES FROM VERSION takes snapshot ids, not {bound!r}")
+        if last is None:
+            return int(first) + step_in, self.lake.current_snapshot()
+        return int(first) + step_in, int(last) - step_out
 
     def _materialize(self, plan: ScanPlan, dirty: list[DataFile], name: str) -> str | None:
         """The snapshot's inlined rows plus the rows of the files with inlined deletes (those deletes applied),
@@ -678,6 +765,44 @@ PROCEDURES: dict[str, Procedure] = {p.name: p for p in (
               (("catalog_type", "string"), ("extension_version", "string"), ("data_path", "string")),
               lambda lake, _a: lake.settings()),
 )}
+
+
+CHANGE_COLUMNS = {"rowid", "_change_type", "_commit_version", "_commit_timestamp"}
+CHANGE_SPARK_COLUMNS = (("rowid", "long"), ("_change_type", "string"), ("_commit_version", "long"),
+                        ("_commit_timestamp", "timestamp"))
+
+
+@dataclasses.dataclass(frozen=True)
+class MetadataTable:
+    """`SELECT * FROM <catalog>.<schema>.<table>.<name>`: the result columns and the Python API call
+    (`run(lake, schema, table, snapshot)` -> rows), the same rows as the procedure of the same name."""
+
+    columns: tuple[tuple[str, Any], ...]
+    run: Any
+
+
+def _without_field_ids(node: Any) -> Any:
+    """Spark's schema JSON without the Parquet field ids its struct fields carry, at every level."""
+    if isinstance(node, dict):
+        return {k: ({} if k == "metadata" else _without_field_ids(v)) for k, v in node.items()}
+    if isinstance(node, list):
+        return [_without_field_ids(v) for v in node]
+    return node
+
+
+def _table_info_row(lake: DuckLake, schema: str, table: str, snapshot: int) -> list[tuple]:
+    table_id = lake.table_info(f"{schema}.{table}", version=snapshot).table_id
+    return [tuple(r) for r in lake.table_info(version=snapshot) if r.table_id == table_id]
+
+
+METADATA_TABLES: dict[str, MetadataTable] = {
+    # the lake's snapshots up to the one read (a table's history is the lake's: snapshot ids are lake-wide)
+    "snapshots": MetadataTable(_SNAPSHOT_COLUMNS, lambda lake, _s, _t, snap: [
+        r for r in lake.snapshots() if r.snapshot_id <= snap]),
+    "files": MetadataTable(PROCEDURES["list_files"].columns, lambda lake, s, t, snap: lake.list_files(
+        t, s, snapshot_version=snap)),
+    "table_info": MetadataTable(PROCEDURES["table_info"].columns, _table_info_row),
+}
 
 
 def _procedure(name: str) -> Procedure:

@@ -51,6 +51,8 @@ import org.apache.spark.sql.catalyst.analysis.NamespaceAlreadyExistsException;
 import org.apache.spark.sql.catalyst.analysis.NoSuchNamespaceException;
 import org.apache.spark.sql.catalyst.analysis.NoSuchTableException;
 import org.apache.spark.sql.catalyst.analysis.TableAlreadyExistsException;
+import org.apache.spark.sql.connector.catalog.Changelog;
+import org.apache.spark.sql.connector.catalog.ChangelogContext;
 import org.apache.spark.sql.connector.catalog.Identifier;
 import org.apache.spark.sql.connector.catalog.MetadataColumn;
 import org.apache.spark.sql.connector.catalog.NamespaceChange;
@@ -265,6 +267,9 @@ public class DuckLakeCatalog implements StagingTableCatalog, SupportsNamespaces,
     }
 
     private Table load(Identifier ident, String version, Long timestampMicros) throws NoSuchTableException {
+        if (ident.namespace().length == 2) {  // lake.<schema>.<table>.<metadata table>
+            return DuckLakeMetadata.table(this, ident, version, timestampMicros);
+        }
         if (ident.namespace().length != 1) {
             throw new NoSuchTableException(ident);
         }
@@ -288,6 +293,13 @@ public class DuckLakeCatalog implements StagingTableCatalog, SupportsNamespaces,
         }
         StructType schema = (StructType) DataType.fromJson(reply.get("schema").asText());
         return new LakeTable(this, ident, schema, reply.get("snapshot").asLong());
+    }
+
+    /** `SELECT * FROM lake.s.t CHANGES FROM VERSION 1 TO VERSION 3`: DuckLake's change feed (DuckLakeMetadata). */
+    @Override
+    public Changelog loadChangelog(Identifier ident, ChangelogContext context, CaseInsensitiveStringMap options)
+            throws NoSuchTableException {
+        return DuckLakeMetadata.changelog(this, ident, context);
     }
 
     @Override
@@ -574,16 +586,7 @@ public class DuckLakeCatalog implements StagingTableCatalog, SupportsNamespaces,
             deletes.putAll(DuckLakeRowLevel.deletes(reply));
             StructType data = rowIndex ? schema.add(DuckLakeRowLevel.ROW_INDEX) : schema;
             SparkSession session = SparkSession.active();
-            Path log = new Path(reply.get("log").asText());
-            // recursiveFileLookup: no partition inference from Hive-style folders (the schema is the table's).
-            scala.collection.immutable.Map<String, String> params =
-                    scala.collection.immutable.Map$.MODULE$.<String, String>empty().updated("recursiveFileLookup", "true");
-            MetadataLogFileIndex index = new MetadataLogFileIndex(session, log, params, Option.apply(schema));
-            try {  // the index read the log when built: it is no longer needed
-                log.getFileSystem(session.sessionState().newHadoopConf()).delete(log, true);
-            } catch (IOException e) {
-                // the service removes its whole log folder when it ends
-            }
+            MetadataLogFileIndex index = fileIndex(reply.get("log").asText(), schema);
             if (reply.path("names_stable").asBoolean(true)) {
                 return new ParquetScanBuilder(session, index, data, data, options);
             }
@@ -594,6 +597,22 @@ public class DuckLakeCatalog implements StagingTableCatalog, SupportsNamespaces,
         public String toString() {
             return "DuckLakeTable(" + name() + " @ snapshot " + snapshot + ")";
         }
+    }
+
+    /** Spark's file index over the files a service's file-sink log lists (the log is removed once read). */
+    static MetadataLogFileIndex fileIndex(String logPath, StructType schema) {
+        SparkSession session = SparkSession.active();
+        Path log = new Path(logPath);
+        // recursiveFileLookup: no partition inference from Hive-style folders (the schema is the table's).
+        scala.collection.immutable.Map<String, String> params =
+                scala.collection.immutable.Map$.MODULE$.<String, String>empty().updated("recursiveFileLookup", "true");
+        MetadataLogFileIndex index = new MetadataLogFileIndex(session, log, params, Option.apply(schema));
+        try {  // the index read the log when built: it is no longer needed
+            log.getFileSystem(session.sessionState().newHadoopConf()).delete(log, true);
+        } catch (IOException e) {
+            // the service removes its whole log folder when it ends
+        }
+        return index;
     }
 
     /** A table CTAS / RTAS / createOrReplace writes: created (or replaced) with its rows in one snapshot. */
