@@ -48,12 +48,15 @@ SCRIPT = textwrap.dedent("""
     run("delete_all", "DELETE FROM lake.s.src")  # no scan: the table is truncated
     run("src_after", "SELECT count(*) FROM lake.s.src")
     run("delete_none", "DELETE FROM lake.s.t WHERE id < 0")
-    # a partitioned table (written with the Python API): DELETE and UPDATE work, a MERGE that may insert is refused
+    # a partitioned table (written with the Python API): DELETE, UPDATE and MERGE (its inserted rows partitioned
+    # by the service)
     run("p_delete", "DELETE FROM lake.s.p WHERE region = 'eu' AND id % 4 = 0")
     run("p_update", "UPDATE lake.s.p SET region = 'us', id = id + 100 WHERE region = 'eu'")
     run("p_rows", "SELECT region, count(*), sum(id) FROM lake.s.p GROUP BY region ORDER BY region")
-    run("p_merge", "MERGE INTO lake.s.p t USING lake.s.src s ON t.id = s.id "
-                   "WHEN NOT MATCHED THEN INSERT (id, region) VALUES (s.id, 'x')")
+    run("p_merge", "MERGE INTO lake.s.p t USING (SELECT id + 1000 AS id FROM range(30) UNION ALL SELECT 1L) s "
+                   "ON t.id = s.id WHEN MATCHED THEN DELETE "
+                   "WHEN NOT MATCHED THEN INSERT (id, region) VALUES (s.id, IF(s.id % 2 = 0, 'x', 'y'))")
+    run("p_after_merge", "SELECT region, count(*), sum(id) FROM lake.s.p GROUP BY region ORDER BY region")
 """)
 
 
@@ -90,8 +93,10 @@ def test_delete_update_merge_through_plain_spark_sql(tmp_path, plugin_session):
     moved = [i + 100 for i in range(2, 40, 4)]  # the eu rows (even ids) the DELETE left, now us
     assert out["p_delete"] == [] and out["p_update"] == []
     assert out["p_rows"] == [["us", 30, sum(range(1, 40, 2)) + sum(moved)]], out["p_rows"]
-    assert out["p_merge"].startswith("ERROR AnalysisException [DUCKLAKE_UNSUPPORTED] s.p: the lake catalog cannot "
-                                     "write s.p in Spark SQL yet: it has partitioning"), out["p_merge"]
+    assert out["p_merge"] == []
+    x, y = [i for i in range(1000, 1030) if i % 2 == 0], [i for i in range(1000, 1030) if i % 2]
+    p_rows = [("us", 29, sum(range(3, 40, 2)) + sum(moved)), ("x", 15, sum(x)), ("y", 15, sum(y))]  # 1 deleted
+    assert out["p_after_merge"] == [list(r) for r in p_rows], out["p_after_merge"]
     expected = sorted(tuple(r) for r in rows.values())
 
     lake = DuckLake.attach(catalog, data)
@@ -99,13 +104,14 @@ def test_delete_update_merge_through_plain_spark_sql(tmp_path, plugin_session):
     changes = [sorted(s.changes) for s in lake.snapshots()]
     ids = [s.snapshot_id for s in lake.snapshots()]
     first = 8  # main, s, p created, partitioned and written, t created, its two INSERTs: then the DELETE
-    assert changes[first:-2] == [
+    assert changes[first:-3] == [
         ["tables_deleted_from"],  # DELETE: a delete file per touched data file
         ["inlined_delete"],  # the inlined row's end
         ["inlined_delete", "tables_deleted_from", "tables_inserted_into"],  # UPDATE: 21 rows, new versions a file
         ["inlined_insert", "tables_created"],  # the merge source (CTAS of three rows: inlined)
         ["inlined_delete", "inlined_insert"],  # MERGE: 3 updates, 1 delete, 1 insert (few rows: inlined)
         ["inlined_delete", "tables_deleted_from"]], changes  # DELETE FROM src: truncated as INSERT OVERWRITE does
+    assert "tables_inserted_into" in changes[-1], changes[-1]  # the MERGE into p: partitioned files
     assert sorted(tuple(r.values()) for r in lake.read_arrow("s.t").to_pylist()) == expected
     assert lake.read_arrow("s.src").num_rows == 0
     leftovers = [os.path.join(root, name) for root, dirs, files in os.walk(data) for name in dirs + files
@@ -116,8 +122,8 @@ def test_delete_update_merge_through_plain_spark_sql(tmp_path, plugin_session):
     con = connect()
     attach(con, catalog)
     assert duckdb_rows(con, "SELECT id, name, score FROM lake.s.t") == sorted(expected, key=repr)
-    assert duckdb_rows(con, "SELECT region, count(*), sum(id) FROM lake.s.p GROUP BY region") == [
-        ("us", 30, sum(range(1, 40, 2)) + sum(moved))]
+    assert duckdb_rows(con, "SELECT region, count(*), sum(id) FROM lake.s.p GROUP BY region") == p_rows
+    assert duckdb_rows(con, "SELECT count(*) FROM lake.s.p WHERE region = 'x'") == [(15,)]  # pruned by partition
     # Row lineage: an updated row keeps its row id (as DuckLake.update and DuckDB's UPDATE keep it).
     before_update, after_update = ids[first + 1], ids[first + 2]
     listed = ", ".join(str(i) for i in updated)

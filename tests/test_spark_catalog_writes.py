@@ -52,7 +52,15 @@ SCRIPT = textwrap.dedent("""
     run("rtas", "REPLACE TABLE lake.s.ctas AS SELECT id, 'r' AS k FROM range(25)")
     run("ctas_failed", "CREATE TABLE lake.s.bad AS SELECT id, CASE WHEN id = 39 THEN raise_error('boom') "
                        "ELSE 'x' END AS x FROM range(40)")
-    run("partitioned", "INSERT INTO lake.s.p VALUES (1, 'eu', TIMESTAMP'2026-01-01 10:00:00')")
+    # a partitioned table: Spark's files partitioned by the service at commit, few rows inlined
+    run("partitioned", "INSERT INTO lake.s.p SELECT id, IF(id % 3 = 0, 'eu', 'us'), TIMESTAMP'2026-01-01 10:00:00' "
+                       "FROM range(60)")
+    run("partitioned_few", "INSERT INTO lake.s.p VALUES (1000, 'eu', TIMESTAMP'2026-01-01 10:00:00')")
+    try:
+        spark.range(3).selectExpr("id", "'eu' AS region", "current_timestamp() AS ts").writeTo(
+            "lake.s.p").overwritePartitions()
+    except Exception as e:  # noqa: BLE001 - the message is what is checked
+        out["p_dynamic"] = str(e).splitlines()[0]
     run("read_back", "SELECT count(*) AS n, min(k) AS k FROM lake.s.ctas")
     run("rename", "ALTER TABLE lake.s.c RENAME TO lake.s.c2")
     run("drop", "DROP TABLE lake.s.c2")
@@ -72,9 +80,10 @@ def test_ddl_and_writes_through_plain_spark_sql(tmp_path, plugin_session):
     assert "boom" in out["failed"] and "boom" in out["ctas_failed"]
     assert "DuckLake 1.0 does not support the epoch_day partition transform" in out["create_days"]
     assert "Cannot change nullable column to non-nullable" in out["set_not_null"]  # Spark's own analysis check
-    assert "cannot write s.p in Spark SQL yet" in out["partitioned"] and "partitioning" in out["partitioned"]
+    assert out["partitioned"] == [] and out["partitioned_few"] == []
     # the service's errors as Spark analysis errors naming the table and the cause (issue 30, item 10)
-    assert out["partitioned"].startswith("ERROR AnalysisException [DUCKLAKE_UNSUPPORTED] s.p: the lake catalog")
+    assert out["p_dynamic"].startswith("[DUCKLAKE_UNSUPPORTED] s.p: the lake catalog cannot overwrite the "
+                                       "partitions of s.p dynamically"), out["p_dynamic"]
     assert out["create_days"].startswith("ERROR AnalysisException [DUCKLAKE_INVALID] s.d: DuckLake 1.0"), out
     assert out["rename"] == [] and out["drop"] == [] and out["drop_ns"] == []
     assert out["read_back"] == [{"n": 25, "k": "r"}]  # the RTAS table read through the catalog
@@ -92,6 +101,7 @@ def test_ddl_and_writes_through_plain_spark_sql(tmp_path, plugin_session):
         ["tables_inserted_into"], ["tables_deleted_from", "tables_inserted_into"],  # append, overwritePartitions
         ["tables_created", "tables_inserted_into"],  # createOrReplace of a new table
         ["tables_created", "tables_inserted_into"], ["tables_created", "tables_dropped", "tables_inserted_into"],
+        ["tables_inserted_into"], ["inlined_insert"],  # the partitioned table: files, then one inlined row
         ["tables_created"], ["tables_dropped"], ["schemas_created"], ["schemas_dropped"]], changes
     assert [t.name for t in lake.tables("s")] == ["t", "p", "ctas"]
     t = lake.table_info("s.t")
@@ -116,6 +126,15 @@ def test_ddl_and_writes_through_plain_spark_sql(tmp_path, plugin_session):
                             "ducklake_partition_column c JOIN __ducklake_metadata_lake.ducklake_table t "
                             "USING (table_id) WHERE t.table_name = 'p' AND t.end_snapshot IS NULL")
     assert keys == [(0, "identity"), (1, "bucket(16)")]
+    # each file of p holds one partition (DuckDB prunes files by their partition values: a wrong one loses rows)
+    eu = [i for i in range(60) if i % 3 == 0] + [1000]
+    assert duckdb_rows(con, "SELECT count(*), sum(id) FROM lake.s.p WHERE region = 'eu'") == [(len(eu), sum(eu))]
+    assert duckdb_rows(con, "SELECT count(*), sum(id) FROM lake.s.p WHERE id = 7") == [(1, 7)]
+    assert duckdb_rows(con, "SELECT count(*) FROM lake.s.p") == [(61,)]
+    spread = duckdb_rows(con, "SELECT count(*), count(DISTINCT v.data_file_id) FROM __ducklake_metadata_lake."
+                              "ducklake_file_partition_value v JOIN __ducklake_metadata_lake.ducklake_table t "
+                              "USING (table_id) WHERE t.table_name = 'p' AND v.partition_key_index = 0")
+    assert spread[0][0] == spread[0][1] > 2, spread  # one region value per file, several files
     con.close()
 
 

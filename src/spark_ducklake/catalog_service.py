@@ -28,7 +28,8 @@ Requests are `POST /` with a JSON object naming an `op`:
 - `begin_write` (`namespace`, `table`, optional `create`, optional `row_level`: delete | update | merge, the
   statement that writes): where and how the JVM writes a statement's Parquet files (staging folder, Spark schema
   with field ids, Parquet options); `commit_write` (`staging`, `files`, `mode` append | truncate | overwrite
-  with `filters`, optional `create` for CTAS / RTAS): those files as one snapshot.
+  with `filters` | dynamic, optional `create` for CTAS / RTAS): those files as one snapshot (a partitioned
+  table's rows written again as its partitioned files).
 - `commit_row_level` (`namespace`, `table`, `snapshot` the statement's scan read, `staging`, `deletes`: Parquet
   files of (`file_path`, `pos`) rows to delete, `updates`: files of new row versions with the old row's
   `_dl_file_path` and `_dl_pos`, `files`: inserted rows): DELETE / UPDATE / MERGE as one snapshot, committed
@@ -107,10 +108,10 @@ from .lake import DuckLake
 from .operations.delete_update import delete_op, insert_versions
 from .operations.history import change_plan
 from .operations.history_arrow import changes as change_rows
-from .operations.write import load_layout
+from .operations.write import load_layout, write_arrow_files
 from .spec import types
 from .spec.internal_columns import ROW_ID_COLUMN
-from .spec.model import DataFile, NewDataFile
+from .spec.model import DataFile, NewDataFile, TableInfo
 from .spec.uuid7 import new_uuid
 
 CATALOG_CLASS = "sparkducklake.DuckLakeCatalog"
@@ -420,20 +421,18 @@ class CatalogService:
         create = request.get("create")
         if create is not None:
             columns = plan_columns(spark_struct(create.get("schema")))
-            keys = partition_keys(create.get("partitioning") or [])
+            partition_keys(create.get("partitioning") or [])  # unknown transforms refused before Spark writes
             info = None
             staging_root = self.lake.context.data_path
         else:
             info = self.lake.context.table_info(name)
-            load_layout(self.lake.context, info, self.lake.current_snapshot())
-            columns, keys = info.columns, info.partition.keys if info.partition is not None else []
+            columns = info.columns
             staging_root = info.path
         # DELETE writes only positions, UPDATE's new row versions are written here (insert_versions, partitioned
-        # as DuckLake.update writes them): Spark's writer adds no data file of the table for either.
+        # as DuckLake.update writes them): Spark's writer adds no data file of the table for either. Rows Spark
+        # writes into a partitioned table are partitioned here at commit (_partitioned_files).
         row_level = request.get("row_level")
         causes = []
-        if keys and row_level not in ("delete", "update"):
-            causes.append("partitioning (write it with DuckLake.write)")
         if row_level != "delete" and not all(is_native(c) and not c.children for c in columns):
             causes.append("a column type Spark's plain Parquet writer cannot write with DuckLake field ids")
         options = WriteOptions.from_lake_options(self.lake.context.options_of(info))
@@ -467,7 +466,7 @@ class CatalogService:
 
     def _commit_files(self, request: dict[str, Any], name: tuple[str, str], paths: list[str]) -> int | None:
         mode = request.get("mode", "append")
-        if mode not in ("append", "truncate", "overwrite"):
+        if mode not in ("append", "truncate", "overwrite", "dynamic"):
             raise InvalidArgumentError(f"unknown write mode {mode!r}")
         where = overwrite_predicate(request.get("filters") or []) if mode == "overwrite" else None
         create = request.get("create")
@@ -482,21 +481,42 @@ class CatalogService:
                 if keys:
                     tx.set_partitioning(qualified, keys)
                 info, ref = tx.new_tables[name]
+                partitioned = bool(keys)
             else:
-                info, ref = tx.table_info(qualified), None
+                info, ref = dataclasses.replace(tx.table_info(qualified)), None  # a copy: the layout is loaded in
+                load_layout(ctx, info, tx.read_snapshot)
+                partitioned = bool(info.partition and info.partition.keys)
+            if mode == "dynamic" and partitioned:
+                raise UnsupportedRequestError(f"the lake catalog cannot overwrite the partitions of {qualified} "
+                                              "dynamically (overwritePartitions, partitionOverwriteMode=dynamic): "
+                                              "use INSERT OVERWRITE (every row) or writeTo(...).overwrite(condition)")
             # Footers only: each file's rows and column stats, as our Spark writer describes its files.
             files = [f for f in (describe_file(p, info.columns) for p in sorted(paths)) if f.record_count]
             limit = ctx.inlining_limit(info if create is None else None)
             mode = "overwrite" if mode != "append" and create is None else "append"
-            if sum(f.record_count for f in files) <= limit:  # few rows: inlined as DuckLake.write inlines them
+            # Few rows are inlined as DuckLake.write inlines them; a new partitioned table's rows are partitioned by
+            # DuckLake.write's own path (pyarrow in the service up to the small-data threshold, its Spark above).
+            if sum(f.record_count for f in files) <= limit or (partitioned and create is not None):
                 tx.write(read_new_files(files, info.columns), qualified, mode, where=where)
             else:
                 if mode == "overwrite":  # stages the delete of the rows replaced (all, or those matched)
                     tx.write(read_new_files([], info.columns), qualified, "overwrite", where=where)
-                adopted = adopt_files(files, info.path)
-                tx.files += [f.path for f in adopted]
-                tx.ops.append(AppendFiles(info, adopted, ref))
+                written = self._partitioned_files(info, files, tx.read_snapshot) if partitioned \
+                    else adopt_files(files, info.path)
+                tx.files += [f.path for f in written]
+                tx.ops.append(AppendFiles(info, written, ref))
         return tx.snapshot_id
+
+    def _partitioned_files(self, table: TableInfo, files: list[NewDataFile], snapshot: int) -> list[NewDataFile]:
+        """The rows of Spark's staged files written again as the table's partitioned files (Spark's writer does
+        not split rows by DuckLake's partition values, bucket() included): with pyarrow in the service, whatever
+        their size, as the new versions of an UPDATE are."""
+        written = write_arrow_files(self.lake.context, read_new_files(files, table.columns), table, snapshot,
+                                    options_table=table, any_size=True)
+        if written is None:
+            raise UnsupportedRequestError(f"the lake catalog cannot write the partitioned table {table.qualified_name}"
+                                          " in Spark SQL: its layout is written by Spark (use DuckLake.write)")
+        return written
 
     # ---- CALL <catalog>.system.<name>(...): each procedure is one call of the Python API
     def procedures(self, _request: dict[str, Any]) -> dict[str, Any]:
@@ -571,8 +591,14 @@ class CatalogService:
             if files:
                 rows = read_new_files(files, plan.table.columns) if sum(f.record_count for f in files) <= limit \
                     else None
+                table = dataclasses.replace(plan.table)  # a copy: the layout is loaded in
+                load_layout(ctx, table, snapshot)
                 if rows is not None and inlined.inlinable(plan.table.columns, ctx.engine, rows):
                     ops.append(InlineInsert(plan.table, conform_arrow(rows, plan.table)))
+                elif table.partition and table.partition.keys:  # a MERGE's inserted rows, partitioned
+                    files = self._partitioned_files(table, files, snapshot)
+                    written += [f.path for f in files]
+                    ops.append(AppendFiles(table, files))
                 else:
                     adopted = adopt_files(files, plan.table.path)
                     written += [f.path for f in adopted]

@@ -695,7 +695,7 @@ public class DuckLakeCatalog implements StagingTableCatalog, SupportsNamespaces,
 
         @Override
         public WriteBuilder overwriteDynamicPartitions() {
-            mode = "dynamic";  // the service refuses partitioned tables: on the others, all rows are replaced
+            mode = "dynamic";  // the service refuses it for partitioned tables; on the others, all rows are replaced
             return this;
         }
 
@@ -798,7 +798,7 @@ public class DuckLakeCatalog implements StagingTableCatalog, SupportsNamespaces,
 
         void fill(ObjectNode ask) {
             ask.put("staging", staging);
-            ask.put("mode", "dynamic".equals(builder.mode) ? "truncate" : builder.mode);
+            ask.put("mode", builder.mode);
             if (builder.filters != null) {
                 ask.set("filters", builder.filters);
             }
