@@ -178,3 +178,64 @@ def test_service_commits_changes_after_the_read_snapshot_with_the_conflict_rules
     assert refused["error"]["kind"] == "conflict", refused
     assert lake.current_snapshot() == before and not os.path.exists(staging)
     lake.close()
+
+
+CONFLICT_SCRIPT = textwrap.dedent("""
+    import os
+    import threading
+    import time
+
+    a, b = lake_session(args), lake_session(args)  # two sessions, as two users of a Thrift server
+    out = {}
+    a.sql("CREATE TABLE lake.main.c (id BIGINT, name STRING)")
+    a.sql("INSERT INTO lake.main.c SELECT id, concat('n', id) FROM range(40)")  # files, not inlined
+    scanning, b_done = os.path.join(args["dir"], "a_scanning"), os.path.join(args["dir"], "b_done")
+
+    def gate(x):  # holds A's scan, which read the table's snapshot already, until B has committed
+        if x != 5:  # one task waits, the other's slot (local[2]) runs B's statement
+            return True
+        open(scanning, "w").close()
+        deadline = time.time() + 120
+        while not os.path.exists(b_done) and time.time() < deadline:
+            time.sleep(0.05)
+        return True
+
+    a.udf.register("gate", gate, "boolean")
+
+    def statement_a():
+        try:
+            a.sql("UPDATE lake.main.c SET name = 'a' WHERE id = 5 AND gate(id)")
+            out["a"] = "committed"
+        except Exception as e:  # noqa: BLE001 - the message is what is checked
+            out["a"] = f"{type(e).__name__}: {str(e).splitlines()[0]}"
+
+    thread = threading.Thread(target=statement_a)
+    thread.start()
+    deadline = time.time() + 120
+    while not os.path.exists(scanning) and time.time() < deadline:
+        time.sleep(0.05)
+    b.sql("DELETE FROM lake.main.c WHERE id = 5")
+    out["b"] = "committed"
+    open(b_done, "w").close()
+    thread.join()
+    out["rows"] = [list(r) for r in b.sql("SELECT count(*), min(name), max(name) FROM lake.main.c").collect()]
+""")
+
+
+@pytest.mark.spark
+@pytest.mark.own_session
+def test_conflicting_row_level_statements_of_two_sessions(tmp_path, plugin_session):
+    """Two sessions change the same row: the one committing first wins, the other gets the Python API's conflict as
+    a Spark analysis error naming the table, and commits nothing."""
+    catalog, data = f"sqlite:{tmp_path / 'meta.sqlite'}", str(tmp_path / "data")
+    DuckLake.attach(catalog, data).close()
+    out = plugin_session.run(CONFLICT_SCRIPT, {"url": catalog, "data": data, "dir": str(tmp_path)})
+    assert out["b"] == "committed"
+    assert out["a"].startswith("AnalysisException: [DUCKLAKE_CONFLICT] main.c: "), out["a"]
+    assert out["rows"] == [[39, "n0", "n9"]]  # B's delete only; nothing of A's update
+    lake = DuckLake.attach(catalog, data)
+    # main, the table, its rows, B's delete (one position: inlined); no snapshot of A's
+    assert [sorted(s.changes) for s in lake.snapshots()][1:] == [["tables_created"], ["tables_inserted_into"],
+                                                                  ["inlined_delete"]]
+    assert not any("_spark_staging" in name for _root, dirs, _files in os.walk(data) for name in dirs)
+    lake.close()
