@@ -97,11 +97,10 @@ def _save(args, results: list, seconds: float) -> dict:
                              "selection": "v11 features" if args.v11_features else args.match or "all"})
     if args.json:
         Path(args.json).parent.mkdir(parents=True, exist_ok=True)
-        text = json.dumps(data, default=str)
-        if args.json.endswith(".gz"):
-            Path(args.json).write_bytes(gzip.compress(text.encode()))
-        else:
-            Path(args.json).write_text(text)
+        text = json.dumps(data, default=str).encode()
+        partial = Path(f"{args.json}.partial")  # renamed over the old file: a run stopped mid-write keeps its last
+        partial.write_bytes(gzip.compress(text) if args.json.endswith(".gz") else text)
+        os.replace(partial, args.json)
     return data
 
 
