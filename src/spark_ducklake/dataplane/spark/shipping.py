@@ -29,7 +29,7 @@ def package_zip() -> str:
     with _lock:
         if _zip_path is not None and os.path.exists(_zip_path):
             return _zip_path
-        root = Path(__file__).resolve().parents[1]
+        root = Path(__file__).resolve().parents[2]  # dataplane/spark/shipping.py -> spark_ducklake
         buffer = io.BytesIO()
         with zipfile.ZipFile(buffer, "w", zipfile.ZIP_DEFLATED) as zf:
             for path in sorted(root.rglob("*.py")):
