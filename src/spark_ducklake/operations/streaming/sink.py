@@ -12,6 +12,7 @@ which a Connect plan would show), not a lake handle, and attaches there.
 from __future__ import annotations
 
 import json
+import logging
 import os
 from dataclasses import dataclass, field
 
@@ -24,6 +25,13 @@ from ...spec.names import parse_table_name as split_name
 from ..context import LakeContext
 from ..transaction import transaction
 from .catalog_ref import CatalogRef, attach_string
+
+log = logging.getLogger(__name__)
+# A Spark Connect server waits a fixed 10 s (PythonWorkerFactory) for the Python process running a foreachBatch
+# function to start and connect back; a busy server's Python (pyspark.sql.connect imports pandas, grpc, pyarrow)
+# can take longer. Nothing has started when `start()` fails that way, so starting again is safe.
+WORKER_TIMEOUT = "Python worker failed to connect back"
+START_ATTEMPTS = 3
 
 
 @dataclass
@@ -141,4 +149,18 @@ def write_stream(ctx, df, table: str, *, checkpoint_location: str, trigger=None,
         stream = stream.trigger(processingTime=trigger)
     elif trigger:
         stream = stream.trigger(**trigger)
+    return start_query(stream)
+
+
+def start_query(stream):
+    """`stream.start()`, started again (up to START_ATTEMPTS times in all) when a Connect server's Python worker for
+    the foreachBatch function did not connect back in time."""
+    for attempt in range(1, START_ATTEMPTS):
+        try:
+            return stream.start()
+        except Exception as e:
+            if WORKER_TIMEOUT not in str(e):
+                raise
+            log.warning("the streaming query's Python worker did not connect back in time (attempt %d of %d); "
+                        "starting it again", attempt, START_ATTEMPTS)
     return stream.start()
