@@ -17,7 +17,7 @@ from ...spec import types
 from ...spec.model import NewDeleteFile
 from ...spec.uuid7 import new_uuid
 from .delete_files import write_delete_file
-from .delete_plan import DeletePlan, split_ended
+from .delete_plan import DeletePlan, replaces_old_file, split_deletes
 from .local_expressions import NotLocal, check, evaluate, predicate_mask
 from .local_scan import read_plan, visible_schema
 from .planned_scan import PlannedScan
@@ -77,15 +77,10 @@ def stage_positions(plan: PlannedScan, matches: pa.Table, inline_limit: int) -> 
     files written next to the data (deleted again if a later step fails: the caller's job once returned)."""
     file_ids = matches.column(FILE).to_pylist()
     pos = matches.column(POS).to_pylist()
-    counts = Counter(file_ids)
-    result = DeletePlan(deleted_rows=len(file_ids))
+    split = split_deletes(plan.files, Counter(file_ids), inline_limit)
+    result, files, rest = split.plan, split.files, split.rest
     result.inlined_row_ids = [p for f, p in zip(file_ids, pos, strict=True) if f is None]
-    file_counts = {fid: n for fid, n in counts.items() if fid is not None}
-    if not file_counts:
-        return result
-    files = {f.data_file_id: f for f in plan.files if f.data_file_id in file_counts}
-    result.ended_files, rest = split_ended(files, file_counts)
-    if rest and sum(rest.values()) <= inline_limit:
+    if split.inline_rest:
         for fid, p in zip(file_ids, pos, strict=True):
             if fid in rest:
                 result.inlined_file_deletes.setdefault(fid, []).append(p)
@@ -102,7 +97,7 @@ def stage_positions(plan: PlannedScan, matches: pa.Table, inline_limit: int) -> 
             written.append(path)
             w = write_delete_file(path, data_file.path, mine, snapshot if old is not None else None, old,
                                   history=plan.vector_history)
-            replaced = not plan.deletion_vectors or plan.vector_history  # else a bare vector of every position
+            replaced = replaces_old_file(plan.deletion_vectors, plan.vector_history)
             result.delete_files.append(NewDeleteFile(fid, w.path, w.delete_count, w.file_size_bytes, w.footer_size,
                                                      replaces=old if replaced else None,
                                                      first_snapshot=w.first_snapshot,

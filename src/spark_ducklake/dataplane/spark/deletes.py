@@ -11,7 +11,7 @@ from collections import Counter
 
 from ...spec.model import NewDeleteFile
 from ..arrow.delete_files import KEY, DeleteTarget
-from ..arrow.delete_plan import DeletePlan, split_ended
+from ..arrow.delete_plan import DeletePlan, replaces_old_file, split_deletes
 from ..arrow.scan_columns import FILE, POS
 from .delete_writes import write_delete_files
 from .scan_plan import ScanPlan
@@ -40,16 +40,12 @@ def stage_deletes(spark, plan: ScanPlan, matches, inline_limit: int) -> DeletePl
     else:
         counts = {r[FILE]: r["count"] for r in matches.groupBy(FILE).count().collect()}  # type: ignore[assignment]  # both map file -> count
         positions = None
-    result = DeletePlan(deleted_rows=sum(counts.values()))
+    split = split_deletes(plan.files, counts, inline_limit)
+    result, files, rest = split.plan, split.files, split.rest
     if None in counts:  # inlined rows: catalog data, small by design
         inlined_rows = positions if positions is not None else matches.where(F.col(FILE).isNull()).collect()
         result.inlined_row_ids = [r[POS] for r in inlined_rows if r[FILE] is None]
-    file_counts = {fid: n for fid, n in counts.items() if fid is not None}
-    if not file_counts:
-        return result
-    files = {f.data_file_id: f for f in plan.files if f.data_file_id in file_counts}
-    result.ended_files, rest = split_ended(files, file_counts)
-    if rest and sum(rest.values()) <= inline_limit:
+    if split.inline_rest:
         if positions is None:
             positions = matches.where(F.col(FILE).isin(list(rest))).collect()
         for r in positions:
@@ -64,7 +60,7 @@ def stage_deletes(spark, plan: ScanPlan, matches, inline_limit: int) -> DeletePl
         written = write_delete_files(spark, new, targets, plan.table.path, vectors=plan.deletion_vectors,
                                      history=plan.vector_history,
                                      encrypted=any(files[fid].encryption_key for fid in rest))
-        replaced = not plan.deletion_vectors or plan.vector_history  # else a bare vector of every position
+        replaced = replaces_old_file(plan.deletion_vectors, plan.vector_history)
         result.delete_files = [
             NewDeleteFile(int(key), w.path, w.delete_count, w.file_size_bytes, w.footer_size,
                           replaces=targets[key].old if replaced else None, first_snapshot=w.first_snapshot,
