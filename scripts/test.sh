@@ -11,7 +11,8 @@
 #               no PYSPARK_PYTHON, Python workers without this package)
 #   5 cluster   the README tour and more on a standalone cluster behind Spark Connect (scripts/cluster.sh)
 #   5b servers  the catalog plugin's tour (docs/catalog-tour.sql) through a Spark Connect server and the Spark
-#               Thrift Server (with beeline) started with the plugin's jar (tests marked `servers`)
+#               Thrift Server (with beeline) started with the plugin's jar, and dbt-spark's models on lake tables
+#               (tests marked `servers`; dbt in its own venv, scripts/dbt_venv.sh)
 #   6 s3        storage tests with data on a local S3 server (scripts/s3.sh)
 #   7 wheel     the wheel, installed with no extras into a fresh venv, runs scripts/smoke_tour.py
 # SPARK_DUCKLAKE_LANES="catalog local" runs a subset (`local` is both halves).
@@ -80,8 +81,13 @@ lane_cluster() {
     bash scripts/cluster.sh stop "$state/cluster"
     return $rc
 }
-# Servers of Spark's own (Connect, Thrift) each started once with the catalog plugin's confs, as a user starts them.
-lane_servers() { "${pytest[@]}" -m servers "$@"; }
+# Servers of Spark's own (Connect, Thrift) each started once with the catalog plugin's confs, as a user starts them,
+# and dbt-spark's session method on lake tables, dbt in a venv of its own (.venv-dbt, kept between runs).
+lane_servers() {
+    local dbt_venv
+    dbt_venv="$(bash scripts/dbt_venv.sh | tail -n 1)" || return 1
+    SPARK_DUCKLAKE_DBT_VENV="$dbt_venv" "${pytest[@]}" -m servers "$@"
+}
 lane_s3() {
     local jars
     jars="$(bash scripts/s3_jars.sh | tail -n 1)" || return 1
@@ -105,7 +111,7 @@ if [ -n "${SPARK_DUCKLAKE_SERIAL:-}" ]; then
 else
     groups=()
     # Four groups that take about as long each on CI's 2 cores; user and cluster share the worker venv, so they
-    # run one after the other; servers (about 8 min) goes with them, the shortest group before it.
+    # run one after the other; servers (about 9 min, dbt included) goes with them, the shortest group before it.
     for group in "local1 s3 wheel" "connect" "catalog user cluster servers" "local2"; do
         selected=()
         for lane in $group; do [[ " $lanes " == *" $lane "* ]] && selected+=("$lane"); done
