@@ -97,3 +97,24 @@ def test_sql_merge_using_columns_bare_insert_and_values_in_column_order(lake, la
     lake.close()
     attach(reference, lake_catalog)
     assert duckdb_rows(reference, "SELECT * FROM lake.t ORDER BY k") == expected
+
+
+@pytest.mark.parametrize("small", [False, True])
+def test_merge_inlines_its_new_rows_only_when_all_of_them_fit_the_limit(tmp_path, spark, small):
+    """`data_inlining_row_limit` bounds a MERGE's new rows, updated and inserted together, on both paths:
+    5 updates + 4 inserts (9 <= 10) are inlined, 5 updates + 10 inserts (15 > 10) are written as files."""
+    lake = DuckLake.attach(f"sqlite:{tmp_path / 'meta.sqlite'}", str(tmp_path / "data"), data_inlining_row_limit=10)
+    lake.write(spark.range(30).selectExpr("id", "'x' AS v"), "t", mode="error")
+
+    def merge(first: int, last: int) -> list[str]:
+        source = pa.table({"id": pa.array(range(first, last), pa.int64()), "v": ["y"] * (last - first)})
+        (lake.table("t").merge(source if small else spark.createDataFrame(source), "target.id = source.id")
+         .when_matched_update_all().when_not_matched_insert_all().execute())
+        return sorted(lake.snapshots()[-1].changes)
+
+    assert "inlined_insert" in merge(25, 34)  # ids 25..29 updated, 30..33 inserted
+    changes = merge(29, 44)  # 29..33 updated, 34..43 inserted
+    assert "inlined_insert" not in changes and "tables_inserted_into" in changes, changes
+    assert spark_rows(lake.read("t")) == sorted([(i, "x") for i in range(25)] + [(i, "y") for i in range(25, 44)],
+                                                key=repr)
+    lake.close()

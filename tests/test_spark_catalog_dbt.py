@@ -139,9 +139,10 @@ def test_dbt_table_and_incremental_merge_models_on_lake_tables(tmp_path, dbt_ven
     # The table model: CREATE OR REPLACE TABLE ... AS SELECT (macros/lake_table.sql), one snapshot.
     assert changes[0] == {"tables_dropped": [str(old_totals_id)], "tables_created": ["analytics.customer_totals"],
                           "inlined_insert": [str(lake.table_info("analytics.customer_totals").table_id)]}
-    # The incremental model: MERGE INTO, one snapshot deleting the five old versions and inserting fifteen rows
-    # (the ten new ones and the five new versions, which keep their row ids), all inlined in the catalog.
-    assert changes[1:] == [{"inlined_delete": [str(latest_id)], "inlined_insert": [str(latest_id)]}], changes
+    # The incremental model: MERGE INTO, one snapshot deleting the five old versions (inlined deletes) and
+    # inserting fifteen rows (the ten new ones and the five new versions, which keep their row ids): more than
+    # the inlining limit (10) together, so written as files.
+    assert changes[1:] == [{"inlined_delete": [str(latest_id)], "tables_inserted_into": [str(latest_id)]}], changes
 
     # Nothing new in the source: the table is rebuilt (one snapshot), the merge of no rows writes none.
     before = lake.current_snapshot()

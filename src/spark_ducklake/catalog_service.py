@@ -569,6 +569,9 @@ class CatalogService:
         versions = [pq.read_table(p) for p in updates]
         removed += [t.select([_OLD_FILE, _OLD_POS]).rename_columns(["file_path", "pos"]) for t in versions]
         located = _locate(plan, pa.concat_tables(removed) if removed else None, self.origins)
+        files = [f for f in (describe_file(p, plan.table.columns) for p in sorted(inserts)) if f.record_count]
+        # the inlining limit holds for the statement's new rows: a MERGE's updated and inserted rows together
+        new_rows = sum(t.num_rows for t in versions) + sum(f.record_count for f in files)
         ops: list = []
         written: list[str] = []
         try:
@@ -580,17 +583,15 @@ class CatalogService:
                 rows = pa.concat_tables(versions)
                 ids = located.column(ROWID).slice(located.num_rows - rows.num_rows)
                 data = conform_arrow(rows.drop_columns([_OLD_FILE, _OLD_POS]), plan.table)
-                inserted = insert_versions(ctx, plan, data, ids, any_size=True)  # no Spark here: any size
+                inserted = insert_versions(ctx, plan, data, ids, any_size=True, new_rows=new_rows)  # no Spark here
                 if inserted is None:
                     raise UnsupportedRequestError(f"the lake catalog cannot write updated rows of {name[0]}.{name[1]}"
                                                   " keeping their row ids: its layout or types are written by Spark "
                                                   "(use DuckLake.update)")
                 ops.append(inserted[0])
                 written += inserted[1]
-            files = [f for f in (describe_file(p, plan.table.columns) for p in sorted(inserts)) if f.record_count]
             if files:
-                rows = read_new_files(files, plan.table.columns) if sum(f.record_count for f in files) <= limit \
-                    else None
+                rows = read_new_files(files, plan.table.columns) if new_rows <= limit else None
                 table = dataclasses.replace(plan.table)  # a copy: the layout is loaded in
                 load_layout(ctx, table, snapshot)
                 if rows is not None and inlined.inlinable(plan.table.columns, ctx.engine, rows):

@@ -118,12 +118,14 @@ def _stage_update_in_process(ctx: LakeContext, plan, assignments: dict, conditio
     return [delete_op(plan, staged), insert], [d.path for d in staged.delete_files] + files, staged.deleted_rows
 
 
-def insert_versions(ctx: LakeContext, plan, data, ids, *, any_size: bool = False) -> tuple[object, list[str]] | None:
+def insert_versions(ctx: LakeContext, plan, data, ids, *, any_size: bool = False,
+                    new_rows: int | None = None) -> tuple[object, list[str]] | None:
     """Insert operation for new row versions (Arrow, the table's columns) keeping the row ids `ids`: inlined when
-    few, else files written in-process (above the small-data threshold too with `any_size`); None when they are to
-    be written on Spark. `ids`: a ChunkedArray."""
+    the statement's new rows (`new_rows`, default these) are few, else files written in-process (above the
+    small-data threshold too with `any_size`); None when they are to be written on Spark. `ids`: a ChunkedArray."""
     ids = ids.combine_chunks()
-    if data.num_rows <= ctx.inlining_limit(plan.table) and inlined.inlinable(plan.table.columns, ctx.engine, data):
+    few = (data.num_rows if new_rows is None else new_rows) <= ctx.inlining_limit(plan.table)
+    if few and inlined.inlinable(plan.table.columns, ctx.engine, data):
         return InlineInsert(plan.table, data, row_ids=ids.to_pylist()), []
     written = write_arrow_files(ctx, data, plan.table, plan.snapshot_id, options_table=plan.table, row_ids=ids,
                                 any_size=any_size)
@@ -133,7 +135,8 @@ def insert_versions(ctx: LakeContext, plan, data, ids, *, any_size: bool = False
 
 
 def stage_rows(ctx: LakeContext, plan, rows, count: int, *, keep_ids: bool) -> tuple[object, list[str]]:
-    """Insert operation for `rows` (table columns + `rowid`): inlined when few, else files; ids kept if asked."""
+    """Insert operation for `rows` (table columns + `rowid`): inlined when the statement's new rows (`count`, all
+    of a MERGE's updated and inserted rows) are at most the inlining limit, else files; ids kept if asked."""
     if count <= ctx.inlining_limit(plan.table):
         small = rows.toArrow()
         data = conform_arrow(small.drop_columns(["rowid"]), plan.table)

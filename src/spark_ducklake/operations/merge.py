@@ -207,10 +207,11 @@ def stage_merge(m: MergeBuilder, plan) -> tuple[list, list[str], MergeResult]:
                 ops.append(delete_op(plan, staged))
                 written += [d.path for d in staged.delete_files]
             data_cols = [spark_name(c.name) for c in cols]
+            new_rows = counts.get("update", 0) + counts.get("insert", 0)  # the limit holds for the statement
             for kind, keep_ids in (("update", True), ("insert", False)):
                 if counts.get(kind, 0):
                     rows = result.where(F.col("_dl_kind") == kind).select(*data_cols, "rowid")
-                    op, files = stage_rows(m.ctx, plan, rows, counts[kind], keep_ids=keep_ids)
+                    op, files = stage_rows(m.ctx, plan, rows, new_rows, keep_ids=keep_ids)
                     ops.append(op)
                     written += files
         except BaseException:

@@ -255,6 +255,8 @@ def _outputs(m: MergeBuilder, plan: PlannedScan, rows: pa.Table, action: np.ndar
 def _stage(ctx, plan: PlannedScan, touched: pa.Table, outputs: dict) -> tuple[list, list[str]] | None:
     """Stage the writes (updated rows keep their row ids), then the deletes; None if a write needs Spark."""
     limit = ctx.inlining_limit(plan.table)
+    # the inlining limit holds for the statement's new rows, updated and inserted together
+    new_rows = sum(rows.num_rows for rows in outputs.values() if rows is not None)
     ops, files = [], []
     try:
         for kind in ("update", "insert"):
@@ -263,7 +265,7 @@ def _stage(ctx, plan: PlannedScan, touched: pa.Table, outputs: dict) -> tuple[li
                 continue
             ids = rows.column(ROWID).combine_chunks() if kind == "update" else None
             data = conform_arrow(rows.drop_columns([ROWID]), plan.table)
-            if rows.num_rows <= limit and inlined.inlinable(plan.table.columns, ctx.engine, data):
+            if new_rows <= limit and inlined.inlinable(plan.table.columns, ctx.engine, data):
                 ops.append(InlineInsert(plan.table, data, row_ids=None if ids is None else ids.to_pylist()))
                 continue
             written = write_arrow_files(ctx, data, plan.table, plan.snapshot_id, options_table=plan.table,
