@@ -66,6 +66,13 @@ SCRIPT = textwrap.dedent("""
     run("drop", "DROP TABLE lake.s.c2")
     run("ns2", "CREATE NAMESPACE lake.gone")
     run("drop_ns", "DROP NAMESPACE lake.gone")
+    # CTAS into a partitioned table, then INSERT OVERWRITE of it: the whole table (Spark's static mode), one
+    # partition (a PARTITION clause)
+    run("ctas_p", "CREATE TABLE lake.s.cp PARTITIONED BY (region) AS "
+                  "SELECT id, IF(id % 2 = 0, 'eu', 'us') AS region FROM range(40)")
+    run("overwrite_p", "INSERT OVERWRITE lake.s.cp SELECT id, IF(id < 20, 'eu', 'us') FROM range(30)")
+    run("overwrite_part", "INSERT OVERWRITE lake.s.cp PARTITION (region = 'us') SELECT id + 100 FROM range(25)")
+    run("describe_p", "DESCRIBE TABLE lake.s.p")
 """)
 
 
@@ -81,6 +88,11 @@ def test_ddl_and_writes_through_plain_spark_sql(tmp_path, plugin_session):
     assert "DuckLake 1.0 does not support the epoch_day partition transform" in out["create_days"]
     assert "Cannot change nullable column to non-nullable" in out["set_not_null"]  # Spark's own analysis check
     assert out["partitioned"] == [] and out["partitioned_few"] == []
+    assert out["ctas_p"] == [] and out["overwrite_p"] == [] and out["overwrite_part"] == [], out
+    # Spark sees the partitioning (DESCRIBE's partition section; INSERT ... PARTITION resolves against it)
+    described = [(r["col_name"], r["data_type"]) for r in out["describe_p"]]
+    assert described[described.index(("# Partitioning", "")) + 1:] == [
+        ("Part 0", "region"), ("Part 1", "bucket(16, id)")], described
     # the service's errors as Spark analysis errors naming the table and the cause (issue 30, item 10)
     assert out["p_dynamic"].startswith("[DUCKLAKE_UNSUPPORTED] s.p: the lake catalog cannot overwrite the "
                                        "partitions of s.p dynamically"), out["p_dynamic"]
@@ -102,8 +114,12 @@ def test_ddl_and_writes_through_plain_spark_sql(tmp_path, plugin_session):
         ["tables_created", "tables_inserted_into"],  # createOrReplace of a new table
         ["tables_created", "tables_inserted_into"], ["tables_created", "tables_dropped", "tables_inserted_into"],
         ["tables_inserted_into"], ["inlined_insert"],  # the partitioned table: files, then one inlined row
-        ["tables_created"], ["tables_dropped"], ["schemas_created"], ["schemas_dropped"]], changes
-    assert [t.name for t in lake.tables("s")] == ["t", "p", "ctas"]
+        ["tables_created"], ["tables_dropped"], ["schemas_created"], ["schemas_dropped"],
+        ["tables_created", "tables_inserted_into"],  # CTAS into the partitioned table
+        ["tables_deleted_from", "tables_inserted_into"], ["tables_deleted_from", "tables_inserted_into"]], changes
+    assert [t.name for t in lake.tables("s")] == ["t", "p", "ctas", "cp"]
+    expected_cp = [(i, "eu") for i in range(20)] + [(100 + i, "us") for i in range(25)]
+    assert sorted(tuple(r.values()) for r in lake.read_arrow("s.cp").to_pylist()) == expected_cp
     t = lake.table_info("s.t")
     assert [(c.name, c.type, c.nullable) for c in t.columns] == [
         ("id", "int64", True), ("label", "varchar", True), ("score", "int64", True)]
@@ -122,6 +138,8 @@ def test_ddl_and_writes_through_plain_spark_sql(tmp_path, plugin_session):
     con.execute("SET TimeZone = 'UTC'")
     assert duckdb_rows(con, "SELECT * FROM lake.s.t") == sorted(expected_t, key=repr)  # duckdb_rows' order
     assert duckdb_rows(con, "SELECT * FROM lake.s.ctas") == sorted(expected_ctas, key=repr)
+    assert duckdb_rows(con, "SELECT * FROM lake.s.cp") == sorted(expected_cp, key=repr)
+    assert duckdb_rows(con, "SELECT count(*) FROM lake.s.cp WHERE region = 'us'") == [(25,)]
     keys = duckdb_rows(con, "SELECT c.partition_key_index, c.transform FROM __ducklake_metadata_lake."
                             "ducklake_partition_column c JOIN __ducklake_metadata_lake.ducklake_table t "
                             "USING (table_id) WHERE t.table_name = 'p' AND t.end_snapshot IS NULL")

@@ -77,6 +77,7 @@ import pyarrow.fs as pafs
 import pyarrow.parquet as pq
 
 from .catalog.changes.data import AppendFiles, InlineInsert
+from .catalog.changes.partitioning import current_spec
 from .catalog.inlined import codec as inlined
 from .dataplane.arrow.delete_files import positions_as_of
 from .dataplane.arrow.local_dml import stage_positions
@@ -111,7 +112,7 @@ from .operations.history_arrow import changes as change_rows
 from .operations.write import load_layout, write_arrow_files
 from .spec import types
 from .spec.internal_columns import ROW_ID_COLUMN
-from .spec.model import DataFile, NewDataFile, TableInfo
+from .spec.model import Column, DataFile, NewDataFile, PartitionSpec, TableInfo
 from .spec.uuid7 import new_uuid
 
 CATALOG_CLASS = "sparkducklake.DuckLakeCatalog"
@@ -233,7 +234,10 @@ class CatalogService:
 
     def table(self, request: dict[str, Any]) -> dict[str, Any]:
         plan = self._plan(request)
-        return {"snapshot": plan.snapshot_id, "schema": to_spark_schema(plan.table.columns).json()}
+        with self.lake.context.engine.connect() as conn:
+            spec = current_spec(conn, plan.table.table_id, plan.snapshot_id)
+        return {"snapshot": plan.snapshot_id, "schema": to_spark_schema(plan.table.columns).json(),
+                "partitioning": spark_partitioning(spec, plan.table.columns)}
 
     def scan(self, request: dict[str, Any]) -> dict[str, Any]:
         plan = self._plan(request)
@@ -971,6 +975,19 @@ def partition_keys(transforms: list[dict[str, Any]]) -> list[str]:
         keys.append(column if name == "identity" else
                     f"bucket({int(t.get('buckets'))}, {column})" if name == "bucket" else f"{name}({column})")
     return keys
+
+
+# DuckLake 1.1's epoch transforms are what Spark's (and Iceberg's) years/months/days/hours mean; the calendar
+# transforms (year(ts) = 2026) have no Spark transform and are shown by their DuckLake names.
+_SPARK_TRANSFORMS = {"epoch_year": "years", "epoch_month": "months", "epoch_day": "days", "epoch_hour": "hours"}
+
+
+def spark_partitioning(spec: PartitionSpec, columns: list[Column]) -> list[dict[str, Any]]:
+    """A table's partition keys as the plugin's Table.partitioning() builds them (`{"transform", "column",
+    "buckets"}`): identity, bucket, Spark's years/months/days/hours, or a DuckLake calendar transform by name."""
+    names = {c.column_id: c.name for c in columns}
+    return [{"transform": "bucket" if key.buckets else _SPARK_TRANSFORMS.get(key.transform, key.transform),
+             "column": names[key.column_id], "buckets": key.buckets} for key in spec.keys]
 
 
 def overwrite_predicate(filters: list[dict[str, Any]]) -> str:

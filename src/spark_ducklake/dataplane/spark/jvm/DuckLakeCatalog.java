@@ -70,6 +70,8 @@ import org.apache.spark.sql.connector.catalog.TableCatalog;
 import org.apache.spark.sql.connector.catalog.TableChange;
 import org.apache.spark.sql.connector.catalog.TruncatableTable;
 import org.apache.spark.sql.connector.catalog.procedures.UnboundProcedure;
+import org.apache.spark.sql.connector.expressions.Expression;
+import org.apache.spark.sql.connector.expressions.Expressions;
 import org.apache.spark.sql.connector.expressions.Literal;
 import org.apache.spark.sql.connector.expressions.NamedReference;
 import org.apache.spark.sql.connector.expressions.Transform;
@@ -95,6 +97,7 @@ import org.apache.spark.sql.execution.datasources.OutputWriterFactory;
 import org.apache.spark.sql.execution.datasources.parquet.ParquetFileFormat;
 import org.apache.spark.sql.execution.datasources.v2.parquet.ParquetScanBuilder;
 import org.apache.spark.sql.execution.streaming.runtime.MetadataLogFileIndex;
+import org.apache.spark.sql.sources.EqualNullSafe;
 import org.apache.spark.sql.sources.EqualTo;
 import org.apache.spark.sql.sources.Filter;
 import org.apache.spark.sql.sources.GreaterThan;
@@ -292,7 +295,8 @@ public class DuckLakeCatalog implements StagingTableCatalog, SupportsNamespaces,
             throw Service.failure(reply, Service.subject(ask));
         }
         StructType schema = (StructType) DataType.fromJson(reply.get("schema").asText());
-        return new LakeTable(this, ident, schema, reply.get("snapshot").asLong());
+        return new LakeTable(this, ident, schema, reply.get("snapshot").asLong(),
+                             partitioning(reply.path("partitioning")));
     }
 
     /** `SELECT * FROM lake.s.t CHANGES FROM VERSION 1 TO VERSION 3`: DuckLake's change feed (DuckLakeMetadata). */
@@ -373,6 +377,26 @@ public class DuckLakeCatalog implements StagingTableCatalog, SupportsNamespaces,
     }
 
     /** PARTITIONED BY's transforms as the service takes them (it maps them to DuckLake partition keys). */
+    /** The service's partition keys (catalog_service.spark_partitioning) as Spark transforms: Spark then shows
+     *  them (DESCRIBE) and resolves INSERT ... PARTITION (column = value) against the identity ones. */
+    static Transform[] partitioning(JsonNode keys) {
+        List<Transform> out = new ArrayList<>();
+        for (JsonNode key : keys) {
+            String column = key.get("column").asText();
+            out.add(switch (key.get("transform").asText()) {
+                case "identity" -> Expressions.identity(column);
+                case "bucket" -> Expressions.bucket(key.get("buckets").asInt(), column);
+                case "years" -> Expressions.years(column);
+                case "months" -> Expressions.months(column);
+                case "days" -> Expressions.days(column);
+                case "hours" -> Expressions.hours(column);
+                default -> Expressions.apply(key.get("transform").asText(),
+                                             new Expression[] {Expressions.column(column)});
+            });
+        }
+        return out.toArray(new Transform[0]);
+    }
+
     static ArrayNode transforms(Transform[] partitions) {
         ArrayNode out = JSON.createArrayNode();
         for (Transform t : partitions == null ? new Transform[0] : partitions) {
@@ -508,12 +532,20 @@ public class DuckLakeCatalog implements StagingTableCatalog, SupportsNamespaces,
         private final Identifier ident;
         private final StructType schema;
         private final long snapshot;
+        private final Transform[] partitioning;
 
-        LakeTable(DuckLakeCatalog catalog, Identifier ident, StructType schema, long snapshot) {
+        LakeTable(DuckLakeCatalog catalog, Identifier ident, StructType schema, long snapshot,
+                  Transform[] partitioning) {
             this.catalog = catalog;
             this.ident = ident;
             this.schema = schema;
             this.snapshot = snapshot;
+            this.partitioning = partitioning;
+        }
+
+        @Override
+        public Transform[] partitioning() {
+            return partitioning.clone();
         }
 
         @Override
@@ -894,6 +926,9 @@ public class DuckLakeCatalog implements StagingTableCatalog, SupportsNamespaces,
         String op;
         Object[] values;
         if (filter instanceof EqualTo f) { column = f.attribute(); op = "="; values = new Object[] {f.value()}; }
+        // INSERT OVERWRITE ... PARTITION (c = v) replaces the rows where c <=> v: = for a value, IS NULL for NULL
+        else if (filter instanceof EqualNullSafe f && f.value() != null) { column = f.attribute(); op = "="; values = new Object[] {f.value()}; }
+        else if (filter instanceof EqualNullSafe f) { column = f.attribute(); op = "is_null"; values = new Object[0]; }
         else if (filter instanceof GreaterThan f) { column = f.attribute(); op = ">"; values = new Object[] {f.value()}; }
         else if (filter instanceof GreaterThanOrEqual f) { column = f.attribute(); op = ">="; values = new Object[] {f.value()}; }
         else if (filter instanceof LessThan f) { column = f.attribute(); op = "<"; values = new Object[] {f.value()}; }
