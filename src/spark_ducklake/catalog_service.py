@@ -79,6 +79,7 @@ import pyarrow.parquet as pq
 from .catalog.changes.data import AppendFiles, InlineInsert
 from .catalog.changes.partitioning import current_spec
 from .catalog.inlined import codec as inlined
+from .dataplane.arrow.arrow_values import spark_value
 from .dataplane.arrow.delete_files import positions_as_of
 from .dataplane.arrow.local_dml import stage_positions
 from .dataplane.arrow.local_scan import ROWID, read_new_files, read_plan
@@ -242,20 +243,25 @@ class CatalogService:
     def scan(self, request: dict[str, Any]) -> dict[str, Any]:
         plan = self._plan(request)
         name = f"{_text(request, 'namespace')}.{_text(request, 'table')}"
-        _check_plain(plan, name)
-        files, dirty = _split_dirty(plan)
-        plain = dataclasses.replace(plan, files=files)
-        paths = files.full_paths() if hasattr(files, "full_paths") else [f.path for f in files]
-        sizes = [int(s) for s in _sizes(plain)]
-        extra = self._materialize(plan, dirty, name)
-        if extra is not None:
-            paths, sizes = [*paths, extra], [*sizes, os.path.getsize(extra)]
+        converted = _check_plain(plan, name)
+        if converted:  # every row read here with pyarrow, as Spark's reader cannot read the files alone
+            whole = self._materialize_all(plan, name, converted)
+            paths, sizes, deletes = [whole], [os.path.getsize(whole)], {}
+        else:
+            files, dirty = _split_dirty(plan)
+            plain = dataclasses.replace(plan, files=files)
+            paths = files.full_paths() if hasattr(files, "full_paths") else [f.path for f in files]
+            sizes = [int(s) for s in _sizes(plain)]
+            deletes = _deleted_positions(plain)
+            extra = self._materialize(plan, dirty, name)
+            if extra is not None:
+                paths, sizes = [*paths, extra], [*sizes, os.path.getsize(extra)]
         folder = tempfile.mkdtemp(prefix=SCAN_LOG_PREFIX, dir=self.log_root)
         write_file_log(folder, paths, sizes)
         # names_stable False: a column was renamed or a name held by two columns; the plugin then pushes no filter
         # into the Parquet reader, whose row-group filters match file columns by name.
         return {"log": folder, "files": len(paths), "snapshot": plan.snapshot_id, "names_stable": plan.names_stable,
-                "deletes": _deleted_positions(plain)}
+                "deletes": deletes}
 
     def metadata(self, request: dict[str, Any]) -> dict[str, Any]:
         """A table's metadata table (`name`: one of METADATA_TABLES) at the snapshot the request resolves to
@@ -369,6 +375,33 @@ class CatalogService:
         os.replace(pending, path)
         return path
 
+    def _materialize_all(self, plan: ScanPlan, name: str, causes: list[str]) -> str:
+        """Every row of the scan (inlined, in files, deletes applied, defaults filled in) read with pyarrow and
+        written as one Parquet file of Spark's types (docs/types.md: uuid, time as text, timestamp_ns in
+        microseconds) under the table's field ids, in the service's scratch folder: for tables Spark's Parquet
+        reader cannot read alone (`causes`), up to the small-data threshold. Named by (table, snapshot, files)."""
+        files = _data_files(plan)
+        size = sum(f.file_size_bytes for f in files)
+        if not is_small(threshold_of(self.lake.context), size):
+            raise UnsupportedRequestError(
+                f"the lake catalog cannot read {name} at snapshot {plan.snapshot_id} in Spark SQL yet: it has "
+                f"{', '.join(causes)}, which the service reads for Spark up to the small-data threshold only "
+                f"({size} bytes of files); read it with DuckLake.read")
+        ids = sorted(f.data_file_id for f in files)
+        key = hashlib.sha256(json.dumps(["all", plan.table.table_id, plan.snapshot_id, ids]).encode()).hexdigest()
+        if self.scratch is None:
+            self.scratch = tempfile.mkdtemp(prefix="inlined-", dir=self.log_root)
+        path = os.path.join(self.scratch, f"{key[:32]}.parquet")
+        if os.path.exists(path):
+            return path
+        rows = read_plan(dataclasses.replace(plan, files=files), row_ids=True, positions=True)
+        self.origins[path] = rows.select([FILE, POS, ROWID])
+        data = spark_readable(conform_arrow(rows.drop_columns([FILE, POS, ROWID]), plan.table), plan.table.columns)
+        pending = f"{path}.{uuid.uuid4().hex}.tmp"
+        pq.write_table(data, pending)
+        os.replace(pending, path)
+        return path
+
     # ---- DDL: each request is one call of the Python API, one snapshot
     def create_namespace(self, request: dict[str, Any]) -> dict[str, Any]:
         return {"snapshot": self.lake.create_schema(_text(request, "namespace"))}
@@ -434,10 +467,10 @@ class CatalogService:
             staging_root = info.path
         # DELETE writes only positions, UPDATE's new row versions are written here (insert_versions, partitioned
         # as DuckLake.update writes them): Spark's writer adds no data file of the table for either. Rows Spark
-        # writes into a partitioned table are partitioned here at commit (_partitioned_files).
+        # writes into a partitioned table are partitioned here at commit (_rewritten_files).
         row_level = request.get("row_level")
         causes = []
-        if row_level != "delete" and not all(is_native(c) and not c.children for c in columns):
+        if row_level != "delete" and not all(_spark_writes(c) for c in columns):
             causes.append("a column type Spark's plain Parquet writer cannot write with DuckLake field ids")
         options = WriteOptions.from_lake_options(self.lake.context.options_of(info))
         if options.encrypted or not isinstance(filesystem(staging_root)[0], pafs.LocalFileSystem):
@@ -505,21 +538,22 @@ class CatalogService:
             else:
                 if mode == "overwrite":  # stages the delete of the rows replaced (all, or those matched)
                     tx.write(read_new_files([], info.columns), qualified, "overwrite", where=where)
-                written = self._partitioned_files(info, files, tx.read_snapshot) if partitioned \
+                written = self._rewritten_files(info, files, tx.read_snapshot) if _rewritten(info, partitioned) \
                     else adopt_files(files, info.path)
                 tx.files += [f.path for f in written]
                 tx.ops.append(AppendFiles(info, written, ref))
         return tx.snapshot_id
 
-    def _partitioned_files(self, table: TableInfo, files: list[NewDataFile], snapshot: int) -> list[NewDataFile]:
-        """The rows of Spark's staged files written again as the table's partitioned files (Spark's writer does
-        not split rows by DuckLake's partition values, bucket() included): with pyarrow in the service, whatever
-        their size, as the new versions of an UPDATE are."""
+    def _rewritten_files(self, table: TableInfo, files: list[NewDataFile], snapshot: int) -> list[NewDataFile]:
+        """The rows of Spark's staged files written again as the table's files (`_rewritten`: Spark's writer does
+        not split rows by DuckLake's partition values, bucket() included, nor give list elements and map keys and
+        values their field ids): with pyarrow in the service, whatever their size, as the new versions of an
+        UPDATE are."""
         written = write_arrow_files(self.lake.context, read_new_files(files, table.columns), table, snapshot,
                                     options_table=table, any_size=True)
         if written is None:
-            raise UnsupportedRequestError(f"the lake catalog cannot write the partitioned table {table.qualified_name}"
-                                          " in Spark SQL: its layout is written by Spark (use DuckLake.write)")
+            raise UnsupportedRequestError(f"the lake catalog cannot write the table {table.qualified_name} in Spark "
+                                          "SQL: its layout is written by Spark (use DuckLake.write)")
         return written
 
     # ---- CALL <catalog>.system.<name>(...): each procedure is one call of the Python API
@@ -600,8 +634,8 @@ class CatalogService:
                 load_layout(ctx, table, snapshot)
                 if rows is not None and inlined.inlinable(plan.table.columns, ctx.engine, rows):
                     ops.append(InlineInsert(plan.table, conform_arrow(rows, plan.table)))
-                elif table.partition and table.partition.keys:  # a MERGE's inserted rows, partitioned
-                    files = self._partitioned_files(table, files, snapshot)
+                elif _rewritten(table, bool(table.partition and table.partition.keys)):  # partitioned, ids given
+                    files = self._rewritten_files(table, files, snapshot)
                     written += [f.path for f in files]
                     ops.append(AppendFiles(table, files))
                 else:
@@ -1071,17 +1105,22 @@ def _split_dirty(plan: ScanPlan):
     return [f for f in files if f.data_file_id not in dirty_ids], [f for f in files if f.data_file_id in dirty_ids]
 
 
-def _check_plain(plan: ScanPlan, name: str) -> None:
-    """Refuse, naming the cause, what this first slice of the plugin cannot read with Spark's Parquet reader
-    alone (the Python API reads all of it: `DuckLake.read`); inlined rows and deletes are materialized instead."""
+def _check_plain(plan: ScanPlan, name: str) -> list[str]:
+    """What keeps Spark's Parquet reader from reading the plan's files alone and the service reads for it
+    (`_materialize_all`: types Spark cannot decode at a table's top level, columns added with a default that older
+    files lack); refuses, naming the cause, what the service cannot (the Python API reads all of it:
+    `DuckLake.read`). Inlined rows and deletes are materialized without this."""
     table = plan.table
-    causes = []
+    converted, causes = [], []
     if not all(is_native(c) for c in table.columns):
-        causes.append("a column type Spark's Parquet reader cannot decode")
+        if all(is_native(c) or not c.children for c in table.columns):
+            converted.append("a column type Spark's Parquet reader cannot decode")
+        else:
+            causes.append("a column type Spark's Parquet reader cannot decode inside a nested column")
     oldest = _smallest(plan, "begin_snapshot")
     if oldest is not None and any(c.initial_default is not None and c.added_snapshot is not None
                                   and oldest < c.added_snapshot for c in table.columns):
-        causes.append("a column added with a default that older files lack")
+        converted.append("a column added with a default that older files lack")
     if _any_set(plan, "mapping_id") or _any_set(plan, "encryption_key"):
         causes.append("files without field ids or encrypted files")
     if _any_above(plan, "partial_max", plan.snapshot_id):
@@ -1089,6 +1128,47 @@ def _check_plain(plan: ScanPlan, name: str) -> None:
     if causes:
         raise UnsupportedRequestError(f"the lake catalog cannot read {name} at snapshot {plan.snapshot_id} in Spark "
                                    f"SQL yet: it has {', '.join(causes)}; read it with DuckLake.read")
+    return converted
+
+
+def _spark_writes(col: Column) -> bool:
+    """Whether Spark's writer writes a column the plugin lets it write: a type Spark decodes, and inside nested
+    columns none it would write unlike DuckDB (geometry, variant; the service rewrites nested columns, `_rewritten`,
+    with pyarrow, which has no variant type)."""
+    if not is_native(col):
+        return False
+    return not col.children or not any(c.type in ("geometry", "variant") for c in col.walk())
+
+
+def _rewritten(table: TableInfo, partitioned: bool) -> bool:
+    """Whether Spark's staged files are written again by the service rather than adopted: partitioned tables, and
+    tables with list or map columns anywhere (Spark's writer gives elements, keys and values no field ids)."""
+    return partitioned or any(c.type in ("list", "map") for top in table.columns for c in top.walk())
+
+
+def spark_readable(data: pa.Table, columns: list[Column]) -> pa.Table:
+    """A table's rows (its Arrow types, `conform_arrow`) as a Parquet file Spark's reader reads under the table's
+    field ids: the columns Spark cannot decode (top-level uuid, time, timetz, interval, timestamp_ns) in the Spark
+    types `to_spark_schema` declares, converted as the executors' pyarrow reader converts them."""
+    schema = types.to_parquet_schema(columns)
+    fields, arrays = [], []
+    for i, col in enumerate(columns):
+        field, array = schema.field(i), data.column(i)
+        if not is_native(col):
+            target = pa.timestamp("us") if col.type == "timestamp_ns" else pa.string()
+            array = pa.array([spark_value(col, v) for v in array.to_pylist()], type=target)
+            field = pa.field(field.name, target, True, metadata=field.metadata)
+        fields.append(field)
+        arrays.append(array)
+    return pa.Table.from_arrays(arrays, schema=pa.schema(fields))
+
+
+def _data_files(plan: ScanPlan) -> list[DataFile]:
+    """The plan's files as DataFiles (the catalog may list them as columns)."""
+    files = plan.files
+    if hasattr(files, "take"):
+        return [files[i] for i in range(len(files))]
+    return list(files)
 
 
 def _objects(plan: ScanPlan) -> list:
