@@ -10,39 +10,15 @@ import pytest
 from pyspark.sql import functions as F
 
 from spark_ducklake import DuckLake
-from tests.support.compare import duckdb_rows, duckdb_select, spark_rows
+from tests.support.compare import duckdb_rows, spark_rows
+from tests.support.interop_data import COLUMNS, duckdb_snapshots, duckdb_writes_every_kind, spark_frame
 from tests.support.reference import attach
 
 pytestmark = pytest.mark.every_backend  # the interchangeability the product promises, on every catalog
 
 
-def _spark_frame(spark, n: int):
-    return (
-        spark.range(n)
-        .withColumn("i", F.col("id").cast("int"))
-        .withColumn("s", F.concat(F.lit("row-"), F.col("id").cast("string")))
-        .withColumn("d", F.date_add(F.lit(dt.date(2024, 1, 1)), F.col("i")))
-        .withColumn("ts", F.timestamp_seconds(F.lit(1_700_000_000) + F.col("id")).cast("timestamp_ntz"))
-        .withColumn("tstz", F.timestamp_seconds(F.lit(1_700_000_000) + F.col("id") * 7))
-        .withColumn("f", (F.col("id") / 3).cast("double"))
-        .withColumn("r", (F.col("id") / 7).cast("float"))
-        .withColumn("dec", (F.col("id") / 100).cast("decimal(12,2)"))
-        .withColumn("b", F.col("id") % 2 == 0)
-        .withColumn("bin", F.encode(F.col("s"), "utf-8"))
-        .withColumn("small", (F.col("id") % 100).cast("tinyint"))
-        .withColumn("short", (F.col("id") % 1000).cast("smallint"))
-        .withColumn("l", F.array(F.col("i"), F.col("i") + 1))
-        .withColumn("st", F.struct(F.col("i").alias("a"), F.col("s").alias("b")))
-        .withColumn("m", F.create_map(F.col("s"), F.col("f")))
-        .withColumn("maybe", F.when(F.col("id") % 3 == 0, None).otherwise(F.col("s")))
-    )
-
-
-COLUMNS = "id, i, s, d, ts, tstz, f, r, dec, b, bin, small, short, l, st, m, maybe"
-
-
 def test_duckdb_reads_what_we_write(catalog, lake, spark, reference):
-    frame = _spark_frame(spark, 500)
+    frame = spark_frame(spark, 500)
     first = lake.write(frame, "t", mode="error")
     lake.write(frame.where("id < 100"), "t")
     few = frame.where("id >= 495").toArrow()
@@ -58,46 +34,12 @@ def test_duckdb_reads_what_we_write(catalog, lake, spark, reference):
     assert len(ours_now) == 605 and len(ours_then) == 500
 
 
-DUCK_TYPES = (
-    "id BIGINT, i INTEGER, s VARCHAR, d DATE, ts TIMESTAMP, tstz TIMESTAMPTZ, f DOUBLE, r FLOAT, "
-    "dec DECIMAL(12,2), b BOOLEAN, bin BLOB, small TINYINT, short SMALLINT, l INTEGER[], "
-    "st STRUCT(a INTEGER, b VARCHAR), m MAP(VARCHAR, DOUBLE), u UUID, t TIME, ns TIMESTAMP_NS, "
-    "big UBIGINT, j JSON, nested STRUCT(x INTEGER[], y STRUCT(z VARCHAR))[]"
-)
-def _duck_insert(con, n: int, start: int = 0, extra: str = "") -> None:
-    con.execute(
-        "INSERT INTO lake.t SELECT i::BIGINT, i, 'row-' || i, DATE '2024-01-01' + i::INT, "
-        "TIMESTAMP '2024-01-01' + to_seconds(i), TIMESTAMPTZ '2024-01-01 00:00:00+00' + to_seconds(i * 7), "
-        "i / 3, (i / 7)::FLOAT, (i / 100)::DECIMAL(12,2), i % 2 = 0, ('row-' || i)::BLOB, (i % 100)::TINYINT, "
-        "(i % 1000)::SMALLINT, [i::INT, i::INT + 1], {'a': i::INT, 'b': 'row-' || i}, MAP {'row-' || i: i / 3}, "
-        "('00000000-0000-0000-0000-' || lpad(i::VARCHAR, 12, '0'))::UUID, TIME '10:00:00' + to_seconds(i), "
-        "TIMESTAMP_NS '2024-01-01 00:00:00.123456789' + to_seconds(i), (i * 1000)::UBIGINT, "
-        "('{\"k\": ' || i || '}')::JSON, [{'x': [i::INT], 'y': {'z': 'n' || i}}] "
-        f"{extra} FROM range({start}, {start + n}) r(i)"
-    )
-
-
 @pytest.mark.not_on_mysql("the reference cannot create nested columns in a MySQL catalog (inlined table fails)")
 def test_we_read_what_duckdb_writes_at_every_snapshot(catalog, tmp_path, spark, reference):
     attach(reference, catalog, str(tmp_path / "data"))
     reference.execute("SET TimeZone = 'UTC'")
-    reference.execute(f"CREATE TABLE lake.t ({DUCK_TYPES})")
-    _duck_insert(reference, 300)                     # Parquet
-    _duck_insert(reference, 5, start=1000)           # inlined
-    reference.execute("DELETE FROM lake.t WHERE id < 3")                    # inlined delete
-    reference.execute("DELETE FROM lake.t WHERE id BETWEEN 100 AND 150")    # delete file
-    reference.execute("UPDATE lake.t SET s = 'changed' WHERE id = 200")     # delete + insert, row lineage
-    reference.execute("DELETE FROM lake.t WHERE id = 1001")                 # delete of an inlined row
-    reference.execute("ALTER TABLE lake.t ADD COLUMN extra INTEGER DEFAULT 42")
-    _duck_insert_with_extra(reference)
-    reference.execute("ALTER TABLE lake.t RENAME COLUMN s TO s_old")
-    reference.execute("ALTER TABLE lake.t ADD COLUMN s VARCHAR DEFAULT 'reused'")
-    snapshots = [r[0] for r in reference.execute("SELECT snapshot_id FROM lake.snapshots()").fetchall()]
-    expected = {}
-    for snap in snapshots[1:]:
-        cols = [r[0] for r in reference.execute(
-            f"DESCRIBE SELECT * FROM lake.t AT (VERSION => {snap})").fetchall()]
-        expected[snap] = (cols, duckdb_rows(reference, duckdb_select(reference, f"lake.t AT (VERSION => {snap})")))
+    duckdb_writes_every_kind(reference)
+    expected = duckdb_snapshots(reference)
     filtered = duckdb_rows(reference, "SELECT id, s FROM lake.t WHERE s = 'reused'")
     reference.execute("DETACH lake")
 
@@ -109,11 +51,6 @@ def test_we_read_what_duckdb_writes_at_every_snapshot(catalog, tmp_path, spark, 
     # the renamed column's old name is reused: filters must still resolve by field id
     assert spark_rows(lake.read("t").where(F.col("s") == "reused").select("id", "s")) == filtered
     lake.close()
-
-
-def _duck_insert_with_extra(con) -> None:
-    _duck_insert(con, 20, start=2000, extra=", i::INT % 5")
-    con.execute("UPDATE lake.t SET extra = 7 WHERE id = 2005")
 
 
 @pytest.mark.not_on_mysql("the reference fails a second INSERT into a table in a MySQL catalog (UPDATE with a join)")
