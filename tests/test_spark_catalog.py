@@ -157,16 +157,24 @@ def test_service_materializes_inlined_rows_and_deletes_as_one_more_file(tmp_path
     assert service.answer({"op": "scan", "namespace": "main", "table": "t", "snapshot": inlined})["files"] == 2
 
 
-def test_service_refuses_files_predating_a_column_default_but_not_a_null_one(tmp_path):
-    lake, _url, _data = _lake(tmp_path, data_inlining_row_limit=0)
+def test_service_reads_files_predating_a_column_default_itself_up_to_the_threshold(tmp_path):
+    lake, _url, data = _lake(tmp_path, data_inlining_row_limit=0)
     lake.create_table("t", ROWS.schema)
     lake.write(ROWS, "t")
-    service = CatalogService(lake, str(tmp_path))
+    service = CatalogService(lake, str(tmp_path / "service"))
+    (tmp_path / "service").mkdir()
     lake.add_column("t", "plain", "BIGINT")  # older files read NULL for it: Spark's reader does that by field id
-    assert service.answer({"op": "scan", "namespace": "main", "table": "t"})["files"] == 1
+    assert _scan_rows(service, lake.current_snapshot())[1][0].startswith(data)  # the data file itself
     lake.add_column("t", "score", "BIGINT", default=5)
+    # Spark's reader would read NULL for the default: the service reads the rows and writes them, filled in
+    rows, paths = _scan_rows(service, lake.current_snapshot())
+    assert rows == lake.read_arrow("t").sort_by("id").to_pylist() and {r["score"] for r in rows} == {5}
+    assert len(paths) == 1 and paths[0].startswith(str(tmp_path / "service"))
+    assert pq.read_schema(paths[0]).field("score").metadata[b"PARQUET:field_id"] == b"4"
+    lake.small_data_threshold = 10  # bytes: too big to read in the service
     error = service.answer({"op": "scan", "namespace": "main", "table": "t"})["error"]
     assert error["kind"] == "unsupported" and "a column added with a default" in error["message"]
+    assert "small-data threshold" in error["message"]
 
 
 def test_service_process_speaks_http_with_a_token(tmp_path):
