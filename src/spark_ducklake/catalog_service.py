@@ -20,8 +20,10 @@ Requests are `POST /` with a JSON object naming an `op`:
   snapshot's inlined rows, and the data files with inlined deletes (with those deletes applied), are materialized
   with pyarrow as one more Parquet file of the scan, written under the table's field ids in the service's own
   scratch folder (never the lake's data path). `deletes` maps each other file with a delete file to the
-  positions deleted at the snapshot, which the plugin's reader skips. Scans Spark's Parquet reader cannot do
-  alone (files without field ids, ...) are refused, naming the cause.
+  positions deleted at the snapshot, which the plugin's reader skips. A table whose files Spark's reader cannot
+  read alone but pyarrow can (types Spark cannot decode, columns added with a default older files lack) is read
+  whole that way, up to the small-data threshold, as one file in Spark's types; other such scans (files without
+  field ids, ...) are refused, naming the cause.
 - DDL, one snapshot each: `create_namespace`, `drop_namespace` (`cascade`), `create_table` (`schema`: Spark's
   StructType JSON, `partitioning`: Spark's transforms), `drop_table`, `rename_table` (`new_name`), `alter_table`
   (`changes`).
