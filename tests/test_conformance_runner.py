@@ -396,8 +396,12 @@ def test_summary_puts_the_versions_side_by_side():
         result = FileResult("test/sql/partitioning/epoch.test", None, [Outcome(1, "statement", "pass"),
                                                                         Outcome(2, "query", status, "wrong result")],
                             features=["epoch transforms"])
-        pages.append(to_json([result], {"catalog": "sqlite", "ducklake_version": version, "commit": "c"}))
+        shared = FileResult("test/sql/insert/plain.test", None, [Outcome(1, "statement", "pass"),
+                                                                  Outcome(2, "query", "fail", "wrong result")])
+        pages.append(to_json([result, shared], {"catalog": "sqlite", "ducklake_version": version, "commit": "c"}))
     text = side_by_side(pages[::-1])
+    # both versions measured alike on the files testing no 1.1 feature
+    assert "| **TOTAL without the 1.1 feature files** |  | 2 | 1 | **50.0** |  | 2 | 1 | **50.0** |" in text
     assert "## Catalog sqlite: DuckLake 1.0 vs 1.1-dev1" in text
     assert "| partitioning | 1 (0) | 2 | 1 | 50.0 | 1 (0) | 2 | 2 | 100.0 |" in text
     assert "| epoch transforms | 1 (0) | 2 | 1 | 50.0 | 1 (0) | 2 | 2 | 100.0 |" in text
@@ -407,8 +411,8 @@ def test_summary_puts_the_versions_side_by_side():
     again = to_json([FileResult("test/sql/partitioning/epoch.test", None, [Outcome(1, "statement", "pass")] * 2,
                                 features=["epoch transforms"])], {"catalog": "sqlite", "ducklake_version": "1.0"})
     merged = merge_runs([pages[0], again, pages[1]])  # a later run of 1.0 replaces its file
-    assert [(m["ducklake_version"], m["directories"]["TOTAL"]["passed"]) for m in merged] == [("1.0", 2),
-                                                                                             ("1.1-dev1", 2)]
+    assert [(m["ducklake_version"], m["directories"]["TOTAL"]["passed"]) for m in merged] == [("1.0", 3),
+                                                                                             ("1.1-dev1", 3)]
 
 
 METADATA_READS = """# name: test/sql/made/metadata_reads.test

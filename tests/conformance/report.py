@@ -150,6 +150,13 @@ def feature_counts(data: dict) -> dict[str, dict]:
     return out
 
 
+def shared_counts(data: dict) -> dict[str, int]:
+    """In scope and passed over the files that test no 1.1 feature: what both versions are measured on alike (a
+    1.1 feature file asserts 1.1 behaviour, which a 1.0 catalog rightly lacks; those files are counted apart)."""
+    ran = [o for e in data["files"] if not e.get("features") for o in e["outcomes"] if o["status"] != "skip"]
+    return {"in_scope": len(ran), "passed": sum(o["status"] in ("pass", "message") for o in ran)}
+
+
 def merge_runs(pages: list[dict]) -> list[dict]:
     """Results of one catalog and version from several runs (say a full run, then some directories again after a
     fix) as one: a file of a later run replaces the same file of an earlier one; counts recomputed."""
@@ -203,6 +210,12 @@ def side_by_side(pages: list[dict]) -> str:
                 cells += ["-", "-", "-", "-"] if row is None else [f"{row['files']} ({row['files_out']})",
                                                                    str(row["in_scope"]), str(row["passed"]), share]
             lines.append(f"| {bold}{name}{bold} | " + " | ".join(cells) + " |")
+        cells = []
+        for d in runs:
+            shared = shared_counts(d)
+            cells += ["-"] * 4 if not d["files"] else ["", str(shared["in_scope"]), str(shared["passed"]),
+                                                        f"**{_percent(shared['passed'], shared['in_scope'])}**"]
+        lines.append("| **TOTAL without the 1.1 feature files** | " + " | ".join(cells) + " |")
         lines += ["", "DuckLake 1.1 feature files (report.V11_FEATURES; a file can count under several):", "",
                   "| feature | " + " | ".join(f"{v} files (out) | {v} in scope | {v} passed | {v} %" for v in versions)
                   + " |", "|---|" + "---|---|---|---|" * len(versions)]
