@@ -120,3 +120,21 @@ def test_service_refuses_change_feed_columns_it_would_shadow(tmp_path):
     reply = service.answer({"op": "changes", "namespace": "main", "table": "t", "start": "0"})
     assert reply["error"]["kind"] == "unsupported" and "rowid" in reply["error"]["message"], reply
     lake.close()
+
+
+def test_a_change_range_asked_again_reuses_its_file(tmp_path):
+    # The service writes a CHANGES range's rows once: the same range asked again (a dashboard re-running its
+    # query) lists the same file, so the scratch folder grows with distinct ranges, not with queries.
+    lake = DuckLake.attach(f"sqlite:{tmp_path / 'meta.sqlite'}", str(tmp_path / "data"))
+    lake.create_table("t", "id BIGINT")
+    lake.write(pa.table({"id": pa.array([1, 2], pa.int64())}), "t")
+    lake.write(pa.table({"id": pa.array([3], pa.int64())}), "t")
+    (tmp_path / "service").mkdir()
+    service = CatalogService(lake, str(tmp_path / "service"))
+    ask = {"op": "changes", "namespace": "main", "table": "t", "start": 1}
+    first, again = service.answer(ask), service.answer(ask)
+    assert first["rows"] == again["rows"] == 3
+    assert len(list((tmp_path / "service").rglob("changes-*.parquet"))) == 1
+    later = service.answer({**ask, "start": 3})
+    assert later["rows"] == 1 and len(list((tmp_path / "service").rglob("changes-*.parquet"))) == 2
+    lake.close()

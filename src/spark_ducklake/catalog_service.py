@@ -303,6 +303,24 @@ class CatalogService:
             raise UnsupportedRequestError(f"the lake catalog cannot show the changes of {name} in Spark SQL yet: it "
                                           "has a column type Spark's Parquet reader cannot decode or encrypted "
                                           "files; use DuckLake.table_changes")
+        # The changes between two snapshots never change: one file per (table, range), made once and reused, so
+        # repeated CHANGES queries do not pile files up in the scratch folder.
+        key = hashlib.sha256(json.dumps([plan.table.table_id, plan.start, plan.end]).encode()).hexdigest()[:32]
+        if self.scratch is None:
+            self.scratch = tempfile.mkdtemp(prefix="inlined-", dir=self.log_root)
+        path = os.path.join(self.scratch, f"changes-{key}.parquet")
+        rows_count = self._write_changes(plan, path) if not os.path.exists(path) else pq.read_metadata(path).num_rows
+        folder = tempfile.mkdtemp(prefix=SCAN_LOG_PREFIX, dir=self.log_root)
+        write_file_log(folder, [path], [os.path.getsize(path)])
+        # Read by name, not field id: Spark's changelog columns carry no field-id metadata to match ids with.
+        spark_schema = _without_field_ids(json.loads(to_spark_schema(columns).json()))
+        spark_schema["fields"] += _struct(CHANGE_SPARK_COLUMNS)["fields"]
+        return {"log": folder, "schema": json.dumps(spark_schema), "start": plan.start, "end": plan.end,
+                "rows": rows_count}
+
+    def _write_changes(self, plan, path: str) -> int:
+        """The change feed of `plan` with Spark's changelog columns, written to `path` (atomically); its rows."""
+        columns = plan.table.columns
         rows = change_rows(plan)  # snapshot_id, rowid, change_type, the table's columns
         times = {s.snapshot_id: s.snapshot_time for s in self.lake.snapshots()}
         ids = rows.column("snapshot_id").cast(pa.int64())
@@ -313,17 +331,10 @@ class CatalogService:
         arrays += [rows.column("rowid").cast(pa.int64()), rows.column("change_type").cast(pa.string()), ids, stamps]
         fields += [pa.field("rowid", pa.int64()), pa.field("_change_type", pa.string()),
                    pa.field("_commit_version", pa.int64()), pa.field("_commit_timestamp", pa.timestamp("us", "UTC"))]
-        if self.scratch is None:
-            self.scratch = tempfile.mkdtemp(prefix="inlined-", dir=self.log_root)
-        path = os.path.join(self.scratch, f"changes-{uuid.uuid4().hex}.parquet")
-        pq.write_table(pa.Table.from_arrays(arrays, schema=pa.schema(fields)), path)
-        folder = tempfile.mkdtemp(prefix=SCAN_LOG_PREFIX, dir=self.log_root)
-        write_file_log(folder, [path], [os.path.getsize(path)])
-        # Read by name, not field id: Spark's changelog columns carry no field-id metadata to match ids with.
-        spark_schema = _without_field_ids(json.loads(to_spark_schema(columns).json()))
-        spark_schema["fields"] += _struct(CHANGE_SPARK_COLUMNS)["fields"]
-        return {"log": folder, "schema": json.dumps(spark_schema), "start": plan.start, "end": plan.end,
-                "rows": rows.num_rows}
+        pending = f"{path}.{uuid.uuid4().hex}.tmp"  # a half-written file is never a scan's file
+        pq.write_table(pa.Table.from_arrays(arrays, schema=pa.schema(fields)), pending)
+        os.replace(pending, path)
+        return rows.num_rows
 
     def _change_range(self, request: dict[str, Any]) -> tuple[int | datetime, int | datetime]:
         """The inclusive (start, end) of a change request: snapshot ids (`start`, `end`) or times in microseconds
