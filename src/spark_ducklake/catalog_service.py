@@ -305,10 +305,7 @@ class CatalogService:
                                           "files; use DuckLake.table_changes")
         # The changes between two snapshots never change: one file per (table, range), made once and reused, so
         # repeated CHANGES queries do not pile files up in the scratch folder.
-        key = hashlib.sha256(json.dumps([plan.table.table_id, plan.start, plan.end]).encode()).hexdigest()[:32]
-        if self.scratch is None:
-            self.scratch = tempfile.mkdtemp(prefix="inlined-", dir=self.log_root)
-        path = os.path.join(self.scratch, f"changes-{key}.parquet")
+        path = self._scratch_path("changes-", plan.table.table_id, plan.start, plan.end)
         rows_count = self._write_changes(plan, path) if not os.path.exists(path) else pq.read_metadata(path).num_rows
         folder = tempfile.mkdtemp(prefix=SCAN_LOG_PREFIX, dir=self.log_root)
         write_file_log(folder, [path], [os.path.getsize(path)])
@@ -331,9 +328,7 @@ class CatalogService:
         arrays += [rows.column("rowid").cast(pa.int64()), rows.column("change_type").cast(pa.string()), ids, stamps]
         fields += [pa.field("rowid", pa.int64()), pa.field("_change_type", pa.string()),
                    pa.field("_commit_version", pa.int64()), pa.field("_commit_timestamp", pa.timestamp("us", "UTC"))]
-        pending = f"{path}.{uuid.uuid4().hex}.tmp"  # a half-written file is never a scan's file
-        pq.write_table(pa.Table.from_arrays(arrays, schema=pa.schema(fields)), pending)
-        os.replace(pending, path)
+        _write_parquet(pa.Table.from_arrays(arrays, schema=pa.schema(fields)), path)
         return rows.num_rows
 
     def _change_range(self, request: dict[str, Any]) -> tuple[int | datetime, int | datetime]:
@@ -369,23 +364,15 @@ class CatalogService:
                 f"inlined deletes in {len(dirty)} data files ({size} bytes, above the small-data threshold the "
                 "service rewrites them under); flush_inlined_data writes them as delete files")
         ids = sorted(f.data_file_id for f in dirty)
-        key = hashlib.sha256(json.dumps([plan.table.table_id, plan.snapshot_id, ids]).encode()).hexdigest()[:32]
-        if self.scratch is None:
-            self.scratch = tempfile.mkdtemp(prefix="inlined-", dir=self.log_root)
-        path = os.path.join(self.scratch, f"{key}.parquet")
+        path = self._scratch_path("", plan.table.table_id, plan.snapshot_id, ids)
         if os.path.exists(path):
             return path
         wanted = set(ids)
         part = dataclasses.replace(plan, files=dirty, inlined_deletes={
             k: v for k, v in (plan.inlined_deletes or {}).items() if k in wanted})
-        rows = read_plan(part, row_ids=True, positions=True)
-        self.origins[path] = rows.select([FILE, POS, ROWID])
-        rows = conform_arrow(rows.drop_columns([FILE, POS, ROWID]), plan.table)  # the table's Arrow types
+        rows = self._scan_rows(part, path)
         schema = types.to_parquet_schema(plan.table.columns)
-        data = pa.Table.from_arrays([rows.column(i) for i in range(len(schema))], schema=schema)
-        pending = f"{path}.{uuid.uuid4().hex}.tmp"  # a half-written file is never a scan's file
-        pq.write_table(data, pending)
-        os.replace(pending, path)
+        _write_parquet(pa.Table.from_arrays([rows.column(i) for i in range(len(schema))], schema=schema), path)
         return path
 
     def _materialize_all(self, plan: ScanPlan, name: str, causes: list[str]) -> str:
@@ -393,27 +380,36 @@ class CatalogService:
         written as one Parquet file of Spark's types (docs/types.md: uuid, time as text, timestamp_ns in
         microseconds) under the table's field ids, in the service's scratch folder: for tables Spark's Parquet
         reader cannot read alone (`causes`), up to the small-data threshold. Named by (table, snapshot, files)."""
-        files = _data_files(plan)
+        files = list(plan.files)  # DataFiles, from a columnar FileList too
         size = sum(f.file_size_bytes for f in files)
         if not is_small(threshold_of(self.lake.context), size):
             raise UnsupportedRequestError(
                 f"the lake catalog cannot read {name} at snapshot {plan.snapshot_id} in Spark SQL yet: it has "
                 f"{', '.join(causes)}, which the service reads for Spark up to the small-data threshold only "
                 f"({size} bytes of files); read it with DuckLake.read")
-        ids = sorted(f.data_file_id for f in files)
-        key = hashlib.sha256(json.dumps(["all", plan.table.table_id, plan.snapshot_id, ids]).encode()).hexdigest()
-        if self.scratch is None:
-            self.scratch = tempfile.mkdtemp(prefix="inlined-", dir=self.log_root)
-        path = os.path.join(self.scratch, f"{key[:32]}.parquet")
+        path = self._scratch_path("all-", plan.table.table_id, plan.snapshot_id,
+                                  sorted(f.data_file_id for f in files))
         if os.path.exists(path):
             return path
-        rows = read_plan(dataclasses.replace(plan, files=files), row_ids=True, positions=True)
-        self.origins[path] = rows.select([FILE, POS, ROWID])
-        data = spark_readable(conform_arrow(rows.drop_columns([FILE, POS, ROWID]), plan.table), plan.table.columns)
-        pending = f"{path}.{uuid.uuid4().hex}.tmp"
-        pq.write_table(data, pending)
-        os.replace(pending, path)
+        rows = self._scan_rows(dataclasses.replace(plan, files=files), path)
+        _write_parquet(spark_readable(rows, plan.table.columns), path)
         return path
+
+    def _scratch_path(self, prefix: str, *key: Any) -> str:
+        """A Parquet file of the service's scratch folder (made on first need) named by `key`: rows that never
+        change (a snapshot's, a change range's) asked for again land on the file already written."""
+        if self.scratch is None:
+            self.scratch = tempfile.mkdtemp(prefix="inlined-", dir=self.log_root)
+        digest = hashlib.sha256(json.dumps(list(key)).encode()).hexdigest()[:32]
+        return os.path.join(self.scratch, f"{prefix}{digest}.parquet")
+
+    def _scan_rows(self, part: ScanPlan, path: str) -> pa.Table:
+        """`part`'s rows in the table's Arrow types, for the scratch file `path`; where each row came from (data
+        file, position, row id) is kept, so a DELETE/UPDATE/MERGE finding rows in that file locates them
+        (`_locate`)."""
+        rows = read_plan(part, row_ids=True, positions=True)
+        self.origins[path] = rows.select([FILE, POS, ROWID])
+        return conform_arrow(rows.drop_columns([FILE, POS, ROWID]), part.table)
 
     # ---- DDL: each request is one call of the Python API, one snapshot
     def create_namespace(self, request: dict[str, Any]) -> dict[str, Any]:
@@ -1176,12 +1172,11 @@ def spark_readable(data: pa.Table, columns: list[Column]) -> pa.Table:
     return pa.Table.from_arrays(arrays, schema=pa.schema(fields))
 
 
-def _data_files(plan: ScanPlan) -> list[DataFile]:
-    """The plan's files as DataFiles (the catalog may list them as columns)."""
-    files = plan.files
-    if hasattr(files, "take"):
-        return [files[i] for i in range(len(files))]
-    return list(files)
+def _write_parquet(data: pa.Table, path: str) -> None:
+    """`data` as the Parquet file `path`, written aside and renamed: a half-written file is never a scan's file."""
+    pending = f"{path}.{uuid.uuid4().hex}.tmp"
+    pq.write_table(data, pending)
+    os.replace(pending, path)
 
 
 def _objects(plan: ScanPlan) -> list:
