@@ -134,10 +134,10 @@ def insert_versions(ctx: LakeContext, plan, data, ids, *, any_size: bool = False
     return AppendFiles(plan.table, written), [f.path for f in written]
 
 
-def stage_rows(ctx: LakeContext, plan, rows, count: int, *, keep_ids: bool) -> tuple[object, list[str]]:
-    """Insert operation for `rows` (table columns + `rowid`): inlined when the statement's new rows (`count`, all
-    of a MERGE's updated and inserted rows) are at most the inlining limit, else files; ids kept if asked."""
-    if count <= ctx.inlining_limit(plan.table):
+def stage_rows(ctx: LakeContext, plan, rows, new_rows: int, *, keep_ids: bool) -> tuple[object, list[str]]:
+    """Insert operation for `rows` (table columns + `rowid`): inlined when the statement's new rows (`new_rows`,
+    all of a MERGE's updated and inserted rows) are at most the inlining limit, else files; ids kept if asked."""
+    if new_rows <= ctx.inlining_limit(plan.table):
         small = rows.toArrow()
         data = conform_arrow(small.drop_columns(["rowid"]), plan.table)
         if inlined.inlinable(plan.table.columns, ctx.engine, data):

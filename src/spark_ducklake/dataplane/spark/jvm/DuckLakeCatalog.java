@@ -376,7 +376,6 @@ public class DuckLakeCatalog implements StagingTableCatalog, SupportsNamespaces,
         return node;
     }
 
-    /** PARTITIONED BY's transforms as the service takes them (it maps them to DuckLake partition keys). */
     /** The service's partition keys (catalog_service.spark_partitioning) as Spark transforms: Spark then shows
      *  them (DESCRIBE) and resolves INSERT ... PARTITION (column = value) against the identity ones. */
     static Transform[] partitioning(JsonNode keys) {
@@ -397,6 +396,7 @@ public class DuckLakeCatalog implements StagingTableCatalog, SupportsNamespaces,
         return out.toArray(new Transform[0]);
     }
 
+    /** PARTITIONED BY's transforms as the service takes them (it maps them to DuckLake partition keys). */
     static ArrayNode transforms(Transform[] partitions) {
         ArrayNode out = JSON.createArrayNode();
         for (Transform t : partitions == null ? new Transform[0] : partitions) {
