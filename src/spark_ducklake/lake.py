@@ -29,6 +29,7 @@ from .catalog.reads.metadata_functions import (
 )
 from .catalog.reads.options import OptionRow
 from .catalog.retry_settings import retry_policy, retry_setting, with_retry_setting
+from .catalog.write_settings import is_write_setting, with_write_setting, write_setting
 from .dataplane.arrow.threshold import check_threshold, threshold_of
 from .dataplane.spark.change_feed import changes, deletions, insertions
 from .dataplane.spark.expressions import check_expression
@@ -443,11 +444,18 @@ class DuckLake:
         return self.last_committed
 
     def set_setting(self, name: str, value: Any) -> None:
-        """Change one of the reference's retry settings for this handle (`SET ducklake_max_retry_count = 5`)."""
-        self.context.retry = with_retry_setting(self.context.retry, name, value)
+        """Change one of the reference's settings for this handle (`SET ducklake_max_retry_count = 5`): the retry
+        settings, and `ducklake_target_file_size` / `ducklake_default_data_inlining_row_limit` /
+        `ducklake_write_deletion_vectors` (value None resets those; docs/writing.md, "Session settings")."""
+        if is_write_setting(name):
+            self.context.write_settings = with_write_setting(self.context.write_settings, name, value)
+        else:
+            self.context.retry = with_retry_setting(self.context.retry, name, value)
 
-    def current_setting(self, name: str) -> int | float:
-        """A retry setting's value for this handle (the reference's `current_setting('ducklake_retry_wait_ms')`)."""
+    def current_setting(self, name: str) -> int | float | bool | None:
+        """A setting's value for this handle (the reference's `current_setting('ducklake_retry_wait_ms')`)."""
+        if is_write_setting(name):
+            return write_setting(self.context.write_settings, name)
         return retry_setting(self.context.retry, name)
 
     def macros(self, schema: str | None = None, *, version: int | None = None) -> list[MacroRow]:

@@ -24,6 +24,7 @@ from ..catalog.reads import reader
 from ..catalog.reads.file_cache import FileListCache
 from ..catalog.reads.file_columns import mark_absent_columns
 from ..catalog.reads.options import DEFAULT_INLINING_ROW_LIMIT, checked_option, normalize, set_option
+from ..catalog.write_settings import WriteSettings
 from ..dataplane.arrow.storage import delete_paths
 from ..dataplane.arrow.threshold import check_threshold
 from ..dataplane.spark.scan_plan import ScanPlan
@@ -56,8 +57,9 @@ class LakeContext:
         self.data_path = data_path
         self.read_only = read_only or pinned_snapshot is not None
         self.data_inlining_row_limit = data_inlining_row_limit
-        # the reference's WRITE_DELETION_VECTORS attach option: below a stored write_deletion_vectors option
-        self.write_deletion_vectors = write_deletion_vectors
+        # the reference's write settings (SET ducklake_target_file_size, ...; catalog/write_settings.py); the
+        # WRITE_DELETION_VECTORS attach option sets the same as the setting: below a stored option
+        self.write_settings = WriteSettings(write_deletion_vectors=write_deletion_vectors)
         self.pinned_snapshot = pinned_snapshot
         self.author = author
         self.retry = retry or RetryPolicy()  # the ducklake_*retry* settings; lake.sql's SET changes them
@@ -211,15 +213,13 @@ class LakeContext:
         value = reader.option_value(reader.options(conn), "write_deletion_vectors", table_id=table.table_id,
                                     schema_id=table.schema_id)
         if value is None:
-            return bool(self.write_deletion_vectors)
+            return bool(self.write_settings.write_deletion_vectors)
         return value.lower() in ("true", "1")
 
     def option(self, key: str, table: TableInfo | None = None) -> str | None:
         """An option's value in the most specific scope that sets it."""
         with self.connect() as conn:
-            rows = reader.options(conn)
-        return reader.option_value(rows, key, table_id=table.table_id if table else None,
-                                   schema_id=table.schema_id if table else None)
+            return self.options_of(table, conn)(key)
 
     def options_of(self, table: TableInfo | None = None,
                    conn: sa.Connection | None = None) -> Callable[[str], str | None]:
@@ -229,8 +229,14 @@ class LakeContext:
             with self.connect() as conn:
                 return self.options_of(table, conn)
         rows = reader.options(conn)
-        return lambda key: reader.option_value(rows, key, table_id=table.table_id if table else None,
-                                               schema_id=table.schema_id if table else None)
+        target = self.write_settings.target_file_size  # SET ducklake_target_file_size: above every scope's option
+
+        def lookup(key: str) -> str | None:
+            if key == "target_file_size" and target is not None:
+                return str(target)
+            return reader.option_value(rows, key, table_id=table.table_id if table else None,
+                                       schema_id=table.schema_id if table else None)
+        return lookup
 
     def inlining_limit(self, table: TableInfo | None, conn: sa.Connection | None = None, *,
                        options: Callable[[str], str | None] | None = None) -> int:
@@ -243,6 +249,8 @@ class LakeContext:
             return int(value)
         if self.data_inlining_row_limit is not None:
             return int(self.data_inlining_row_limit)
+        if self.write_settings.default_inlining_row_limit is not None:
+            return self.write_settings.default_inlining_row_limit
         return DEFAULT_INLINING_ROW_LIMIT
 
     # ----------------------------------------------------------------------------------------- the commit path

@@ -40,7 +40,7 @@ from ...dataplane.spark.scan import spark_safe
 from ...dataplane.spark.write import ROW_ID_COLUMN, SNAPSHOT_ID_COLUMN
 from ...spec.commit_properties import CommitProperties
 from ...spec.model import NewDataFile, NewDeleteFile, TableInfo
-from .targets import maintained_tables, progress, spark_writable, usable_sort_keys, write_options
+from .targets import maintained_tables, progress, spark_writable, usable_sort_keys
 
 if TYPE_CHECKING:
     from ..context import LakeContext
@@ -92,7 +92,7 @@ def stage_flush(ctx: LakeContext, schema_name: str | None, table_name: str | Non
     """(operations, rows, staged files) flushing what is inlined at `read_snapshot`, nothing committed;
     `sort_keys` (table id -> keys) replaces the catalog's then (an open transaction's SET SORTED BY)."""
     with ctx.engine.connect() as conn:
-        work = [w for w in (_collect(conn, t, read_snapshot, sort_keys) for t in maintained_tables(
+        work = [w for w in (_collect(ctx, conn, t, read_snapshot, sort_keys) for t in maintained_tables(
             ctx, conn, read_snapshot, schema=schema_name, table=table_name, function="flush_inlined_data",
             flush=True)) if w]
     if not work:
@@ -122,10 +122,10 @@ def stage_flush(ctx: LakeContext, schema_name: str | None, table_name: str | Non
     return ops, rows, staged
 
 
-def _collect(conn: sa.Connection, table: TableInfo, read_snapshot: int,
+def _collect(ctx: LakeContext, conn: sa.Connection, table: TableInfo, read_snapshot: int,
              staged_sorts: dict[int, list] | None = None) -> _TableFlush | None:
     """What there is to flush for one table, read from the catalog."""
-    flush = _TableFlush(table, write_options(conn, table))
+    flush = _TableFlush(table, WriteOptions.from_lake_options(ctx.options_of(table, conn)))
     begins = {version: begin for begin, version in schema_versions(conn, table.table_id)}
     if staged_sorts is not None and table.table_id in staged_sorts:
         sort_keys = staged_sorts[table.table_id]

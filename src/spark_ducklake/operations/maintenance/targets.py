@@ -9,7 +9,6 @@ from typing import TYPE_CHECKING
 import sqlalchemy as sa
 
 from ...catalog.reads import reader
-from ...dataplane.arrow.write_options import WriteOptions
 from ...errors import SchemaMismatchError
 from ...spec.model import Column, TableInfo
 from ...spec.names import parse_table_name as split_name
@@ -73,13 +72,6 @@ def usable_sort_keys(sort_keys: list, columns: list[Column]) -> list:
     usable = all(col.name.lower() in names for key in sort_keys
                  for col in parse_one(key.expression, read="duckdb").find_all(exp.Column))
     return sort_keys if usable else []
-
-
-def write_options(conn: sa.Connection, table: TableInfo) -> WriteOptions:
-    """The table's writer options (table, schema, then global scope)."""
-    rows = reader.options(conn)
-    return WriteOptions.from_lake_options(
-        lambda key: reader.option_value(rows, key, table_id=table.table_id, schema_id=table.schema_id))
 
 
 @contextmanager
