@@ -10,6 +10,7 @@ and statements run on its public methods.
 - planning.py    the lake table reads of one query planned: one catalog snapshot per statement, one plan per table
 - sandbox.py     what `lake.sql` may read: lake tables, lake views and the lake's own functions, nothing else
 - params.py      bound parameters (`params=`) as typed literal nodes, never SQL
+- sqlglot_dialects.py  the dialects statements are parsed with (DuckDB's without sqlglot's RANGE type)
 - literals.py    DuckDB value literals Spark lacks, rewritten; literal_rows.py: `INSERT ... VALUES` as Arrow
 - duck_types.py  DuckDB column types Spark has no type for; geometry.py: WKT literals in, geometry columns out
 - insertion_order.py  DuckDB's `preserve_insertion_order`: a query without ORDER BY in the lake's row order

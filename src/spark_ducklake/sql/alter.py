@@ -15,6 +15,7 @@ from ..errors import NotFoundError, SchemaMismatchError, UnsupportedSqlError
 from .defaults import NON_LITERAL, is_literal, literal_default
 from .duck_types import arrow_type, cast_default, check_column, ducklake_type, set_types, with_stand_ins
 from .references import QueryContext, resolve_table
+from .sqlglot_dialects import reading
 from .views import alter_view_statement
 
 _LAYOUT = {"PARTITIONED": "partitioning", "SORTED": "sorted_by"}
@@ -211,7 +212,7 @@ def parse_nested(text: str, dialect: str) -> exp.Alter | None:
     if match is None:
         return None
     try:
-        tree = sqlglot.parse_one(match["head"] + _PLACEHOLDER + match["tail"], read=dialect)
+        tree = sqlglot.parse_one(match["head"] + _PLACEHOLDER + match["tail"], read=reading(dialect))
     except sqlglot.errors.SqlglotError:
         return None
     if not isinstance(tree, exp.Alter):

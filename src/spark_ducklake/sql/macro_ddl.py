@@ -18,6 +18,7 @@ from ..spec.duckdb_keywords import needs_quotes
 from ..spec.names import schema_key
 from . import session
 from .sandbox import refuse_outside_reads
+from .sqlglot_dialects import LakeDuckDB
 
 if TYPE_CHECKING:
     from .references import QueryContext
@@ -171,7 +172,7 @@ def _implementations(text: str) -> tuple[list[MacroImpl], str]:
 
 def _body_sql(body: str, kind: str) -> str:
     try:
-        tree = sqlglot.parse_one(body, read="duckdb")
+        tree = sqlglot.parse_one(body, read=LakeDuckDB)
     except sqlglot.errors.SqlglotError as exc:
         raise UnsupportedSqlError(f"CREATE MACRO: cannot parse the body {body[:80]!r}: "
                                   f"{str(exc).splitlines()[0]}") from None
@@ -237,7 +238,7 @@ def _type_name(text: str) -> str:
 def _default(text: str) -> tuple[str, str]:
     """A default value as the reference keeps it: its text and its type (`5` int32, `'x'` varchar, ...)."""
     try:
-        node = sqlglot.parse_one(text, read="duckdb")
+        node = sqlglot.parse_one(text, read=LakeDuckDB)
     except sqlglot.errors.SqlglotError:
         raise UnsupportedSqlError(f"CREATE MACRO: cannot parse the default {text!r}") from None
     negative = isinstance(node, exp.Neg) and isinstance(node.this, exp.Literal)

@@ -11,6 +11,7 @@ import sqlglot
 from sqlglot import exp
 
 from ..errors import UnsupportedSqlError
+from .sqlglot_dialects import LakeDuckDB
 from .views import expand_views
 
 if TYPE_CHECKING:
@@ -132,7 +133,7 @@ def _bind(call: exp.Anonymous, impls: list[MacroRow], ctx: QueryContext) -> exp.
 
 def _parse_body(impl: MacroRow) -> exp.Expression:
     try:
-        return sqlglot.parse_one(impl.sql, read="duckdb")
+        return sqlglot.parse_one(impl.sql, read=LakeDuckDB)
     except sqlglot.errors.SqlglotError:
         raise UnsupportedSqlError(f"macro {impl.schema_name}.{impl.macro_name}: cannot translate its body "
                                   f"{impl.sql!r}") from None

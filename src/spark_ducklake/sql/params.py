@@ -18,6 +18,7 @@ from sqlglot.tokens import TokenType
 
 from ..errors import InvalidArgumentError, UnsupportedSqlError
 from .macro_ddl import is_macro_ddl
+from .sqlglot_dialects import reading
 
 _MARK = "__ducklake_param_"  # a `?` renamed by its position in the text, so the tree says which one it is
 _SIGIL = {"spark": ":", "duckdb": "$"}
@@ -127,7 +128,7 @@ def _bind_statement(text: str, dialect: str, binding: _Binding) -> str:
         marked = f"{marked[:token.start]}{_SIGIL.get(dialect, ':')}{_MARK}{offset}{cast}{marked[token.end + 1:]}"
     explicit = questions or any(t.token_type == TokenType.PARAMETER for t in tokens)
     try:
-        tree = sqlglot.parse_one(marked, read=dialect)
+        tree = sqlglot.parse_one(marked, read=reading(dialect))
     except sqlglot.errors.SqlglotError as exc:
         if not explicit:  # colons of a struct literal or a slice in a statement parsed elsewhere (macros, ...)
             return text

@@ -24,6 +24,7 @@ from ..spec.commit_properties import CommitProperties
 from .references import QueryContext, evaluate, timestamp_text
 from .results import rows_to_dataframe
 from .session import current
+from .sqlglot_dialects import reading
 
 if TYPE_CHECKING:
     from ..lake import DuckLake
@@ -238,7 +239,7 @@ def call(ctx: QueryContext, text: str, in_transaction: bool) -> list:
     import sqlglot
 
     try:
-        select = sqlglot.parse_one(f"SELECT {text}", read=ctx.dialect)
+        select = sqlglot.parse_one(f"SELECT {text}", read=reading(ctx.dialect))
     except sqlglot.errors.ParseError as exc:
         raise UnsupportedSqlError(f"cannot parse CALL {text!r}: {str(exc).splitlines()[0]}") from None
     target = select.expressions[0] if isinstance(select, exp.Select) and len(select.expressions) == 1 else None

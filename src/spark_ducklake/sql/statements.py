@@ -31,6 +31,7 @@ from .register import refresh
 from .results import CommandResult
 from .sandbox import lake_relation, refuse_outside_reads
 from .settings import quote_settings_call, reset_statement, set_statement
+from .sqlglot_dialects import reading
 from .tags import comment_statement
 from .views import create_view_statement, drop_view_statement
 
@@ -99,10 +100,10 @@ def _parse(text: str, dialect: str) -> exp.Expression:
     try:
         null_comment = _COMMENT_NULL.match(text)
         if null_comment:  # sqlglot parses COMMENT ON ... IS 'text' only: NULL (clear it) goes in afterwards
-            tree = sqlglot.parse_one(_COMMENT_NULL.sub(r"\1''\2", text), read=dialect)
+            tree = sqlglot.parse_one(_COMMENT_NULL.sub(r"\1''\2", text), read=reading(dialect))
             tree.set("expression", exp.Null())
             return tree
-        tree = sqlglot.parse_one(text, read=dialect)
+        tree = sqlglot.parse_one(text, read=reading(dialect))
         if isinstance(tree, exp.Command) and str(tree.this).upper() == "ALTER":
             tree = parse_nested(text, dialect) or tree  # ADD / ALTER COLUMN of a struct field
     except sqlglot.errors.SqlglotError as exc:

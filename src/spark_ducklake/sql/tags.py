@@ -15,6 +15,7 @@ from ..catalog.reads import reader
 from ..errors import InvalidArgumentError, NotFoundError, UnsupportedSqlError, UnsupportedVersionError
 from ..operations.staged_names import comment_new_view
 from .references import evaluate, resolve_table
+from .sqlglot_dialects import reading
 
 if TYPE_CHECKING:
     from ..lake import DuckLake
@@ -61,7 +62,7 @@ def view_column_name(view: ViewInfo, column: str) -> str:
 
     try:
         text = re.sub(r"\{[A-Z_]+\}", "c", view.sql)  # the reference's {DUCKLAKE_CATALOG} placeholder
-        tree = sqlglot.parse_one(text, read="duckdb" if view.dialect == "duckdb" else "spark")
+        tree = sqlglot.parse_one(text, read=reading("duckdb" if view.dialect == "duckdb" else "spark"))
         outputs = list(tree.named_selects) if isinstance(tree, exp.Query) else []
     except sqlglot.errors.SqlglotError:
         outputs = []

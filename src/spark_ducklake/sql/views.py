@@ -27,6 +27,7 @@ from ..operations.staged_names import check_view_name, drop_new_view, new_view_n
 from .references import QueryContext, resolve_table
 from .references import table_ref as _table_ref
 from .sandbox import lake_relation, refuse_outside_reads
+from .sqlglot_dialects import reading
 
 if TYPE_CHECKING:
     from collections.abc import Callable
@@ -42,7 +43,7 @@ SNAPSHOT_META = "ducklake_snapshot"  # node.meta key: the snapshot a table insid
 def parse_query(text: str, dialect: str) -> exp.Expression:
     """One SELECT-like statement; UnsupportedSqlError when it is anything else or does not parse."""
     try:
-        tree = sqlglot.parse_one(text, read=dialect)
+        tree = sqlglot.parse_one(text, read=reading(dialect))
     except sqlglot.errors.SqlglotError as exc:
         raise UnsupportedSqlError(f"cannot parse view SQL {text[:80]!r}: {str(exc).splitlines()[0]}") from None
     if not isinstance(tree, exp.Query):
