@@ -30,10 +30,12 @@ import shutil
 import statistics
 import tempfile
 import time
+from datetime import datetime, timezone
 from decimal import Decimal
 
 from common import timed
 from report import Row
+from run import write_report
 
 TABLES = (
     "call_center", "catalog_page", "catalog_returns", "catalog_sales", "customer", "customer_address",
@@ -284,11 +286,19 @@ def main() -> None:
     parser.add_argument("--quick", action="store_true", help="SF 0.01 and 5 queries unless --sf/--queries say")
     parser.add_argument("--maintenance", action="store_true",
                         help="first delete 5%% of store_sales and MERGE a batch of returns (issue 28, item 3)")
+    parser.add_argument("--out", help="also write results.md, results.json and plots here (as run.py does)")
     args = parser.parse_args()
     wanted = None if args.queries == "all" else [int(q) for q in args.queries.split(",")]
     sf = args.sf if not args.quick or args.sf != 1.0 else None
-    for row in bench_rows(args.quick, sf=sf, queries=wanted, repeat=args.repeat, maintenance=args.maintenance):
-        print(row)
+    started, clock, load = datetime.now(timezone.utc), time.perf_counter(), os.getloadavg()[0]
+    rows = bench_rows(args.quick, sf=sf, queries=wanted, repeat=args.repeat, maintenance=args.maintenance)
+    for row in rows:
+        print(row, flush=True)
+    if args.out:
+        os.makedirs(args.out, exist_ok=True)
+        os.environ["BENCH_RESULTS_DIR"] = args.out
+        write_report(rows, "quick" if args.quick else "full", started, time.perf_counter() - clock, {}, {}, load,
+                     args.out)
 
 
 if __name__ == "__main__":
