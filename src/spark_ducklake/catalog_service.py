@@ -526,7 +526,7 @@ class CatalogService:
                 keys = partition_keys(create.get("partitioning") or [])
                 if keys:
                     tx.set_partitioning(qualified, keys)
-                info, ref = tx.new_tables[name]
+                info, ref = tx.created(name)  # created above
                 partitioned = bool(keys)
             else:
                 info, ref = dataclasses.replace(tx.table_info(qualified)), None  # a copy: the layout is loaded in
@@ -549,8 +549,7 @@ class CatalogService:
                     tx.write(read_new_files([], info.columns), qualified, "overwrite", where=where)
                 written = self._rewritten_files(info, files, tx.read_snapshot) if _rewritten(info, partitioned) \
                     else adopt_files(files, info.path)
-                tx.files += [f.path for f in written]
-                tx.ops.append(AppendFiles(info, written, ref))
+                tx.stage(AppendFiles(info, written, ref), files=[f.path for f in written])
         return tx.snapshot_id
 
     def _rewritten_files(self, table: TableInfo, files: list[NewDataFile], snapshot: int) -> list[NewDataFile]:

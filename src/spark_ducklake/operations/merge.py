@@ -61,7 +61,7 @@ class MergeBuilder:
     """Collects clauses; `execute()` runs the merge."""
 
     ctx: LakeContext
-    table: str
+    table: str | tuple[str, str]  # a name, or (schema, table) as a transaction resolves it
     source: Any  # a Spark DataFrame, a pyarrow Table or a pandas DataFrame (spec/arguments.py check_data)
     condition: object
     target_alias: str = "target"

@@ -11,6 +11,7 @@ files need nothing: they are read by field id.
 from __future__ import annotations
 
 import copy
+from collections.abc import Sequence
 from dataclasses import replace
 from typing import TYPE_CHECKING
 
@@ -18,7 +19,7 @@ import pyarrow as pa
 
 from ..catalog.changes.data import InlineInsert
 from ..catalog.changes.ddl import AlterColumns, CreateTable
-from ..errors import DuckLakeError
+from ..errors import DuckLakeError, NotFoundError
 from ..spec import types
 from ..spec.model import Column
 
@@ -26,9 +27,10 @@ if TYPE_CHECKING:
     from .transaction import Transaction
 
 
-def fold_alter(ops: list, op: AlterColumns) -> None:
-    """Stage `op` in `ops`: merged into an earlier ALTER of the same table (whose place it keeps, re-shaping the
-    inlined rows staged after it), else appended."""
+def fold_alter(staged_ops: Sequence, op: AlterColumns) -> list:
+    """`staged_ops` with `op` staged: merged into an earlier ALTER of the same table (whose place it keeps,
+    re-shaping the inlined rows staged after it), else appended."""
+    ops = list(staged_ops)
     for i, staged in enumerate(ops):
         if isinstance(staged, AlterColumns) and staged.table_id == op.table_id:
             ops[i] = AlterColumns(op.table_id, staged.old, op.new)
@@ -36,18 +38,21 @@ def fold_alter(ops: list, op: AlterColumns) -> None:
                 later = ops[j]
                 if isinstance(later, InlineInsert) and later.ref is None and later.table.table_id == op.table_id:
                     ops[j] = reshape_insert(later, op.new)
-            return
-    ops.append(op)
+            return ops
+    return [*ops, op]
 
 
 def alter_new(tx: Transaction, key: tuple[str, str], columns: list[Column]) -> None:
     """An ALTER of a table created in the same transaction: its pending CREATE takes the new columns (DuckDB
     writes only the final table too) and the inlined rows staged for it are re-shaped."""
-    info, ref = tx.new_tables[key]
-    tx.ops = [replace(op, columns=copy.deepcopy(columns)) if isinstance(op, CreateTable) and op.ref is ref
-              else reshape_insert(op, columns) if isinstance(op, InlineInsert) and op.ref is ref else op
-              for op in tx.ops]
-    tx.new_tables[key] = (replace(info, columns=copy.deepcopy(columns)), ref)
+    created = tx.created(key)
+    if created is None:  # dropped or renamed since its update_schema began
+        raise NotFoundError(f"table {key[0]}.{key[1]} does not exist")
+    info, ref = created
+    tx.replace_ops([replace(op, columns=copy.deepcopy(columns)) if isinstance(op, CreateTable) and op.ref is ref
+                    else reshape_insert(op, columns) if isinstance(op, InlineInsert) and op.ref is ref else op
+                    for op in tx.ops])
+    tx.table(key).created = created._replace(info=replace(info, columns=copy.deepcopy(columns)))
 
 
 def reshape_insert(op: InlineInsert, columns: list[Column]) -> InlineInsert:

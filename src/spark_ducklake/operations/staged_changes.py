@@ -55,7 +55,7 @@ def has_staged_rows(tx: Transaction, uuid: str) -> bool:
 def needs_compose(tx: Transaction, table: str) -> bool:
     """Whether a row-level change of `table` (its name now) must see rows staged earlier in the transaction."""
     key = split_name(table)
-    if key in tx.new_tables:
+    if tx.created(key) is not None:
         return True
     info = tx.ctx.table_info(tx.names.source(key), version=tx.read_snapshot)
     return bool(table_ops(tx, info.table_uuid))
@@ -78,8 +78,9 @@ def _current(tx: Transaction, table: str, what: str) -> _Current:
     """Plan the table as it began and as the transaction sees it (catalog reads only, no Spark)."""
     key = split_name(table)
     schema, name = key
-    if key in tx.new_tables:
-        info, ref = tx.new_tables[key]
+    created = tx.created(key)
+    if created is not None:
+        info, ref = created
         original, uuid = None, info.table_uuid
     else:
         original, ref = tx.ctx.plan_scan(tx.names.source(key), version=tx.read_snapshot), None
@@ -313,6 +314,5 @@ def _swap(tx: Transaction, current: _Current, ops: list, files: list[str]) -> No
             old_files |= {f.path for f in op.files}
         elif isinstance(op, DeleteRows):
             old_files |= {d.path for d in op.delete_files}
-    tx.ops = [op for op in tx.ops if id(op) not in old] + ops
-    tx.files = [f for f in tx.files if f not in old_files] + files
-    tx.discarded += sorted(old_files)
+    tx.replace_ops([op for op in tx.ops if id(op) not in old] + ops,
+                   files=[f for f in tx.files if f not in old_files] + files, discarded=sorted(old_files))

@@ -34,6 +34,5 @@ def flush_in_transaction(tx: Transaction, schema_name: str | None, table_name: s
         delete_paths(files)
         raise DuckLakeError(f"flush_inlined_data of {changed[0].qualified_name}: its rows are changed in this "
                             "transaction; flush it in another transaction")
-    tx.ops += ops
-    tx.files += files
+    tx.stage(*ops, files=files)
     return rows

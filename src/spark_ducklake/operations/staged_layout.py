@@ -28,11 +28,11 @@ def stage_partitioning(tx: Transaction, info: TableInfo, ref, keys: list[str]) -
         new_keys = []
     if ref is not None:
         info.partition = PartitionSpec(None, new_keys)
-        tx.ops.append(SetPartitioning(ref, new_keys, info.partition))
+        tx.stage(SetPartitioning(ref, new_keys, info.partition))
         if info.sort_keys is None:
             info.sort_keys = []
     elif new_keys != layout(tx, info.table_id)[0]:
-        tx.ops.append(SetPartitioning(info.table_id, new_keys, PartitionSpec(None, new_keys)))
+        tx.stage(SetPartitioning(info.table_id, new_keys, PartitionSpec(None, new_keys)))
 
 
 def stage_sorting(tx: Transaction, info: TableInfo, ref, keys: list[str]) -> None:
@@ -40,11 +40,11 @@ def stage_sorting(tx: Transaction, info: TableInfo, ref, keys: list[str]) -> Non
     new_keys = parse_sort_keys(info, list(keys)) if keys else []
     if ref is not None:
         info.sort_keys = new_keys
-        tx.ops.append(SetSorting(ref, new_keys))
+        tx.stage(SetSorting(ref, new_keys))
         if info.partition is None:
             info.partition = PartitionSpec()
     elif new_keys != layout(tx, info.table_id)[1]:
-        tx.ops.append(SetSorting(info.table_id, new_keys))
+        tx.stage(SetSorting(info.table_id, new_keys))
 
 
 def layout(tx: Transaction, table_id: int) -> tuple[list, list]:

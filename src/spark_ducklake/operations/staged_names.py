@@ -22,7 +22,7 @@ from ..spec.names import parse_table_name
 from ..spec.paths import dir_name_for
 
 if TYPE_CHECKING:
-    from .transaction import Transaction
+    from .transaction import NewTable, Transaction
 
 Key = tuple[str, str]
 
@@ -49,7 +49,7 @@ class Names:
 
     def exists(self, tx: Transaction, key: Key) -> bool:
         """Whether a table is named `key` in the transaction's view of the lake."""
-        if key in tx.new_tables or key in self.renamed:
+        if tx.created(key) is not None or key in self.renamed:
             return True
         return key not in self.gone and tx.ctx.find(*key) is not None
 
@@ -60,21 +60,25 @@ def rename(tx: Transaction, table, new_name: str) -> None:
     new_key = (key[0], new_name)
     if new_key != key and tx.names.exists(tx, new_key):
         raise AlreadyExistsError(f"table {new_key[0]}.{new_name} already exists")
-    if key in tx.new_tables:
-        info, ref = tx.new_tables.pop(key)
-        tx.ops = [replace(op, name=new_name, dir_name=op.dir_name or dir_name_for(op.name, op.table_uuid))
-                  if isinstance(op, CreateTable) and op.ref is ref else op for op in tx.ops]  # files stay put
-        tx.new_tables[new_key] = (replace(info, name=new_name), ref)
+    created = tx.created(key)
+    if created is not None:  # the record's other fields stay: they may be of the table that had the name then
+        ref = created.ref
+        tx.table(key).created = None
+        tx.replace_ops([replace(op, name=new_name, dir_name=op.dir_name or dir_name_for(op.name, op.table_uuid))
+                        if isinstance(op, CreateTable) and op.ref is ref else op for op in tx.ops])  # files stay put
+        tx.table(new_key).created = created._replace(info=replace(created.info, name=new_name))
         return
     src = tx.names.source(key)
     info = tx.existing(src)
     op = RenameTable(info.table_id, info.schema_name, new_name)
-    at = next((i for i, o in enumerate(tx.ops) if isinstance(o, RenameTable) and o.table_id == info.table_id), None)
+    ops = list(tx.ops)
+    at = next((i for i, o in enumerate(ops) if isinstance(o, RenameTable) and o.table_id == info.table_id), None)
     if at is None:  # before the CREATEs: a table created here may take the old name (dbt's swap)
-        at = next((i for i, o in enumerate(tx.ops) if isinstance(o, CreateTable)), len(tx.ops))
-        tx.ops.insert(at, op)
+        at = next((i for i, o in enumerate(ops) if isinstance(o, CreateTable)), len(ops))
+        ops.insert(at, op)
     else:
-        tx.ops[at] = op
+        ops[at] = op
+    tx.replace_ops(ops)
     tx.names.renamed.pop(key, None)
     if new_key == src:
         tx.names.gone.discard(src)
@@ -83,63 +87,61 @@ def rename(tx: Transaction, table, new_name: str) -> None:
         tx.names.gone.add(src)
 
 
-def drop_new(tx: Transaction, key: Key) -> None:
-    """DROP TABLE of a table created in this transaction: its CREATE and staged rows are forgotten."""
-    info, ref = tx.new_tables.pop(key)
-    tx.ops = [op for op in tx.ops if getattr(op, "ref", None) is not ref]
+def drop_new(tx: Transaction, key: Key, created: NewTable) -> None:
+    """DROP TABLE of the table `created` in this transaction under the name `key`: its CREATE and staged rows are
+    forgotten."""
+    info, ref = created
+    staged = tx.table(key)
+    staged.created, staged.touched, staged.row_changed = None, False, False
     mine = [f for f in tx.files if f.startswith(info.path)]
     delete_paths(mine)
-    tx.files = [f for f in tx.files if not f.startswith(info.path)]
-    tx.touched.discard(key)
-    tx.row_changed.discard(key)
+    tx.replace_ops([op for op in tx.ops if getattr(op, "ref", None) is not ref],
+                   files=[f for f in tx.files if not f.startswith(info.path)])
 
 
-def _staged_view(tx: Transaction, key: Key) -> int | None:
-    """Where in tx.ops the view now named `key` was created or renamed to in this transaction, or None."""
+def _staged_view(tx: Transaction, key: Key) -> CreateView | RenameView | None:
+    """The staged CREATE or RENAME of the view now named `key` in this transaction, or None."""
     wanted = (key[0].lower(), key[1].lower())
-    for i in range(len(tx.ops) - 1, -1, -1):
-        op = tx.ops[i]
+    for op in reversed(tx.ops):
         if isinstance(op, CreateView) and (op.schema.lower(), op.name.lower()) == wanted:
-            return i
+            return op
         if isinstance(op, RenameView) and (op.schema.lower(), op.new_name.lower()) == wanted:
-            return i
+            return op
     return None
 
 
 def drop_new_view(tx: Transaction, key: Key) -> bool:
     """DROP VIEW of a view created in this transaction (its CREATE is forgotten) or renamed in it (the RENAME
     becomes the DROP): True; False for a view the transaction has not touched."""
-    at = _staged_view(tx, key)
-    if at is None:
+    op = _staged_view(tx, key)
+    if op is None:
         return False
-    op = tx.ops[at]
     if isinstance(op, CreateView):
-        del tx.ops[at]
+        tx.unstage(op)
     else:
-        tx.ops[at] = DropView(op.view_id)
+        tx.replace_op(op, DropView(op.view_id))
     return True
 
 
 def rename_new_view(tx: Transaction, key: Key, new_name: str) -> bool:
     """ALTER VIEW ... RENAME TO of a view created or renamed in this transaction: its pending CREATE or RENAME
     takes the new name (True), as the reference writes one row; False for a view the transaction has not touched."""
-    at = _staged_view(tx, key)
-    if at is None:
+    op = _staged_view(tx, key)
+    if op is None:
         return False
     new_key = (key[0], new_name)
     if new_key[1].lower() != key[1].lower():
         check_view_name(tx, new_key, replace_view=False)
-    op = tx.ops[at]
-    tx.ops[at] = replace(op, name=new_name) if isinstance(op, CreateView) else replace(op, new_name=new_name)
+    tx.replace_op(op, replace(op, name=new_name) if isinstance(op, CreateView) else replace(op, new_name=new_name))
     return True
 
 
 def comment_new_view(tx: Transaction, key: Key, comment: str | None) -> bool:
     """COMMENT ON VIEW of a view created in this transaction: the comment is written with it (True), else False."""
-    at = _staged_view(tx, key)
-    if at is None or not isinstance(tx.ops[at], CreateView):
+    op = _staged_view(tx, key)
+    if not isinstance(op, CreateView):
         return False
-    tx.ops[at] = replace(tx.ops[at], comment=comment)
+    tx.replace_op(op, replace(op, comment=comment))
     return True
 
 
@@ -167,18 +169,19 @@ def drop_schema_entries(tx: Transaction, schema: str, cascade: bool) -> bool:
     Returns True when the schema itself was created in this transaction (its CREATE is then forgotten too, and
     nothing of it is written)."""
     mine = schema.lower()
-    tables = [k for k in tx.new_tables if k[0].lower() == mine]
+    tables = [(k, staged.created) for k, staged in tx.tables.items()
+              if staged.created is not None and k[0].lower() == mine]
     others = [op for op in tx.ops if isinstance(op, CreateView | CreateMacro) and op.schema.lower() == mine]
     if (tables or others) and not cascade:
-        names = ", ".join([f"{s}.{n}" for s, n in tables] + [f"{op.schema}.{op.name}" for op in others])
+        names = ", ".join([f"{s}.{n}" for (s, n), _ in tables] + [f"{op.schema}.{op.name}" for op in others])
         raise DuckLakeError(f"cannot drop schema {schema}: there are entries that depend on it ({names}); "
                             "use CASCADE")
-    for key in tables:
-        drop_new(tx, key)
-    tx.ops = [op for op in tx.ops if not any(op is other for other in others)]  # views and macros made here
+    for key, new in tables:
+        drop_new(tx, key, new)
+    tx.replace_ops([op for op in tx.ops if not any(op is other for other in others)])  # views and macros made here
     created = [op for op in tx.ops if isinstance(op, CreateSchema) and op.name.lower() == schema.lower()]
     if not created:
         return False
-    tx.ops = [op for op in tx.ops if op not in created]
+    tx.replace_ops([op for op in tx.ops if op not in created])
     tx.new_schemas.pop(created[0].name, None)
     return True

@@ -10,15 +10,17 @@ table as it was at the start and must be its only row-level change. A table may 
 (the column changes fold into one new version, staged_alters.py) and written to after its ALTER (INSERT, DELETE,
 and UPDATE or MERGE, which rewrite its rows with the altered columns; a MERGE not when rows were also written to
 it in the transaction). Tables renamed or dropped in the
-block are tracked by name (staged_names.py).
+block are tracked by name (staged_names.py). What is staged for each table is one `StagedTable` record (the
+reference's LocalTableDataChanges); the operations and their files are one list each, in commit order.
 """
 
 from __future__ import annotations
 
 import copy
-from collections.abc import Iterator, Sequence
+from collections.abc import Iterable, Iterator, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass, replace
+from typing import NamedTuple
 
 from ..catalog.changes.ddl import CreateSchema, CreateTable, DropSchema, DropTable, RenameTable, TableRef
 from ..catalog.reads import reader
@@ -30,7 +32,7 @@ from ..errors import AlreadyExistsError, DuckLakeError, InvalidArgumentError, No
 from ..spec import paths as paths_for
 from ..spec.arguments import WriteMode, check_assignments, check_condition, check_data, update_arguments
 from ..spec.commit_properties import CommitProperties
-from ..spec.model import TableInfo
+from ..spec.model import Column, Snapshot, TableInfo
 from ..spec.names import parse_table_name as split_name
 from ..spec.names import schema_key
 from .context import LakeContext
@@ -47,6 +49,28 @@ from .staged_reads import staged_context
 from .write import load_layout, new_table, schema_of, stage_write
 
 WRITE_MODES = ("append", "overwrite", "error", "errorifexists")
+
+Key = tuple[str, str]
+
+
+class NewTable(NamedTuple):
+    """A table created in the transaction: the TableInfo its writes use and the TableRef of its pending CREATE."""
+
+    info: TableInfo
+    ref: TableRef
+
+
+@dataclass
+class StagedTable:
+    """What a transaction staged for one table name, as the reference's LocalTableDataChanges: the table created
+    under that name now, or the one that had it when the transaction began (rows, ALTERs). A name may hold both
+    (RENAME t TO t_old; CREATE t): renaming or dropping the created table moves or clears its fields alone."""
+
+    created: NewTable | None = None  # created in this transaction (by its name now)
+    row_changed: bool = False  # a DELETE, UPDATE, MERGE or overwrite is staged
+    altered: bool = False  # an ALTER is staged (by the name at the start)
+    touched: bool = False  # written or changed row by row
+    columns: list[Column] | None = None  # after the ALTERs staged so far (by the name at the start)
 
 
 @contextmanager
@@ -72,21 +96,17 @@ class Transaction:
     def __init__(self, ctx: LakeContext, properties: CommitProperties, *, snapshot_at_first_read: bool = False):
         ctx.check_writable()
         self.ctx, self.properties = ctx, properties
-        self._read_row = None  # the snapshot row this transaction reads from and commits after
+        self._read_row: Snapshot | None = None  # the snapshot row this transaction reads from and commits after
         if not snapshot_at_first_read:  # `with lake.transaction()`: the lake as the block opens
             with ctx.connect() as conn:
                 self.begin_reads(conn)
-        self.guards: list = []  # operations committed first that may refuse the commit (stream_guards)
-        self.ops: list = []
-        self.files: list[str] = []
+        self._guards: list = []  # operations committed first that may refuse the commit (stream_guards)
+        self._ops: list = []  # in commit order, across tables
+        self._files: list[str] = []  # written by the staged operations: deleted if the commit does not happen
         self.new_schemas: dict[str, CreateSchema] = {}
-        self.new_tables: dict[tuple[str, str], tuple[TableInfo, TableRef]] = {}
-        self.row_changed: set[tuple[str, str]] = set()
-        self.altered: set[tuple[str, str]] = set()  # tables with an ALTER staged
-        self.touched: set[tuple[str, str]] = set()  # tables written or changed row by row
-        self.alter_columns: dict[tuple[str, str], list] = {}  # altered tables: their columns after the ALTERs
+        self.tables: dict[Key, StagedTable] = {}  # what is staged for each table (`table`)
         self.names = Names()  # tables renamed or dropped in this transaction
-        self.discarded: list[str] = []  # files of operations re-staged since (staged_changes.py): gone at the end
+        self._discarded: list[str] = []  # files of operations re-staged since (staged_changes.py): gone at the end
         self.snapshot_id: int | None = None
         self.aborted = False  # lake.sql: a statement failed and aborted it; only ROLLBACK / COMMIT end it
 
@@ -97,17 +117,63 @@ class Transaction:
             self._read_row = reader.latest_snapshot(conn)
 
     @property
-    def read_row(self):
+    def read_row(self) -> Snapshot:
         """The snapshot row this transaction reads from (read now if no operation has read it yet)."""
         if self._read_row is None:
             with self.ctx.connect() as conn:
-                self.begin_reads(conn)
+                self._read_row = reader.latest_snapshot(conn)
         return self._read_row
 
     @property
     def read_snapshot(self) -> int:
         """The id of the snapshot this transaction reads from; its commit checks the snapshots after it."""
         return self.read_row.snapshot_id
+
+    # ----------------------------------------------------------------------------------------- staged state
+    @property
+    def ops(self) -> Sequence:
+        """The staged operations, in commit order (change them with stage, unstage, replace_op or replace_ops)."""
+        return self._ops
+
+    @property
+    def files(self) -> Sequence[str]:
+        """The files the staged operations wrote."""
+        return self._files
+
+    def stage(self, *ops, files: Iterable[str] = ()) -> None:
+        """Stage operations after those staged so far, with the files they wrote."""
+        self._ops += ops
+        self._files += files
+
+    def unstage(self, op) -> None:
+        """Forget a staged operation (a view or macro created and dropped in this transaction: nothing is written)."""
+        self._ops = [staged for staged in self._ops if staged is not op]
+
+    def replace_op(self, old, new) -> None:
+        """Stage `new` in the place of the staged operation `old` (a pending CREATE or RENAME changed)."""
+        self._ops = [new if staged is old else staged for staged in self._ops]
+
+    def replace_ops(self, ops: list, *, files: list[str] | None = None, discarded: Iterable[str] = ()) -> None:
+        """Stage `ops` instead of the staged operations (and `files` instead of their files when given); the
+        `discarded` files, of operations re-staged, are deleted when the transaction ends."""
+        self._ops = ops
+        if files is not None:
+            self._files = files
+        self._discarded += discarded
+
+    def table(self, key: Key) -> StagedTable:
+        """The record of what is staged for the table `key`, created on first use."""
+        return self.tables.setdefault(key, StagedTable())
+
+    def created(self, key: Key) -> NewTable | None:
+        """The table created in this transaction under the name `key` (its name now), else None."""
+        staged = self.tables.get(key)
+        return None if staged is None else staged.created
+
+    def _columns(self, key: Key) -> list[Column] | None:
+        """The columns the staged ALTERs leave a table that existed when the transaction began (None: unaltered)."""
+        staged = self.tables.get(key)
+        return None if staged is None else staged.columns
 
     # ----------------------------------------------------------------------------------------- DDL
     def create_schema(self, name: str | Sequence[str]) -> None:
@@ -116,11 +182,11 @@ class Transaction:
         path = self.ctx.schema_path(name)
         op = CreateSchema(schema_key(path), path=path)
         self.new_schemas[op.name] = op
-        self.ops.append(op)
+        self._ops.append(op)
 
     def drop_schema(self, name: str | Sequence[str], *, cascade: bool = False) -> None:
         """DROP SCHEMA (CASCADE: with its tables, views, macros and nested schemas)."""
-        self.ops.append(DropSchema(schema_key(self.ctx.schema_path(name)), cascade))
+        self._ops.append(DropSchema(schema_key(self.ctx.schema_path(name)), cascade))
 
     def create_table(self, name: str, schema) -> None:
         """CREATE TABLE (Spark StructType, pyarrow Schema or DDL string)."""
@@ -129,43 +195,45 @@ class Transaction:
         if self.names.exists(self, key):
             raise AlreadyExistsError(f"table {schema_name}.{table} already exists")
         op = CreateTable(schema_name, table, plan_columns(schema))
-        self.ops.append(op)
+        self._ops.append(op)
         schema_id, schema_path = self._schema(schema_name)
         info = TableInfo(table_id=-1, table_uuid=op.table_uuid, schema_id=schema_id, schema_name=schema_name,
                          name=table, path=schema_path + paths_for.dir_name_for(table, op.table_uuid),
                          columns=op.columns, begin_snapshot=self.read_snapshot)
-        self.new_tables[(schema_name, table)] = (info, op.ref)
+        self.table(key).created = NewTable(info, op.ref)
 
     def update_schema(self, table: str):
         """Column changes of a table that existed when the transaction began: `with tx.update_schema(t) as u:`
         (the SchemaUpdate builder); staged when the block ends, after the table's earlier ALTERs in the block."""
         new = split_name(table)
-        if new in self.new_tables:  # created in this transaction: its CREATE takes the new columns
-            return SchemaUpdate(self.ctx, new, read_snapshot=self.read_snapshot, pending=self.new_tables[new][0],
+        created = self.created(new)
+        if created is not None:  # created in this transaction: its CREATE takes the new columns
+            return SchemaUpdate(self.ctx, new, read_snapshot=self.read_snapshot, pending=created.info,
                                 stage=lambda op: alter_new(self, new, op.new))
         key = self._alter(table)
-        update = SchemaUpdate(self.ctx, key, read_snapshot=self.read_snapshot,
-                              stage=lambda op: self._stage_alter(key, op),
-                              layout=lambda: layout(self, update.table.table_id))
-        if key in self.alter_columns:  # an earlier ALTER in this transaction: go on from its columns
-            update.columns = copy.deepcopy(self.alter_columns[key])
+        update: SchemaUpdate = SchemaUpdate(self.ctx, key, read_snapshot=self.read_snapshot,
+                                            stage=lambda op: self._stage_alter(key, op),
+                                            layout=lambda: layout(self, update.table.table_id))
+        columns = self._columns(key)
+        if columns is not None:  # an earlier ALTER in this transaction: go on from its columns
+            update.columns = copy.deepcopy(columns)
             update._next_id = max(update._next_id, next_column_id(update.columns))
         return update
 
-    def _stage_alter(self, key: tuple[str, str], op) -> None:
+    def _stage_alter(self, key: Key, op) -> None:
         """Stage a column change, folded into an earlier one of the same table (one new version at COMMIT)."""
-        self.alter_columns[key] = op.new
-        fold_alter(self.ops, op)
+        self.table(key).columns = op.new
+        self._ops = fold_alter(self._ops, op)
 
     def set_partitioning(self, table: str, keys: list[str]) -> None:
         """SET PARTITIONED BY (see DuckLake.set_partitioning); an empty list resets it (staged_layout.py)."""
-        created = self.new_tables.get(split_name(table))
+        created = self.created(split_name(table))
         info, ref = created if created is not None else (self._altered_info(table), None)
         stage_partitioning(self, info, ref, keys)
 
     def set_sorted_by(self, table: str, keys: list[str]) -> None:
         """SET SORTED BY (see DuckLake.set_sorted_by); an empty list resets it (staged_layout.py)."""
-        created = self.new_tables.get(split_name(table))
+        created = self.created(split_name(table))
         info, ref = created if created is not None else (self._altered_info(table), None)
         stage_sorting(self, info, ref, keys)
 
@@ -174,39 +242,40 @@ class Transaction:
         a column added in this transaction)."""
         key = self._alter(table)
         info = self.existing(key)
-        columns = self.alter_columns.get(key)
+        columns = self._columns(key)
         return info if columns is None else replace(info, columns=copy.deepcopy(columns))
 
-    def _alter(self, table: str) -> tuple[str, str]:
+    def _alter(self, table: str) -> Key:
         """A table an ALTER may change in this transaction (one that existed when it began), by its name then."""
         schema, name = key = split_name(table)
-        if key in self.new_tables:
+        if self.created(key) is not None:
             raise DuckLakeError(f"{schema}.{name} is created in this transaction: give create_table its final columns")
         key = self.names.source(key)
-        self.altered.add(key)
+        self.table(key).altered = True
         return key
 
-    def _touch(self, table: str) -> None:
-        self.touched.add(split_name(table))
+    def _touch(self, table) -> None:
+        self.table(split_name(table)).touched = True
 
-    def _not_altered(self, table: str, what: str) -> None:
+    def _not_altered(self, table: str | Key, what: str) -> None:
         """Refuse a change that reads the table's rows with the columns it had when the transaction began."""
         schema, name = key = split_name(table)
-        if key in self.alter_columns:
+        if self._columns(key) is not None:
             raise DuckLakeError(f"{schema}.{name} has its columns altered in this transaction: {what} it in another "
                                 "transaction (INSERT and DELETE may follow the ALTER)")
 
     def drop_table(self, name: str) -> None:
         """DROP TABLE (a table created in this transaction is forgotten with everything staged for it)."""
         key = split_name(name)
-        if key in self.new_tables:
-            drop_new(self, key)
+        created = self.created(key)
+        if created is not None:
+            drop_new(self, key, created)
             return
         src = self.names.source(key)
         table_id = self.existing(src).table_id
         if self.names.renamed.pop(key, None) is not None:  # renamed here first: only the drop is written
-            self.ops = [op for op in self.ops if not (isinstance(op, RenameTable) and op.table_id == table_id)]
-        self.ops.append(DropTable(table_id))
+            self._ops = [op for op in self._ops if not (isinstance(op, RenameTable) and op.table_id == table_id)]
+        self._ops.append(DropTable(table_id))
         self.names.gone.add(src)
 
     def rename_table(self, name: str, new_name: str) -> None:
@@ -225,14 +294,14 @@ class Transaction:
             raise InvalidArgumentError("where= only applies to mode='overwrite'")
         schema, name = key = split_name(table)
         freed = key in self.names.gone and key not in self.names.renamed  # dropped here: a new table may take it
-        if key not in self.new_tables and not freed:
-            schema, name = key = table = self.names.source(key)  # a renamed table's rows are under its old name
-        self._touch(table)
-        pending = self.new_tables.get(key)
+        if self.created(key) is None and not freed:
+            schema, name = key = self.names.source(key)  # a renamed table's rows are under its old name
+        self._touch(key)
+        pending = self.created(key)
         with self.ctx.connect() as conn:  # one round of catalog reads before the data moves
             self.begin_reads(conn)
             existing = None if pending or freed else self.ctx.table_cache.find(
-                conn, self._read_row, self.ctx.data_path, schema, name)
+                conn, self.read_row, self.ctx.data_path, schema, name)
             if (pending or existing) and mode in ("error", "errorifexists"):
                 raise AlreadyExistsError(f"table {schema}.{name} already exists (mode='error')")
             if pending:
@@ -240,7 +309,8 @@ class Transaction:
             elif existing is not None:
                 # a copy: writing fills in the layout, the cached record stays as it is; after an ALTER in this
                 # transaction the rows take the columns it left (they are staged after it)
-                columns = self.alter_columns.get(key, existing.columns)
+                altered = self._columns(key)
+                columns = existing.columns if altered is None else altered
                 info, ref, replace_existing = replace(existing, columns=copy.deepcopy(columns)), None, True
                 follow_staged_layout(self, info)
             else:
@@ -257,12 +327,12 @@ class Transaction:
             if existing is not None:
                 load_layout(self.ctx, info, self.read_snapshot, conn)
         if existing is not None and mode == "overwrite":  # it deletes rows: one row-level change per table
-            self._row_change(table)
+            self._row_change(key)
         if not pending and existing is None:
-            self.ops.append(create)
-            self.new_tables[key] = (info, ref)
+            self._ops.append(create)
+            self.table(key).created = NewTable(info, create.ref)
         if merge_schema and existing is not None:
-            self._not_altered(table, "write with merge_schema to")
+            self._not_altered(key, "write with merge_schema to")
             alter, info = evolve_for(self.ctx, info, schema_of(df), read_snapshot=self.read_snapshot)
             if alter is not None:
                 self._stage_alter(key, alter)
@@ -271,17 +341,15 @@ class Transaction:
             plan = self.ctx.plan_scan(key, version=self.read_snapshot, where=pruning_filter(where))
             delete_op, delete_files, _count = stage_delete_op(self.ctx, plan, where)
             if delete_op is not None:
-                self.ops.append(delete_op)
-                self.files += delete_files
+                self.stage(delete_op, files=delete_files)
         staged = stage_write(self.ctx, df, info, ref, replace_all=overwrite and where is None,
                              read_snapshot=self.read_snapshot, replace_existing=replace_existing, limit=limit,
                              one_file_if_small=one_file_if_small, options=options)
-        self.ops += staged.ops
-        self.files += staged.files
+        self.stage(*staged.ops, files=staged.files)
 
     def guard(self, op) -> None:
         """An operation committed before the others that may refuse the whole commit."""
-        self.guards.append(op)
+        self._guards.append(op)
 
     def delete(self, table: str, condition=None) -> int:
         """Stage a DELETE on the table as this transaction sees it; returns the rows it deletes."""
@@ -289,13 +357,12 @@ class Transaction:
         if needs_compose(self, table):
             self._changed(table)
             return compose_delete(self, table, condition)
-        table = self.names.source(table)
-        self._changed(table)
-        plan = self.ctx.plan_scan(table, version=self.read_snapshot, where=pruning_filter(condition))
+        src = self.names.source(table)
+        self._changed(src)
+        plan = self.ctx.plan_scan(src, version=self.read_snapshot, where=pruning_filter(condition))
         op, files, count = stage_delete_op(self.ctx, plan, condition)
         if op is not None:
-            self.ops.append(op)
-            self.files += files
+            self.stage(op, files=files)
         return count
 
     def update(self, table: str, condition=None, set: dict | None = None) -> int:  # noqa: A002 - delta's name
@@ -306,12 +373,11 @@ class Transaction:
         if needs_compose(self, table):
             self._changed(table)
             return compose_update(self, table, set, condition)
-        table = self.names.source(table)
-        self._changed(table)
-        plan = self._change_plan(table, "update", where=pruning_filter(condition))
+        src = self.names.source(table)
+        self._changed(src)
+        plan = self._change_plan(src, "update", where=pruning_filter(condition))
         ops, files, count = stage_update(self.ctx, plan, set, condition)
-        self.ops += ops
-        self.files += files
+        self.stage(*ops, files=files)
         return count
 
     def merge(self, source, table: str, condition, *, target_alias: str = "target",
@@ -323,15 +389,14 @@ class Transaction:
     def stage_merge(self, builder):
         """Stage a MERGE built by MergeBuilder (its execute() calls this); returns its counts."""
         schema, name = key = split_name(builder.table)
-        if key not in self.new_tables and has_staged_rows(
+        if self.created(key) is None and has_staged_rows(
                 self, self.ctx.table_info(key, version=self.read_snapshot).table_uuid):  # it would not see them
             raise DuckLakeError(f"MERGE INTO {schema}.{name} after other writes to it in this transaction is not "
                                 "supported: merge in another transaction")
         self._row_change(builder.table)
         plan = self._change_plan(builder.table, "merge into")
         ops, files, outcome = stage_merge(builder, plan)
-        self.ops += ops
-        self.files += files
+        self.stage(*ops, files=files)
         return outcome
 
     def flush_inlined_data(self, schema_name: str | None = None, table_name: str | None = None) -> list:
@@ -344,7 +409,7 @@ class Transaction:
         staged ALTERs leave it (the new rows are written with those)."""
         plan = self.ctx.plan_scan(table, version=self.read_snapshot, where=where)
         key = split_name(table)
-        if key not in self.alter_columns:
+        if self._columns(key) is None:
             return plan
         current = next((now for now, was in self.names.renamed.items() if was == key), key)
         with self.staged() as ctx:
@@ -356,28 +421,29 @@ class Transaction:
                                 f"{what} it in another transaction")
         return replace(altered, snapshot_id=plan.snapshot_id)  # deletes are foreseen at read_snapshot + 1
 
-    def _row_change(self, table: str) -> None:
+    def _row_change(self, table) -> None:
         """A MERGE or overwrite, planned against the table as the transaction began: its only row-level change."""
         self._touch(table)
         schema, name = key = split_name(table)
-        if key in self.new_tables or key in self.row_changed:
+        staged = self.table(key)
+        if staged.created is not None or staged.row_changed:
             raise DuckLakeError(f"a MERGE or overwrite must be the only row-level change of a pre-existing table in "
                                 f"a transaction: {schema}.{name}")
-        self.row_changed.add(key)
+        staged.row_changed = True
 
-    def _changed(self, table: str) -> None:
+    def _changed(self, table) -> None:
         """A DELETE or UPDATE of the table (by its name now) is staged."""
         key = split_name(table)
-        key = key if key in self.new_tables else self.names.source(key)
-        self.touched.add(key)
-        self.row_changed.add(key)
+        key = key if self.created(key) is not None else self.names.source(key)
+        staged = self.table(key)
+        staged.touched = staged.row_changed = True
 
     # ----------------------------------------------------------------------------------------- reads
     def staged(self, *, catalog_only: bool = False):
         """`with tx.staged() as ctx:` a read-only LakeContext of the lake as this transaction would leave it (its
         staged operations applied, nothing committed; operations/staged_reads.py). Plan reads inside the block;
         `catalog_only=True` for names and metadata alone (Spark is then never started)."""
-        return staged_context(self.ctx, self.ops, self.read_snapshot, catalog_only=catalog_only)
+        return staged_context(self.ctx, self._ops, self.read_snapshot, catalog_only=catalog_only)
 
     def read(self, table: str, *, where: str | None = None):
         """The table as this transaction sees it: its staged rows, deletes and updates included (other readers
@@ -395,11 +461,12 @@ class Transaction:
         """A table as this transaction sees it: created, renamed or altered in it (columns as its ALTERs left
         them)."""
         key = split_name(name)
-        if key in self.new_tables:
-            return self.new_tables[key][0]
+        created = self.created(key)
+        if created is not None:
+            return created.info
         src = self.names.source(key)
         info = self.ctx.table_info(src, version=self.read_snapshot)
-        columns = self.alter_columns.get(src)
+        columns = self._columns(src)
         return info if columns is None else replace(info, columns=copy.deepcopy(columns))
 
     def existing(self, name) -> TableInfo:
@@ -421,43 +488,41 @@ class Transaction:
     def commit(self) -> int | None:
         """Commit every staged operation as one snapshot (None when nothing was staged); on failure the staged
         files are deleted."""
-        if not self.ops:
+        if not self._ops:
             self.abort()  # guards alone change nothing
             return None
         try:
-            self.snapshot_id = self.ctx.commit(self.guards + self.ops, read_snapshot=self.read_snapshot,
-                                               properties=self.properties, staged_files=self.files)
+            self.snapshot_id = self.ctx.commit(self._guards + self._ops, read_snapshot=self.read_snapshot,
+                                               properties=self.properties, staged_files=self._files)
         finally:
             self._drop_discarded()
         return self.snapshot_id
 
     def abort(self) -> None:
         """Forget the staged operations and delete their files."""
-        delete_paths(self.files)
+        delete_paths(self._files)
         self._drop_discarded()
-        self.ops, self.files, self.guards = [], [], []
+        self._ops, self._files, self._guards = [], [], []
 
     def _drop_discarded(self) -> None:
         """Delete the files of re-staged operations (those a savepoint brought back excepted)."""
-        live = set(self.files)
-        delete_paths([f for f in self.discarded if f not in live])
-        self.discarded = []
+        live = set(self._files)
+        delete_paths([f for f in self._discarded if f not in live])
+        self._discarded = []
 
     def savepoint(self) -> Savepoint:
         """The staged state now, for `rollback_to` (undoing one failed statement, the transaction going on)."""
-        return Savepoint(list(self.ops), list(self.files), list(self.guards), dict(self.new_schemas),
-                         dict(self.new_tables), set(self.row_changed), set(self.altered), set(self.touched),
-                         dict(self.alter_columns), self.names.copy())
+        # Records are changed in place (flags, columns): each is copied; TableInfos and TableRefs are shared, the
+        # staged operations hold them.
+        return Savepoint(list(self._ops), list(self._files), list(self._guards), dict(self.new_schemas),
+                         {key: replace(staged) for key, staged in self.tables.items()}, self.names.copy())
 
     def rollback_to(self, point: Savepoint) -> None:
         """Undo what was staged since `point`: its operations are forgotten and the files they wrote deleted."""
         kept = set(point.files)
-        delete_paths([f for f in self.files if f not in kept])
-        self.files = point.files
-        self.ops, self.guards = point.ops, point.guards
-        self.new_schemas, self.new_tables = point.new_schemas, point.new_tables
-        self.row_changed, self.altered, self.touched = point.row_changed, point.altered, point.touched
-        self.alter_columns, self.names = point.alter_columns, point.names
+        delete_paths([f for f in self._files if f not in kept])
+        self._ops, self._files, self._guards = point.ops, point.files, point.guards
+        self.new_schemas, self.tables, self.names = point.new_schemas, point.tables, point.names
 
 
 @dataclass
@@ -465,14 +530,10 @@ class Savepoint:
     """A Transaction's staged state at one moment (copies: later staging does not change it)."""
 
     ops: list
-    files: list
+    files: list[str]
     guards: list
-    new_schemas: dict
-    new_tables: dict
-    row_changed: set
-    altered: set
-    touched: set
-    alter_columns: dict
+    new_schemas: dict[str, CreateSchema]
+    tables: dict[Key, StagedTable]
     names: Names
 
 

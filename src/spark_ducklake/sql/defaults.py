@@ -74,9 +74,9 @@ def create_table(ctx: QueryContext, tx, key: tuple[str, str], ddl: str, defaults
 
 def _create(tx, key: tuple[str, str], ddl: str, defaults: dict, types: dict[str, str]) -> None:
     tx.create_table(key, ddl)
-    set_types(tx.new_tables[key][0].columns, types)
+    set_types(tx.table_info(key).columns, types)
     wanted = {name.lower(): value for name, value in defaults.items()}
-    for col in tx.new_tables[key][0].columns:
+    for col in tx.table_info(key).columns:
         if col.name.lower() in wanted and wanted[col.name.lower()] is not None:
             col.initial_default = col.default_value = default_text(col.type, wanted[col.name.lower()])
 

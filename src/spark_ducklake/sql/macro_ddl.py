@@ -52,7 +52,7 @@ def run_macro_ddl(ctx: QueryContext, tx, text: str) -> None:
     if not ops:
         return None
     if tx is not None:
-        tx.ops.extend(ops)
+        tx.stage(*ops)
     else:
         ctx.lake.context.commit(ops)
     return None
@@ -112,7 +112,7 @@ def _drop_ops(ctx: QueryContext, tx, found: re.Match) -> list:
     schema, name = _target(ctx, found["name"])
     macro_id, staged = _find(ctx, schema, name, kind)
     if staged is not None:  # created in this transaction: it never reaches the catalog
-        tx.ops.remove(staged)
+        tx.unstage(staged)
         return []
     if macro_id is None:
         if found["exists"]:
@@ -138,7 +138,7 @@ def _create_ops(ctx: QueryContext, tx, text: str, found: re.Match) -> list:
         if not found["replace"]:
             raise AlreadyExistsError(f'{kind_label(kind)} with name "{name}" already exists')
         if staged is not None:
-            tx.ops.remove(staged)
+            tx.unstage(staged)
         else:
             ops.append(DropMacro(macro_id, kind))
     return [*ops, CreateMacro(schema, name, kind, tuple(impls))]

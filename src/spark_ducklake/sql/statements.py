@@ -369,7 +369,7 @@ def _replace_table(ctx: QueryContext, tx, tree: exp.Create):
     (the new table gets a new id; rows, tags and layout of the old one end with it)."""
     target = tree.this.this if isinstance(tree.this, exp.Schema) else tree.this
     key = resolve_table(ctx, target)
-    if tx is not None and key in tx.new_tables:
+    if tx is not None and tx.created(key) is not None:
         raise UnsupportedSqlError(f"CREATE OR REPLACE TABLE {key[0]}.{key[1]}: the table was created in this "
                                   "transaction; replace it after COMMIT")
     plain = tree.copy()

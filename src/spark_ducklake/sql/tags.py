@@ -134,12 +134,12 @@ def comment_statement(ctx: QueryContext, tx, tree: exp.Comment) -> None:
             return
     try:
         set_tag(ctx.lake, key, COMMENT, text, column=column, kind=kind,
-                stage=tx.ops.append if tx is not None else None)
+                stage=tx.stage if tx is not None else None)
     except NotFoundError:
         staged = _staged_column(ctx.lake, tx, key, column) if tx is not None and column is not None else None
         if staged is None:
             raise
-        tx.ops.append(SetTag(staged[0], COMMENT, text, staged[1]))
+        tx.stage(SetTag(staged[0], COMMENT, text, staged[1]))
 
 
 def _staged_column(lake: DuckLake, tx, key: tuple[str, str], column: str) -> tuple[int, int] | None:

@@ -263,7 +263,7 @@ def create_view_statement(ctx: QueryContext, tx, tree: exp.Create) -> None:
         check_view_name(tx, key, replace_view=bool(tree.args.get("replace")))
     create_view(ctx.lake, key, query, column_aliases=aliases,
                 replace=bool(tree.args.get("replace")), if_not_exists=bool(tree.args.get("exists")),
-                catalog_name=ctx.catalog_name, stage=tx.ops.append if tx is not None else None)
+                catalog_name=ctx.catalog_name, stage=tx.stage if tx is not None else None)
 
 
 def drop_view_statement(ctx: QueryContext, tx, tree: exp.Drop) -> None:
@@ -273,7 +273,7 @@ def drop_view_statement(ctx: QueryContext, tx, tree: exp.Drop) -> None:
         if tx is not None and drop_new_view(tx, key):  # created in the open transaction: forget its CREATE
             continue
         drop_view(ctx.lake, key, if_exists=bool(tree.args.get("exists")),
-                  stage=tx.ops.append if tx is not None else None)
+                  stage=tx.stage if tx is not None else None)
 
 
 def alter_view_statement(ctx: QueryContext, tx, tree: exp.Alter) -> None:
@@ -286,4 +286,4 @@ def alter_view_statement(ctx: QueryContext, tx, tree: exp.Alter) -> None:
     if tx is not None and rename_new_view(tx, key, new_name):  # created or renamed in the open transaction
         return
     rename_view(ctx.lake, key, new_name, if_exists=bool(tree.args.get("exists")),
-                stage=tx.ops.append if tx is not None else None)
+                stage=tx.stage if tx is not None else None)
