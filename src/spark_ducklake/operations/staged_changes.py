@@ -16,6 +16,7 @@ from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING
 
 from ..catalog.changes.data import AppendFiles, DeleteRows, InlineInsert, ReplaceAll
+from ..catalog.changes.ddl import TableRef
 from ..dataplane.arrow.local_dml import stage_positions
 from ..dataplane.arrow.local_expressions import NotLocal
 from ..dataplane.arrow.local_scan import ROWID
@@ -26,9 +27,11 @@ from ..dataplane.spark import deletes as spark_deletes
 from ..dataplane.spark import types
 from ..dataplane.spark.conform import cast_by_name, value_types
 from ..dataplane.spark.expressions import check_expression
+from ..dataplane.spark.scan_plan import ScanPlan
 from ..dataplane.spark.session import cached
 from ..errors import DuckLakeError, SchemaMismatchError
 from ..spec.internal_columns import INLINED_ROW_ID
+from ..spec.model import TableInfo
 from ..spec.names import parse_table_name as split_name
 from ..spec.names import spark_name
 from .delete_update import delete_op, insert_versions, stage_rows
@@ -66,10 +69,10 @@ class _Current:
     """The table as the transaction sees it, and which of its rows are unchanged since it began."""
 
     key: tuple[str, str]
-    info: object  # TableInfo the new rows are written with
-    ref: object  # TableRef of a table created in the transaction, else None
-    original: object  # ScanPlan at the transaction's snapshot (None for a table created in it)
-    now: object  # ScanPlan of the table with the transaction's staged changes
+    info: TableInfo  # the new rows are written with it
+    ref: TableRef | None  # of a table created in the transaction, else None
+    original: ScanPlan | None  # at the transaction's snapshot (None for a table created in it)
+    now: ScanPlan  # the table with the transaction's staged changes
     files: list[int]  # data files whose visible rows are unchanged since the transaction began
     inlined: list[int]  # inlined row ids unchanged since it began
 
@@ -219,7 +222,8 @@ def _net_ops(tx: Transaction, current: _Current, last: int, after) -> tuple[list
     from pyspark.sql import functions as F
 
     spark, ctx = tx.ctx.spark, tx.ctx
-    ops, files = [], []
+    ops: list = []
+    files: list[str] = []
     try:
         if current.original is not None:
             kept = after.where(F.col(ORIGINAL)).select(F.col(FILE).alias("_k_file"), F.col(POS).alias("_k_pos"))
@@ -239,7 +243,8 @@ def _net_ops(tx: Transaction, current: _Current, last: int, after) -> tuple[list
         counts = new.agg(F.count(F.lit(1)).alias("n"), F.sum(kept_id.cast("long")).alias("k")).first()
         updated, fresh = counts["k"] or 0, counts["n"] - (counts["k"] or 0)
         if updated:
-            plan = replace(current.original, table=current.info)  # written with the columns as altered
+            # written with the columns as altered; updated rows existed when the transaction began: original is set
+            plan = replace(current.original, table=current.info)  # type: ignore[type-var]
             insert, written = stage_rows(ctx, plan, new.where(kept_id).select(*names, "rowid"),
                                          updated, keep_ids=True)
             ops.append(insert)
@@ -273,14 +278,16 @@ def _net_ops_in_process(tx: Transaction, current: _Current, net) -> tuple[list, 
     """The operations (and their files) of a NetChange, staged as `_net_ops` stages them on Spark; NotLocal
     (the files written deleted) when updated versions are to be written on Spark."""
     ctx = tx.ctx
-    ops, files = [], []
+    ops: list = []
+    files: list[str] = []
     try:
         if current.original is not None and net.gone.num_rows:
             staged = stage_positions(current.original, net.gone, ctx.inlining_limit(current.info))
             ops.append(delete_op(current.original, staged))
             files += [d.path for d in staged.delete_files]
         if net.kept_ids.num_rows:
-            plan = replace(current.original, table=current.info)  # written with the columns as altered
+            # written with the columns as altered; updated rows existed when the transaction began: original is set
+            plan = replace(current.original, table=current.info)  # type: ignore[type-var]
             data = net.kept_ids.drop_columns([ROWID])
             inserted = insert_versions(ctx, plan, data, net.kept_ids.column(ROWID))
             if inserted is None:
