@@ -201,7 +201,7 @@ class NewDataFile:
     file_size_bytes: int
     footer_size: int
     column_stats: dict[int, ColumnStats] = field(default_factory=dict)
-    partition_values: dict[int, str] = field(default_factory=dict)
+    partition_values: dict[int, str | None] = field(default_factory=dict)  # a NULL key is None, as in the catalog
     # Spark writes no field ids for list elements and map keys/values: such files get a name mapping.
     needs_name_mapping: bool = False
     encryption_key: str | None = field(default=None, repr=False)  # ENCRYPTED lakes: the file's base64 key

@@ -131,7 +131,7 @@ def write_data_files(spark, df, table: TableInfo, *, options: WriteOptions | Non
         with ThreadPoolExecutor(max_workers=8) as pool:
             files = list(pool.map(lambda p: describe_file(p, table.columns), moved))
         for f in files:
-            f.partition_values = partition_values[f.path]  # type: ignore[assignment]  # a NULL key is None, as in the catalog
+            f.partition_values = partition_values[f.path]
     except BaseException:
         delete_paths(moved)
         raise

@@ -132,6 +132,6 @@ def _write(writer, plan: TablePlan) -> list[list[NewDataFile]]:
         delete_paths([staging], directories=True)
     out: list[list[NewDataFile]] = [[] for _ in units]
     for (index, _), written in zip(moved, described, strict=True):
-        written.partition_values = dict(units[index].partition_values)  # type: ignore[arg-type]  # NULL keys are None
+        written.partition_values = dict(units[index].partition_values)
         out[index].append(written)
     return out
