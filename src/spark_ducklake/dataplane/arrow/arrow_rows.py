@@ -129,16 +129,16 @@ def position_array(n: int) -> pa.Array:
     return pc.subtract(pc.cumulative_sum(pa.repeat(pa.scalar(1, pa.int64()), n)), 1) if n else pa.array([], pa.int64())
 
 
-def _count(mask) -> int:
+def _count(mask: pa.Array | pa.ChunkedArray) -> int:
     """True values of a boolean (chunked) array."""
     return pc.sum(mask).as_py() or 0
 
 
-def _flat(values) -> pa.Array:
+def _flat(values: pa.Array | pa.ChunkedArray) -> pa.Array:
     return values.combine_chunks() if isinstance(values, pa.ChunkedArray) else values
 
 
-def _between(values, start: int, end: int):
+def _between(values: pa.Array | pa.ChunkedArray, start: int, end: int) -> pa.Array | pa.ChunkedArray:
     return pc.and_kleene(pc.greater_equal(values, start), pc.less_equal(values, end))
 
 

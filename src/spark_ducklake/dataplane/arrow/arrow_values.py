@@ -6,6 +6,7 @@ from __future__ import annotations
 import datetime as dt
 import uuid
 from decimal import Decimal
+from typing import Any
 
 from ...spec import types
 from ...spec.model import Column
@@ -13,7 +14,7 @@ from ...spec.model import Column
 PER_VALUE = {"uint64", "int128", "uint128", "variant"}  # stored as another Parquet type, or shredded
 
 
-def spark_value(col: Column, value):
+def spark_value(col: Column, value: Any) -> Any:
     """A scalar as pyarrow read it, converted to what the column's Spark type expects."""
     if col.type == "uuid":
         return str(uuid.UUID(bytes=value)) if isinstance(value, bytes) else str(value)
@@ -33,7 +34,7 @@ def spark_value(col: Column, value):
     return value
 
 
-def _interval_text(value) -> str:
+def _interval_text(value: Any) -> str:
     """A Parquet INTERVAL (months, days, millis little endian) in DuckDB's rendering."""
     if isinstance(value, bytes) and len(value) == 12:
         months, days, millis = (int.from_bytes(value[i:i + 4], "little", signed=True) for i in (0, 4, 8))

@@ -12,6 +12,7 @@ readers at older snapshots skip the newer positions; the old file is then schedu
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from typing import BinaryIO
 
 import pyarrow as pa
 import pyarrow.compute as pc
@@ -72,8 +73,9 @@ def described_file(path: str) -> WrittenDeleteFile:
                              row_group_count=meta.num_row_groups)
 
 
-def write_delete_file(path: str, data_path: str, positions, snapshots=None,
-                      old: DeleteFile | None = None, sink=None, *, history: bool = False) -> WrittenDeleteFile:
+def write_delete_file(path: str, data_path: str, positions: pa.Array | pa.ChunkedArray,
+                      snapshots: pa.Array | pa.ChunkedArray | int | None = None, old: DeleteFile | None = None,
+                      sink: BinaryIO | None = None, *, history: bool = False) -> WrittenDeleteFile:
     """Write the sorted, distinct positions of `data_path` to `path`.
 
     Without `snapshots` and `old` the file is plain. Otherwise it is partial: `snapshots` (an array, or one
@@ -150,7 +152,8 @@ def snapshot_range(path: str) -> tuple[int, int] | None:
     return (min(lows), max(highs)) if lows else None
 
 
-def write_positions(path: str, table: pa.Table, sink=None, history: bool = False) -> WrittenDeleteFile:
+def write_positions(path: str, table: pa.Table, sink: BinaryIO | None = None, history: bool = False
+                    ) -> WrittenDeleteFile:
     if sink is not None:
         pq.write_table(table, sink)
         return WrittenDeleteFile(path, table.num_rows, 0, 0)

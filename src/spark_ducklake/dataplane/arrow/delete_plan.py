@@ -6,7 +6,7 @@ from __future__ import annotations
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 
-from ...spec.model import NewDeleteFile
+from ...spec.model import DataFile, NewDeleteFile
 
 
 @dataclass
@@ -25,7 +25,7 @@ class DeletePlan:
         return self.deleted_rows == 0
 
 
-def split_ended(files: dict, file_counts: dict[int, int]) -> tuple[list[int], dict[int, int]]:
+def split_ended(files: dict[int, DataFile], file_counts: dict[int, int]) -> tuple[list[int], dict[int, int]]:
     """The data files (`files` by id) a delete of `file_counts` rows per file id ends, and the rest with their
     counts."""
     # As the reference: a data file ends when its delete file would hold every row (inlined deletes of it are not
@@ -42,12 +42,12 @@ class DeleteSplit:
     `inline_rest`, else written as delete files of `files[id]`."""
 
     plan: DeletePlan
-    files: dict
+    files: dict[int, DataFile]
     rest: dict[int, int]
     inline_rest: bool
 
 
-def split_deletes(scan_files: Iterable, counts: Mapping[int | None, int], inline_limit: int) -> DeleteSplit:
+def split_deletes(scan_files: Iterable[DataFile], counts: Mapping[int | None, int], inline_limit: int) -> DeleteSplit:
     """`counts`: matched rows per data file id (None: inlined rows) of a scan over `scan_files`."""
     plan = DeletePlan(deleted_rows=sum(counts.values()))
     file_counts = {fid: n for fid, n in counts.items() if fid is not None}

@@ -19,6 +19,7 @@ import zlib
 from dataclasses import dataclass
 
 import numpy as np
+import numpy.typing as npt
 import pyarrow as pa
 
 from ...errors import SchemaMismatchError
@@ -130,7 +131,7 @@ def decode_blob(blob: bytes) -> np.ndarray:
     return np.sort(np.concatenate(parts)) if parts else np.zeros(0, np.int64)
 
 
-def encode_blob(positions) -> bytes:
+def encode_blob(positions: npt.ArrayLike) -> bytes:
     """A deletion-vector-v1 blob of the given row positions."""
     pos = np.unique(np.asarray(positions, dtype=np.int64))
     if pos.size and pos[0] < 0:

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import json
 import re
+from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, field
 from typing import Any
 from urllib.parse import unquote
@@ -27,6 +28,10 @@ _HIVE_NULLS = ("NULL", "__HIVE_DEFAULT_PARTITION__")
 _SIGNED = ["TINYINT", "SMALLINT", "INTEGER", "BIGINT"]
 _UNSIGNED = ["UTINYINT", "USMALLINT", "UINTEGER", "UBIGINT"]
 _TIMESTAMPS = ["TIMESTAMP", "TIMESTAMP_MS", "TIMESTAMP_S"]
+
+# A name-mapping entry, JSON-able: [name in the file, column id, whether a hive path gives it, child entries].
+MappingEntry = list[Any]
+HiveColumn = tuple[Column, Any]  # a column a hive path gives, and its value (`types.parse_literal`)
 
 
 def _accepted(type_str: str) -> list[str] | None:
@@ -100,7 +105,7 @@ class AddPlan:
         return {c.column_id for top in self.columns for c in top.walk()}
 
 
-def describe(path: str, plan: AddPlan) -> dict:
+def describe(path: str, plan: AddPlan) -> dict[str, Any]:
     """Record count, sizes, name mapping, statistics and partition values of one file (JSON-able)."""
     fs, inner = filesystem(path)
     try:
@@ -126,12 +131,12 @@ def describe(path: str, plan: AddPlan) -> dict:
     entries, hive_columns = mapper.map_top(schema, hive)
     stats = file_column_stats(meta, plan.columns, leaves=mapper.leaves)
     for col, value in hive_columns:
-        text = None if value is None else types.format_literal(col.type, value)  # type: ignore[assignment]  # reused name
+        literal = None if value is None else types.format_literal(col.type, value)
         stats[col.column_id] = ColumnStats(column_id=col.column_id, value_count=meta.num_rows,
-                                           null_count=meta.num_rows if text is None else 0, min_value=text,
-                                           max_value=text, column_size_bytes=0,
+                                           null_count=meta.num_rows if literal is None else 0, min_value=literal,
+                                           max_value=literal, column_size_bytes=0,
                                            # a folder's value is the whole value of every row
-                                           min_is_exact=text is not None, max_is_exact=text is not None)
+                                           min_is_exact=literal is not None, max_is_exact=literal is not None)
     return {
         "path": path, "record_count": meta.num_rows, "file_size_bytes": size, "footer_size": meta.serialized_size,
         "row_group_count": meta.num_row_groups, "mapping": entries,
@@ -142,7 +147,7 @@ def describe(path: str, plan: AddPlan) -> dict:
     }
 
 
-def describe_batches(batches, plan: AddPlan, threads: int):
+def describe_batches(batches: Iterable[pa.RecordBatch], plan: AddPlan, threads: int) -> Iterator[pa.RecordBatch]:
     """mapInArrow body (runs on executors, which lack sqlalchemy: keep this module light): `describe_json` of
     every path in `batches`, `threads` footers read at a time, as one `description` string column."""
     from concurrent.futures import ThreadPoolExecutor
@@ -162,7 +167,7 @@ def describe_json(path: str, plan: AddPlan) -> str:
         return json.dumps({"path": path, "error": str(exc), "kind": type(exc).__name__})
 
 
-def stats_of(description: dict) -> dict[int, ColumnStats]:
+def stats_of(description: dict[str, Any]) -> dict[int, ColumnStats]:
     """The ColumnStats of a description."""
     return {int(cid): ColumnStats(column_id=int(cid), value_count=v[0], null_count=v[1], min_value=v[2],
                                   max_value=v[3], contains_nan=v[4], column_size_bytes=v[5],
@@ -223,10 +228,12 @@ class _Mapper:
         self.leaves: list[Column | None] = []
         self.geometry_paths: set[str] = set()  # leaves of Parquet's GEOMETRY logical type (binary to Arrow)
 
-    def map_top(self, schema: pa.Schema, hive: dict[str, str | None]):
+    def map_top(self, schema: pa.Schema, hive: dict[str, str | None]
+                ) -> tuple[list[MappingEntry], list[HiveColumn]]:
         by_name = {c.name.lower(): c for c in self.plan.columns}
-        hive_columns: list[Any]
-        entries, hive_columns, seen = [], [], set()
+        entries: list[MappingEntry] = []
+        hive_columns: list[HiveColumn] = []
+        seen: set[int] = set()
         for f in schema:
             col = by_name.get(f.name.lower())
             if col is None:
@@ -256,7 +263,7 @@ class _Mapper:
                 f'"{self.plan.table_name}"\n* Set ignore_extra_columns=True to add the file anyway')
         self.leaves.extend([None] * _leaf_count(f.type))
 
-    def _hive_entry(self, col: Column, text: str | None, hive_columns: list) -> list:
+    def _hive_entry(self, col: Column, text: str | None, hive_columns: list[HiveColumn]) -> MappingEntry:
         if col.is_nested:
             raise SchemaMismatchError(f'Type "{col.type}" is not supported for hive partitioning')
         try:
@@ -273,11 +280,11 @@ class _Mapper:
             f'Failed to map column "{col_path}" from file "{self.path}" to the column in table '
             f'"{self.plan.table_name}"\n* Expected {expected}, found type {found}')
 
-    def _map(self, f: pa.Field, col: Column, prefix: str) -> list:
+    def _map(self, f: pa.Field, col: Column, prefix: str) -> MappingEntry:
         t = f.type.value_type if pa.types.is_dictionary(f.type) else f.type
         found = duckdb_type_name(t)
         name = f"{prefix}{f.name}"
-        entry = [f.name, col.column_id, False, []]
+        entry: MappingEntry = [f.name, col.column_id, False, []]
         if col.type == "struct":
             if not pa.types.is_struct(t):
                 self._fail(name, '"STRUCT"', found)
@@ -336,7 +343,8 @@ class _Mapper:
             self._fail(name, expected, found)
 
 
-def _partition_values(plan: AddPlan, path: str, hive: dict[str, str | None], hive_columns) -> dict[str, str | None]:
+def _partition_values(plan: AddPlan, path: str, hive: dict[str, str | None],
+                      hive_columns: list[HiveColumn]) -> dict[str, str | None]:
     """Partition key index -> value for a partitioned table, from the file's hive path (all keys required)."""
     if not plan.partition_keys:
         return {}

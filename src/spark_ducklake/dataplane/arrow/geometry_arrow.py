@@ -11,7 +11,7 @@ import pyarrow as pa
 import pyarrow.compute as pc
 
 
-def geometry_as_wkb(table, schema):
+def geometry_as_wkb(table: pa.Table, schema: pa.Schema) -> pa.Table:
     """A pyarrow table from Spark's Arrow batches with its GEOMETRYs (struct<srid, wkb>, at any depth) reduced to
     the WKB that `schema` (with `spec.types.GEOMETRY_WKB` fields) expects: for pyarrow writers."""
     for i, field in enumerate(schema):
@@ -23,7 +23,7 @@ def geometry_as_wkb(table, schema):
     return table
 
 
-def geometry_counts(table, counts: dict[int, int]) -> dict[int, int]:
+def geometry_counts(table: pa.Table, counts: dict[int, int]) -> dict[int, int]:
     """`counts` (field id -> non-NULL geometries) plus those of `table` (in the Parquet schema, GeoArrow WKB at any
     depth): pyarrow writes no statistics for GEOMETRY (no sort order), so its value and NULL counts come from here."""
     for i, field in enumerate(table.schema):
@@ -33,7 +33,7 @@ def geometry_counts(table, counts: dict[int, int]) -> dict[int, int]:
     return counts
 
 
-def _count(field, array, counts: dict[int, int]) -> None:
+def _count(field: pa.Field, array: pa.Array, counts: dict[int, int]) -> None:
     t = field.type
     if getattr(t, "extension_name", None) == "geoarrow.wkb":
         field_id = (field.metadata or {}).get(b"PARQUET:field_id")
@@ -58,7 +58,7 @@ def _count(field, array, counts: dict[int, int]) -> None:
                 _count(t.field(j), child, counts)
 
 
-def _has_geometry(arrow_type) -> bool:
+def _has_geometry(arrow_type: pa.DataType) -> bool:
     if getattr(arrow_type, "extension_name", None) == "geoarrow.wkb":
         return True
     if pa.types.is_map(arrow_type):
@@ -70,7 +70,7 @@ def _has_geometry(arrow_type) -> bool:
     return False
 
 
-def _wkb(array, target):
+def _wkb(array: pa.Array, target: pa.DataType) -> pa.Array:
     """`array` with Spark's geometry structs where `target` has GeoArrow WKB replaced by their WKB."""
     if not _has_geometry(target):
         return array

@@ -11,6 +11,7 @@ columns Spark writes with its own Parquet types raise `NotLocal`: the merge then
 from __future__ import annotations
 
 import dataclasses
+from typing import TYPE_CHECKING
 
 import pyarrow as pa
 
@@ -25,9 +26,13 @@ from .local_write import SPARK_ONLY_TYPES, sort_indices, sort_order
 from .row_versions import INSERTED, read_versions
 from .storage import delete_paths
 from .task_writer import TaskWriter, row_group_rows, writer_options
+from .write_options import WriteOptions
+
+if TYPE_CHECKING:  # a type only: the catalog's sorting module is its commit side (sqlalchemy)
+    from ...catalog.changes.sorting import SortKey
 
 
-def check_units(plan: TablePlan, sort_keys: list) -> None:
+def check_units(plan: TablePlan, sort_keys: list[SortKey]) -> None:
     """NotLocal unless this module writes the plan's units as the Spark path does."""
     spark_only = [c.name for top in plan.table.columns for c in top.walk() if c.type in SPARK_ONLY_TYPES]
     if spark_only:
@@ -38,7 +43,7 @@ def check_units(plan: TablePlan, sort_keys: list) -> None:
         sort_order(dataclasses.replace(plan.table, sort_keys=sort_keys))
 
 
-def merge_units(plan: TablePlan, options, sort_keys: list) -> list[list[NewDataFile]]:
+def merge_units(plan: TablePlan, options: WriteOptions, sort_keys: list[SortKey]) -> list[list[NewDataFile]]:
     """The file written for each unit of `plan` (its rows with row ids and inserting snapshots), nothing
     committed; on failure no file is left behind."""
     check_units(plan, sort_keys)
@@ -65,7 +70,7 @@ def merge_units(plan: TablePlan, options, sort_keys: list) -> list[list[NewDataF
                 writer.write((unit.directory, dict(unit.partition_values)), (index,), batch)
         writer.close()
     except BaseException:
-        opened = [writer._open[0]] if writer._open is not None else []
+        opened = [writer.current.path] if writer.current is not None else []
         delete_paths([f.path for _k, f in writer.files] + opened)
         raise
     written: list[list[NewDataFile]] = [[] for _ in plan.units]

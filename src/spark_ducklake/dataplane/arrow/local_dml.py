@@ -9,6 +9,7 @@ before anything is written, and the operation runs on Spark instead.
 from __future__ import annotations
 
 from collections import Counter
+from collections.abc import Mapping
 
 import pyarrow as pa
 import pyarrow.compute as pc
@@ -26,8 +27,9 @@ from .sql_syntax import check_syntax
 from .storage import delete_paths
 
 
-def check_condition(plan: PlannedScan, condition) -> None:
-    """NotLocal unless `condition` (None or a SQL string) evaluates in-process over the table's rows."""
+def check_condition(plan: PlannedScan, condition: object) -> None:
+    """NotLocal unless `condition` (None or a SQL string; a Spark Column is refused) evaluates in-process over the
+    table's rows."""
     if condition is None:
         return
     if not isinstance(condition, str):
@@ -36,13 +38,13 @@ def check_condition(plan: PlannedScan, condition) -> None:
     check(condition, visible_schema(plan.table.columns), condition=True)
 
 
-def matching_rows(plan: PlannedScan, condition, *, row_ids: bool = False) -> pa.Table:
+def matching_rows(plan: PlannedScan, condition: str | None, *, row_ids: bool = False) -> pa.Table:
     """The rows `condition` matches, with `_dl_file` and `_dl_pos` (and `rowid` if asked)."""
     rows = read_plan(plan, row_ids=row_ids, positions=True)
     return rows if condition is None else rows.filter(predicate_mask(condition, rows))
 
 
-def updated_rows(plan: PlannedScan, matches: pa.Table, assignments: dict) -> pa.Table:
+def updated_rows(plan: PlannedScan, matches: pa.Table, assignments: Mapping[str, object]) -> pa.Table:
     """The new versions of `matches` (the table's columns in its Arrow types, assignments applied and cast as
     Spark casts them); NotLocal for an assignment outside the subset or a value that does not fit."""
     by_name = {c.name.lower(): c for c in plan.table.columns}

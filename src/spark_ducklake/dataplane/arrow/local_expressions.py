@@ -10,11 +10,15 @@ Where Spark and pyarrow could disagree (string literals against numbers, overflo
 from __future__ import annotations
 
 from decimal import Decimal
+from typing import TypeAlias
 
 import pyarrow as pa
 import pyarrow.compute as pc
 import sqlglot
 from sqlglot import exp
+
+# What an expression evaluates to: a scalar (literals and what is computed from them alone) or a value per row.
+Value: TypeAlias = "pa.Scalar | pa.Array | pa.ChunkedArray"
 
 
 class NotLocal(Exception):
@@ -31,7 +35,7 @@ _CAST_TYPES = {
 }
 
 
-def parse(text: str) -> exp.Expression:
+def parse(text: str) -> exp.Expr:
     """The sqlglot tree of one Spark SQL expression; NotLocal if sqlglot cannot parse it."""
     try:
         return sqlglot.parse_one(text, read="spark")
@@ -67,24 +71,26 @@ def check(text: str, schema: pa.Schema, *, condition: bool) -> None:
 
 
 class Scope:
-    def __init__(self, data: pa.Table):
+    """The rows an expression is evaluated over; columns found case-insensitively."""
+
+    def __init__(self, data: pa.Table) -> None:
         self.data = data
         self.names = {name.lower(): name for name in data.column_names}
 
-    def column(self, node: exp.Column):
+    def column(self, node: exp.Column) -> pa.ChunkedArray:
         if node.table or node.name.lower() not in self.names:
             raise NotLocal(f"unknown column {node.sql()}")
         return self.data.column(self.names[node.name.lower()])
 
 
-def eval_node(node: exp.Expression, scope: Scope):
+def eval_node(node: exp.Expr, scope: Scope) -> Value:
     try:
         return _dispatch(node, scope)
     except (pa.ArrowInvalid, pa.ArrowNotImplementedError, pa.ArrowTypeError, TypeError, ValueError) as exc:
         raise NotLocal(f"{node.sql()}: {exc}") from exc
 
 
-def _dispatch(node: exp.Expression, scope: Scope):
+def _dispatch(node: exp.Expr, scope: Scope) -> Value:
     if isinstance(node, exp.Paren):
         return eval_node(node.this, scope)
     if isinstance(node, exp.Column):
@@ -143,7 +149,7 @@ def _dispatch(node: exp.Expression, scope: Scope):
     raise NotLocal(f"{type(node).__name__} ({node.sql()}) is not evaluated in-process")
 
 
-def _literal(node: exp.Expression) -> pa.Scalar:
+def _literal(node: exp.Expr) -> pa.Scalar:
     if isinstance(node, exp.Null):
         return pa.scalar(None, pa.null())
     if isinstance(node, exp.Boolean):
@@ -158,12 +164,14 @@ def _literal(node: exp.Expression) -> pa.Scalar:
         # Spark: an INT literal when it fits, else a BIGINT
         return pa.scalar(value, pa.int32() if -2**31 <= value < 2**31 else pa.int64())
     exact = Decimal(text)
-    digits = len(exact.as_tuple().digits)
-    scale = max(0, -exact.as_tuple().exponent)
+    digits, exponent = len(exact.as_tuple().digits), exact.as_tuple().exponent
+    if not isinstance(exponent, int):  # NaN or infinity: no digits
+        raise NotLocal(f"numeric literal {text!r}")
+    scale = max(0, -exponent)
     return pa.scalar(exact, pa.decimal128(max(digits, scale, 1), scale))
 
 
-def _cast(node: exp.Cast, scope: Scope):
+def _cast(node: exp.Cast, scope: Scope) -> Value:
     name = node.to.this.name if hasattr(node.to.this, "name") else str(node.to.this)
     if name == "DECIMAL":
         params = [int(p.this.this) for p in node.to.expressions]
@@ -188,11 +196,11 @@ def _string_scalar(text: str, target: pa.DataType) -> pa.Scalar:
     return pa.scalar(text.strip(), pa.string()).cast(target)
 
 
-def _type(value) -> pa.DataType:
+def _type(value: Value) -> pa.DataType:
     return value.type
 
 
-def _bool(value):
+def _bool(value: Value) -> Value:
     if pa.types.is_null(_type(value)):
         return pc.cast(value, pa.bool_())
     if not pa.types.is_boolean(_type(value)):
@@ -204,7 +212,7 @@ def _is_number(t: pa.DataType) -> bool:
     return pa.types.is_integer(t) or pa.types.is_floating(t) or pa.types.is_decimal(t)
 
 
-def coerce_pair(left, right):
+def coerce_pair(left: Value, right: Value) -> tuple[Value, Value]:
     """Operands brought to one type as Spark compares them: a string literal takes the other side's type;
     numbers widen (to double when one is floating, to a common decimal when one is decimal)."""
     lt, rt = _type(left), _type(right)
@@ -226,7 +234,7 @@ def coerce_pair(left, right):
     raise NotLocal(f"comparing {lt} with {rt}")
 
 
-def _numeric_pair(left, right):
+def _numeric_pair(left: Value, right: Value) -> tuple[Value, Value]:
     lt, rt = _type(left), _type(right)
     if not (_is_number(lt) and _is_number(rt)):
         if pa.types.is_null(lt) or pa.types.is_null(rt):
@@ -241,7 +249,7 @@ def _numeric_pair(left, right):
 
 
 def _common_decimal(a: pa.DataType, b: pa.DataType) -> pa.DataType:
-    def shape(t):
+    def shape(t: pa.DataType) -> tuple[int, int]:
         if pa.types.is_decimal(t):
             return t.precision - t.scale, t.scale
         return {8: 3, 16: 5, 32: 10, 64: 19}[t.bit_width], 0
@@ -254,14 +262,14 @@ def _common_decimal(a: pa.DataType, b: pa.DataType) -> pa.DataType:
     return pa.decimal128(precision, scale)
 
 
-def _as_double(value):
+def _as_double(value: Value) -> Value:
     t = _type(value)
     if not (_is_number(t) or pa.types.is_null(t)):
         raise NotLocal(f"division of {t}")
     return pc.cast(value, pa.float64())
 
 
-def _mod(left, right):
+def _mod(left: Value, right: Value) -> Value:
     """Spark's `%` on integers: the remainder takes the dividend's sign (truncating division)."""
     if not (pa.types.is_integer(_type(left)) and pa.types.is_integer(_type(right))):
         raise NotLocal("% on non-integers")
@@ -273,7 +281,7 @@ def _mod(left, right):
     return pc.subtract(left, pc.multiply(quotient, right))
 
 
-def _in(value, options: list):
+def _in(value: Value, options: list[Value]) -> Value:
     valid = [o for o in options if not (isinstance(o, pa.Scalar) and not o.is_valid)]
     if any(not isinstance(o, pa.Scalar) for o in options):
         raise NotLocal("IN over non-literal values")

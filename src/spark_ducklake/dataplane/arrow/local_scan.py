@@ -9,6 +9,7 @@ and the catalog's inlined rows are appended. Imports no pyspark.
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from concurrent.futures import ThreadPoolExecutor
 
 import pyarrow as pa
@@ -98,7 +99,7 @@ def _result_schema(columns: list[Column], row_ids: bool, positions: bool) -> pa.
     return pa.schema(fields)
 
 
-def read_file_columns(f: DataFile, columns: list[Column]) -> tuple[pa.Table, dict, list[str]]:
+def read_file_columns(f: DataFile, columns: list[Column]) -> tuple[pa.Table, dict[int, str], list[str]]:
     """A data file's columns found by field id (or its name map), plus the internal snapshot/row-id columns it
     holds: (data, column_id -> its column name in the file, internal column names present)."""
     fs, inner = filesystem(f.path)
@@ -113,7 +114,7 @@ def read_file_columns(f: DataFile, columns: list[Column]) -> tuple[pa.Table, dic
         return parquet.read(columns=wanted, use_threads=False), names, extras
 
 
-def _read_file(f: DataFile, columns: list[Column], schema: pa.Schema, snapshot_id: int, inlined_deletes,
+def _read_file(f: DataFile, columns: list[Column], schema: pa.Schema, snapshot_id: int, inlined_deletes: Sequence[int],
                row_ids: bool, positions: bool) -> pa.Table:
     data, found, extras = read_file_columns(f, columns)
     n = data.num_rows
@@ -156,7 +157,7 @@ def _by_name(file_schema: pa.Schema, f: DataFile, columns: list[Column]) -> dict
             if c.column_id in sources and sources[c.column_id].lower() in position}
 
 
-def _deleted_positions(f: DataFile, snapshot_id: int, inlined_deletes) -> pa.Array | None:
+def _deleted_positions(f: DataFile, snapshot_id: int, inlined_deletes: Sequence[int]) -> pa.Array | None:
     """Positions of the file deleted as of the snapshot: its delete file (per-position snapshots of a partial
     one, else the file's begin snapshot) and its inlined deletes."""
     parts = [] if f.delete_file is None else [positions_as_of(f.delete_file, snapshot_id)]

@@ -4,7 +4,7 @@ Rows are written under the table's Parquet field ids (plus `_ducklake_internal_r
 ids), partitioned into the same hive-style folders with the same partition values (identity keys on integer,
 string, date and boolean columns; year/month/day/hour; bucket(N) with the spec's hash), sorted by the table's
 plain-column sort keys, cut at the target file size, row groups and codec from the lake options, and described
-from their footers (`write_in_place._TaskWriter`, the writer Spark tasks use on object stores). A layout this
+from their footers (`task_writer.TaskWriter`, the writer Spark tasks use on object stores). A layout this
 module cannot reproduce exactly (identity keys on floats, timestamps or decimals, expression sort keys) raises
 `NotLocal`, and the write goes to Spark.
 """
@@ -21,12 +21,12 @@ from ...spec import types
 from ...spec.bucket_hash import bucket_int64, bucket_many
 from ...spec.epoch import EPOCH_TRANSFORMS, epoch_ordinals
 from ...spec.internal_columns import ROW_ID_COLUMN, ROW_ID_FIELD_ID
-from ...spec.model import NewDataFile, PartitionSpec, TableInfo
+from ...spec.model import NewDataFile, PartitionKey, PartitionSpec, TableInfo
 from .file_layout import estimated_row_width
 from .local_expressions import NotLocal
 from .storage import delete_paths
 from .task_writer import TaskWriter, key_runs, partition_directories, row_group_rows, writer_options
-from .write_options import rows_per_file
+from .write_options import WriteOptions, rows_per_file
 
 KEY_PREFIX = "_dl_p"
 SPARK_ONLY_TYPES = {"variant"}  # Parquet VARIANT type: Spark's writer sets it (geometry: types.to_parquet_schema)
@@ -47,7 +47,7 @@ def check_layout(table: TableInfo, sort_on_insert: bool) -> None:
         sort_order(table)
 
 
-def write_table_files(data: pa.Table, table: TableInfo, options, *, row_ids: pa.Array | None = None
+def write_table_files(data: pa.Table, table: TableInfo, options: WriteOptions, *, row_ids: pa.Array | None = None
                       ) -> list[NewDataFile]:
     """Write `data` (the table's columns in its Arrow types) as the table's data files; nothing committed. On
     failure no file is left behind."""
@@ -81,7 +81,7 @@ def write_table_files(data: pa.Table, table: TableInfo, options, *, row_ids: pa.
                 writer.write(place(values), values, part.select(schema.names))
         writer.close()
     except BaseException:
-        opened = [writer._open[0]] if writer._open is not None else []
+        opened = [writer.current.path] if writer.current is not None else []
         delete_paths([f.path for _k, f in writer.files] + opened)
         raise
     return [f for _k, f in writer.files if f.record_count > 0]
@@ -100,7 +100,7 @@ def sort_indices(data: pa.Table, order: list[tuple[str, str]], placement: str) -
     return pc.sort_indices(data, sort_keys=order, null_placement=placement)
 
 
-def _keys(table: TableInfo) -> list:
+def _keys(table: TableInfo) -> list[PartitionKey]:
     return list(table.partition.keys) if table.partition is not None else []
 
 
@@ -122,7 +122,7 @@ def sort_order(table: TableInfo) -> tuple[list[tuple[str, str]], str]:
     return order, placements.pop() if placements else "at_end"
 
 
-def _key_values(data: pa.Table, table: TableInfo, keys: list) -> list[pa.Array]:
+def _key_values(data: pa.Table, table: TableInfo, keys: list[PartitionKey]) -> list[pa.Array]:
     """Each partition key's value per row, as the text Spark's partitionBy writes into the staged path."""
     by_id = {c.column_id: c for c in table.columns}
     out = []
@@ -139,8 +139,10 @@ def _key_values(data: pa.Table, table: TableInfo, keys: list) -> list[pa.Array]:
             text = pc.cast(part, pa.string())
         elif key.transform in EPOCH_TRANSFORMS:
             text = pc.cast(epoch_ordinals(values, key.transform), pa.string())
-        else:
-            text = _bucket_text(values, col.type, key.buckets)
+        elif (buckets := key.buckets) is not None:
+            text = _bucket_text(values, col.type, buckets)
+        else:  # no transform DuckLake has: Spark's path reports it
+            raise NotLocal(f"partition transform {key.transform}")
         out.append(text)
     return out
 

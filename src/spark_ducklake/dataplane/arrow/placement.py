@@ -26,6 +26,8 @@ def placement(staged_relative: str, table: TableInfo, spec: PartitionSpec,
     if not hive:
         return "", values
     names = directory_names(spec.keys, table.columns)
-    parts = [f"{names[i]}={_SPARK_NULL if values.get(i) is None else quote(values[i], safe='')}"  # type: ignore[arg-type]  # its NULL too; not None there
-             for i in range(len(spec.keys))]
+    parts = []
+    for i in range(len(spec.keys)):
+        value = values.get(i)  # a key the path lacks is NULL too
+        parts.append(f"{names[i]}={_SPARK_NULL if value is None else quote(value, safe='')}")
     return "".join(p + "/" for p in parts), values

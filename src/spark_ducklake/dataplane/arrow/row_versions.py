@@ -56,15 +56,18 @@ def read_versions(files: list[DataFile], columns: list[Column]) -> pa.Table:
     return pa.concat_tables([_build([f], columns, schema, [r[0]], r[1], r[2]) for f, r in zip(files, raw, strict=True)])
 
 
-def _build(files: list[DataFile], columns: list[Column], schema: pa.Schema, parts: list[pa.Table], found: dict,
-           extras: list[str]) -> pa.Table:
+def _build(files: list[DataFile], columns: list[Column], schema: pa.Schema, parts: list[pa.Table],
+           found: dict[int, str], extras: list[str]) -> pa.Table:
     """The version rows of `files` whose raw columns (`parts`, one per file) share one layout."""
     counts = np.array([t.num_rows for t in parts], dtype=np.int64)
     data = pa.concat_tables(parts) if len(parts) > 1 else parts[0]
     n = data.num_rows
     starts = np.repeat(np.cumsum(counts) - counts, counts)
     pos = pa.array(np.arange(n, dtype=np.int64) - starts)
-    per_file = lambda values: pa.array(np.repeat(np.array(values, dtype=np.int64), counts))  # noqa: E731
+
+    def per_file(values: list[int]) -> pa.Array:
+        return pa.array(np.repeat(np.array(values, dtype=np.int64), counts))
+
     rowid = pc.add(pos, per_file([f.row_id_start or 0 for f in files]))
     if ROW_ID_COLUMN in extras:
         rowid = pc.coalesce(data.column(ROW_ID_COLUMN).combine_chunks().cast(pa.int64()), rowid)

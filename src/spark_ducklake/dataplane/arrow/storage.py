@@ -82,7 +82,7 @@ def s3_settings() -> tuple[float, float, int]:
         if not value > 0:
             raise InvalidArgumentError(f"{name}={text!r}: expected a positive number (default {default})")
         values.append(value)
-    return values[0], values[1], values[2]  # type: ignore[return-value]  # the third is parsed as an int
+    return values[0], values[1], int(values[2])  # the third is parsed as an int already
 
 
 def s3_endpoint(bucket: str) -> str:
@@ -114,6 +114,6 @@ def writes_in_place(path: str) -> bool:
     return "://" in path and not path.startswith("file:")
 
 
-def is_connect(spark) -> bool:
+def is_connect(spark: object) -> bool:
     """Whether `spark` is a Spark Connect session (its driver is a server that may not see our disk)."""
     return "connect" in type(spark).__module__

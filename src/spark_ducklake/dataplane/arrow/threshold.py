@@ -14,6 +14,7 @@ Spark.
 from __future__ import annotations
 
 import os
+from typing import Protocol
 
 from ...catalog.reads.options import parse_size
 from ...errors import InvalidArgumentError
@@ -23,13 +24,20 @@ DEFAULT_SMALL_DATA_BYTES = 64 * 2**20
 ENV = "SPARK_DUCKLAKE_SMALL_DATA_BYTES"
 
 
+class HasThreshold(Protocol):
+    """What the threshold is read from: a lake handle's context (operations/context.py's `LakeContext`, a layer
+    above this one)."""
+
+    small_data_threshold: int | None  # None: the process default
+
+
 def default_threshold() -> int:
     """The threshold a new handle starts with: SPARK_DUCKLAKE_SMALL_DATA_BYTES, else 64 MiB."""
     raw = os.environ.get(ENV)
     return DEFAULT_SMALL_DATA_BYTES if raw in (None, "") else check_threshold(raw, ENV)
 
 
-def check_threshold(value, what: str = "small_data_threshold") -> int:
+def check_threshold(value: object, what: str = "small_data_threshold") -> int:
     """A threshold in bytes (an int, or a size like '64MB'); InvalidArgumentError naming a bad one."""
     if isinstance(value, bool):
         raise InvalidArgumentError(f"{what} must be a number of bytes, got {value!r}")
@@ -42,7 +50,7 @@ def check_threshold(value, what: str = "small_data_threshold") -> int:
     return size
 
 
-def threshold_of(ctx) -> int:
+def threshold_of(ctx: HasThreshold) -> int:
     """The threshold in force for a lake handle's context: set on the handle (or at attach), else the process
     default."""
     value = ctx.small_data_threshold
@@ -64,7 +72,7 @@ def is_small(threshold: int, nbytes: int) -> bool:
     return threshold > 0 and nbytes <= threshold
 
 
-def files_in_process(ctx, files: list[DataFile], extra_bytes: int = 0) -> bool:
+def files_in_process(ctx: HasThreshold, files: list[DataFile], extra_bytes: int = 0) -> bool:
     """Whether an operation over these files (plus `extra_bytes` of other input) runs in-process: small enough,
     and none encrypted (only Spark decrypts: dataplane/spark/encrypted/)."""
     if any(f.encryption_key for f in files):

@@ -11,7 +11,10 @@ id, and writes it on. Offsets stay valid, as nothing before the footer moves. Pu
 from __future__ import annotations
 
 import struct
+from collections.abc import Iterable
+from typing import BinaryIO
 
+from ...spec.model import Column
 from .crypto import thrift
 
 _MAGIC = b"PAR1"
@@ -44,7 +47,7 @@ class AnnotatingSink:
     pyarrow buffers a Python sink, so the held bytes may start with the last pages: `footer_size` tells the
     footer's length once closed."""
 
-    def __init__(self, stream, field_ids: set[int]):
+    def __init__(self, stream: BinaryIO, field_ids: set[int]) -> None:
         self.stream, self.field_ids = stream, field_ids
         self._held: bytearray | None = None
         self._end: int | None = None  # the file's size once closed
@@ -55,7 +58,7 @@ class AnnotatingSink:
         """Hold back what is written from now on (call just before closing the Parquet writer)."""
         self._held = bytearray()
 
-    def write(self, data) -> int:
+    def write(self, data: bytes | bytearray | memoryview) -> int:
         """Pass bytes on, or hold them after `hold()`."""
         if self._held is not None:
             self._held += data
@@ -89,6 +92,6 @@ class AnnotatingSink:
         self.closed = True
 
 
-def variant_ids(columns) -> set[int]:
+def variant_ids(columns: Iterable[Column]) -> set[int]:
     """The field ids of a table's variant columns, at any depth."""
     return {part.column_id for top in columns for part in top.walk() if part.type == "variant"}

@@ -9,24 +9,30 @@ from __future__ import annotations
 
 import struct
 from dataclasses import dataclass, field
+from typing import Any
 
 STOP, TRUE, FALSE, BYTE, I16, I32, I64, DOUBLE, BINARY, LIST, SET, MAP, STRUCT = range(13)
+
+# A decoded value: bool, int, float, bytes, Container or Struct by its wire type (None: a struct's boolean field,
+# its value in the type). Decoding has no schema, so only the caller knows which (FileMetaData's field 2 is a list
+# of structs, ...): values are `Any` to it.
+Value = Any
 
 
 @dataclass
 class Struct:
     """A decoded struct: (field id, compact type, value) in wire order; booleans carry their value in the type."""
 
-    fields: list[tuple[int, int, object]] = field(default_factory=list)
+    fields: list[tuple[int, int, Value]] = field(default_factory=list)
 
-    def get(self, fid: int, default=None):
+    def get(self, fid: int, default: Value = None) -> Value:
         """The value of field `fid`, or `default`."""
         for f, _t, v in self.fields:
             if f == fid:
                 return v
         return default
 
-    def set(self, fid: int, value) -> None:
+    def set(self, fid: int, value: Value) -> None:
         """Replace field `fid`'s value (the field must exist)."""
         self.fields = [(f, t, value if f == fid else v) for f, t, v in self.fields]
 
@@ -41,7 +47,7 @@ class Container:
 
     kind: int
     elem: int
-    items: list
+    items: list[Value]  # maps: (key, value) tuples
     value_type: int = 0
 
 
@@ -67,7 +73,7 @@ class _Reader:
         n = self.varint()
         return (n >> 1) ^ -(n & 1)
 
-    def value(self, t: int):
+    def value(self, t: int) -> Value:
         if t in (TRUE, FALSE):  # inside containers a boolean is one byte
             return self.byte() == TRUE
         if t == BYTE:
@@ -128,7 +134,7 @@ def _zigzag(n: int, out: bytearray) -> None:
     _varint((n << 1) ^ (n >> 63), out)
 
 
-def _value(t: int, v, out: bytearray) -> None:
+def _value(t: int, v: Value, out: bytearray) -> None:
     if t in (TRUE, FALSE):
         out.append(TRUE if v else FALSE)
     elif t == BYTE:
