@@ -92,7 +92,7 @@ def drop_new(tx: Transaction, key: Key, created: NewTable) -> None:
     forgotten."""
     info, ref = created
     staged = tx.table(key)
-    staged.created, staged.touched, staged.row_changed = None, False, False
+    staged.created, staged.row_changed = None, False
     mine = [f for f in tx.files if f.startswith(info.path)]
     delete_paths(mine)
     tx.replace_ops([op for op in tx.ops if getattr(op, "ref", None) is not ref],

@@ -68,8 +68,6 @@ class StagedTable:
 
     created: NewTable | None = None  # created in this transaction (by its name now)
     row_changed: bool = False  # a DELETE, UPDATE, MERGE or overwrite is staged
-    altered: bool = False  # an ALTER is staged (by the name at the start)
-    touched: bool = False  # written or changed row by row
     columns: list[Column] | None = None  # after the ALTERs staged so far (by the name at the start)
 
 
@@ -250,12 +248,7 @@ class Transaction:
         schema, name = key = split_name(table)
         if self.created(key) is not None:
             raise DuckLakeError(f"{schema}.{name} is created in this transaction: give create_table its final columns")
-        key = self.names.source(key)
-        self.table(key).altered = True
-        return key
-
-    def _touch(self, table) -> None:
-        self.table(split_name(table)).touched = True
+        return self.names.source(key)
 
     def _not_altered(self, table: str | Key, what: str) -> None:
         """Refuse a change that reads the table's rows with the columns it had when the transaction began."""
@@ -296,7 +289,6 @@ class Transaction:
         freed = key in self.names.gone and key not in self.names.renamed  # dropped here: a new table may take it
         if self.created(key) is None and not freed:
             schema, name = key = self.names.source(key)  # a renamed table's rows are under its old name
-        self._touch(key)
         pending = self.created(key)
         with self.ctx.connect() as conn:  # one round of catalog reads before the data moves
             self.begin_reads(conn)
@@ -423,7 +415,6 @@ class Transaction:
 
     def _row_change(self, table) -> None:
         """A MERGE or overwrite, planned against the table as the transaction began: its only row-level change."""
-        self._touch(table)
         schema, name = key = split_name(table)
         staged = self.table(key)
         if staged.created is not None or staged.row_changed:
@@ -435,8 +426,7 @@ class Transaction:
         """A DELETE or UPDATE of the table (by its name now) is staged."""
         key = split_name(table)
         key = key if self.created(key) is not None else self.names.source(key)
-        staged = self.table(key)
-        staged.touched = staged.row_changed = True
+        self.table(key).row_changed = True
 
     # ----------------------------------------------------------------------------------------- reads
     def staged(self, *, catalog_only: bool = False):
