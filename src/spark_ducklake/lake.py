@@ -15,7 +15,7 @@ from typing import TYPE_CHECKING, Any, overload
 
 import sqlalchemy as sa
 
-from .catalog.attach import check_ducklake_version, default_ducklake_version
+from .catalog.attach import AttachOptions, check_ducklake_version, default_ducklake_version
 from .catalog.changes.tags import COMMENT
 from .catalog.reads import reader
 from .catalog.reads.macros import MacroRow, list_macros
@@ -138,15 +138,18 @@ class DuckLake:
         WRITE_DELETION_VECTORS) makes this handle's deletes write Puffin deletion vectors where no
         write_deletion_vectors option is set (docs/types.md, "Deletion vectors")."""
         version = default_ducklake_version() if ducklake_version is None else check_ducklake_version(ducklake_version)
-        return cls(LakeContext.attach(
-            catalog, data_path, spark=spark, create_if_missing=create_if_missing, read_only=read_only,
-            data_inlining_row_limit=data_inlining_row_limit, snapshot_version=snapshot_version,
-            snapshot_time=snapshot_time, author=author, automatic_migration=automatic_migration,
-            override_data_path=override_data_path, metadata_schema=metadata_schema,
-            metadata_catalog=metadata_catalog, retry=retry_policy(
-                ducklake_max_retry_count=ducklake_max_retry_count, ducklake_retry_wait_ms=ducklake_retry_wait_ms,
-                ducklake_retry_backoff=ducklake_retry_backoff), small_data_threshold=small_data_threshold,
-            encrypted=encrypted, ducklake_version=version, write_deletion_vectors=write_deletion_vectors))
+        retry = retry_policy(
+            ducklake_max_retry_count=ducklake_max_retry_count, ducklake_retry_wait_ms=ducklake_retry_wait_ms,
+            ducklake_retry_backoff=ducklake_retry_backoff)
+        # built once, here: every layer below takes this record, not the keywords
+        options = AttachOptions(
+            data_path=data_path, create_if_missing=create_if_missing, read_only=read_only,
+            snapshot_version=snapshot_version, snapshot_time=snapshot_time, automatic_migration=automatic_migration,
+            override_data_path=override_data_path, metadata_schema=metadata_schema, metadata_catalog=metadata_catalog,
+            encrypted=encrypted, ducklake_version=version, data_inlining_row_limit=data_inlining_row_limit,
+            author=author, retry=retry, small_data_threshold=small_data_threshold,
+            write_deletion_vectors=write_deletion_vectors)
+        return cls(LakeContext.attach(catalog, options, spark=spark))
 
     def close(self) -> None:
         """Release catalog connections (DuckDB catalog files can then be opened elsewhere) and the global temporary

@@ -6,7 +6,8 @@ only those below it (pyproject.toml's `catalog-layers` contract):
 
     attach | planners  >  changes  >  commit  >  inlined  >  reads | stats | conflicts  >  database
 
-- attach.py    opening a lake from an ATTACH string: connect, create or check (and migrate), pin a snapshot
+- attach.py    opening a lake from an ATTACH string as one `AttachOptions` record asks: connect, create or check
+               (and migrate), pin a snapshot
 - commit.py    one snapshot per commit: a short transaction with the spec's conflict rules and retries
 - retry_settings.py  the reference's ducklake_max_retry_count / retry_wait_ms / retry_backoff -> RetryPolicy
 - conflicts.py the spec's conflict rules: may our changes commit after a snapshot committed meanwhile

@@ -1,9 +1,10 @@
-"""Attaching a catalog: parse the ATTACH string, connect, create or check (and migrate) the lake, pin a snapshot."""
+"""Attaching a catalog: what an attach asks for (`AttachOptions`), then connect, create or check (and migrate)
+the lake, pin a snapshot."""
 
 from __future__ import annotations
 
 import os
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from datetime import datetime
 from typing import Any
 
@@ -11,14 +12,42 @@ import sqlalchemy as sa
 
 from ..errors import CatalogError
 from ..spec.paths import absolute_data_path
+from .commit import RetryPolicy
 from .database import bootstrap
 from .database.connection import CatalogLocation, catalog_exists, create_engine
 from .database.migration import migrate_if_needed
-from .database.versions import CREATABLE, LATEST, is_v11, remember_version
+from .database.versions import CREATABLE, LATEST, DucklakeVersion, is_v11, remember_version
 from .encryption import is_encrypted
 from .reads import reader
 
 DEFAULT_VERSION_ENV = "SPARK_DUCKLAKE_DEFAULT_VERSION"
+
+
+@dataclass(frozen=True)
+class AttachOptions:
+    """What one attach asks for, below the `DuckLake.attach` facade (which builds it once from its keywords; the
+    stream and data-source writers build their own): the reference's ATTACH options and this handle's defaults.
+    `LakeContext.attach` checks the values it is given (operations/context.py), so `attach_catalog` and the
+    context see checked ones. The catalog string and the Spark session travel beside it, not in it."""
+
+    data_path: str | None = None  # the reference's DATA_PATH (None: the stored one, or the catalog's default)
+    create_if_missing: bool = True
+    read_only: bool = False
+    snapshot_version: int | None = None  # pin the handle to a snapshot (at most one of version and time)
+    snapshot_time: datetime | None = None
+    automatic_migration: bool = False  # AUTOMATIC_MIGRATION: upgrade an older catalog in place
+    override_data_path: bool = False  # OVERRIDE_DATA_PATH: data_path wins over the stored one, for this handle
+    metadata_schema: str | None = None  # METADATA_SCHEMA: the catalog tables' schema (PostgreSQL, DuckDB)
+    metadata_catalog: str | None = None  # METADATA_CATALOG: the name lake.sql reads the catalog tables under
+    encrypted: bool | None = None  # ENCRYPTED (None: as the lake says)
+    ducklake_version: DucklakeVersion | None = None  # DUCKLAKE_VERSION of a new catalog (check_ducklake_version)
+    # The handle's defaults: inlining limit, commit author and retries, the in-process size limit, deletion vectors.
+    data_inlining_row_limit: int | None = None
+    author: str | None = None
+    retry: RetryPolicy = field(default_factory=RetryPolicy)  # the ducklake_*retry* settings
+    small_data_threshold: int | str | None = None  # bytes or a size such as "16MB" (dataplane/arrow/threshold.py)
+    write_deletion_vectors: bool | None = None  # WRITE_DELETION_VECTORS, below a stored option of that name
+
 
 @dataclass
 class AttachedCatalog:
@@ -30,45 +59,43 @@ class AttachedCatalog:
     pinned_snapshot: int | None
 
 
-def attach_catalog(location: CatalogLocation, data_path: str | None, *, create_if_missing: bool, read_only: bool,
-                   snapshot_version: int | None, snapshot_time: datetime | None, automatic_migration: bool,
-                   override_data_path: bool, encrypted: bool | None = None,
-                   ducklake_version: str | None = None) -> AttachedCatalog:
-    """Open (or create) the lake behind an ATTACH string; raw driver errors propagate (error_causes names them).
-    `encrypted` (the reference's ENCRYPTED; None: as the lake says) creates an encrypted lake, and must match an
-    existing lake's setting. `ducklake_version` (checked by check_ducklake_version) is a new catalog's version."""
-    if not catalog_exists(location) and (read_only or not create_if_missing):
+def attach_catalog(location: CatalogLocation, options: AttachOptions) -> AttachedCatalog:
+    """Open (or create) the lake behind an ATTACH string as `options` (checked) ask; raw driver errors propagate
+    (error_causes names them). `options.encrypted` creates an encrypted lake, and must match an existing lake's
+    setting. `options.ducklake_version` is a new catalog's version, and an existing one's migration target."""
+    if not catalog_exists(location) and (options.read_only or not options.create_if_missing):
         raise CatalogError(f"no DuckLake catalog at {location.describe()} (create_if_missing is off)")
     engine = create_engine(location)
     try:
         with engine.begin() as conn:
             if bootstrap.lake_exists(conn, location.metadata_schema):
                 metadata = bootstrap.read_global_metadata(conn)
-                if automatic_migration:
-                    metadata = migrate_if_needed(conn, metadata, read_only=read_only, target=ducklake_version)
+                if options.automatic_migration:
+                    metadata = migrate_if_needed(conn, metadata, read_only=options.read_only,
+                                                 target=options.ducklake_version)
                 bootstrap.check_version(metadata)
                 remember_version(conn, metadata["version"])  # later version checks need no catalog read
-                check_requested_version(metadata["version"], ducklake_version)
-                check_encryption(metadata, encrypted)
+                check_requested_version(metadata["version"], options.ducklake_version)
+                check_encryption(metadata, options.encrypted)
                 stored = metadata.get("data_path")
                 if stored is None:
                     raise CatalogError("catalog has no data_path in ducklake_metadata")
-                data_path = _attached_data_path(stored, data_path, override_data_path)
-            elif read_only or not create_if_missing:
+                data_path = _attached_data_path(stored, options.data_path, options.override_data_path)
+            elif options.read_only or not options.create_if_missing:
                 raise CatalogError(f"{location.describe()} holds no DuckLake catalog")
             else:
-                data_path = data_path or location.default_data_path
-                if data_path is None:
+                given = options.data_path or location.default_data_path
+                if given is None:
                     raise CatalogError(f"a new lake on {location.kind} needs data_path=")
-                data_path = absolute_data_path(data_path)
-                bootstrap.create_lake(conn, data_path, encrypted=bool(encrypted),
+                data_path = absolute_data_path(given)
+                bootstrap.create_lake(conn, data_path, encrypted=bool(options.encrypted),
                                       metadata_schema=location.metadata_schema,
-                                      version=ducklake_version or LATEST)
+                                      version=options.ducklake_version or LATEST)
             pinned = None
-            if snapshot_version is not None:
-                pinned = reader.get_snapshot(conn, snapshot_version).snapshot_id
-            elif snapshot_time is not None:
-                pinned = reader.snapshot_at(conn, snapshot_time).snapshot_id
+            if options.snapshot_version is not None:
+                pinned = reader.get_snapshot(conn, options.snapshot_version).snapshot_id
+            elif options.snapshot_time is not None:
+                pinned = reader.snapshot_at(conn, options.snapshot_time).snapshot_id
     except BaseException:
         engine.dispose()
         raise
@@ -96,7 +123,7 @@ def check_metadata_catalog(name: str | None) -> str | None:
     return name.strip()
 
 
-def check_ducklake_version(version: str | None) -> str | None:
+def check_ducklake_version(version: str | None) -> DucklakeVersion | None:
     """The reference's DUCKLAKE_VERSION: the spec version a new catalog is created at ('1.0', '1.1', or the
     reference's development string '1.1-dev1'); returned stripped (None: the default)."""
     if version is None:
@@ -109,13 +136,14 @@ def check_ducklake_version(version: str | None) -> str | None:
     if parts < (1, 0):
         raise CatalogError(f"ducklake_version must be >= '1.0'; got {text!r} (older catalogs are migrated with "
                            "automatic_migration=True)")
-    if text not in CREATABLE:
-        raise CatalogError(f"Unsupported ducklake_version {text!r}: spark-ducklake creates DuckLake "
-                           f"{', '.join(CREATABLE)} catalogs")
-    return text
+    for creatable in CREATABLE:
+        if text == creatable:
+            return creatable  # the Literal, which `text` (a str) is not to the type checker
+    raise CatalogError(f"Unsupported ducklake_version {text!r}: spark-ducklake creates DuckLake "
+                       f"{', '.join(CREATABLE)} catalogs")
 
 
-def default_ducklake_version() -> str | None:
+def default_ducklake_version() -> DucklakeVersion | None:
     """The reference's `ducklake_default_version` setting, here SPARK_DUCKLAKE_DEFAULT_VERSION: the version asked
     for when an attach gives no ducklake_version (None: unset; new catalogs are then 1.1, existing ones keep theirs)."""
     text = os.environ.get(DEFAULT_VERSION_ENV, "").strip()

@@ -8,15 +8,16 @@ and the few catalog reads and the one commit path they share.
 from __future__ import annotations
 
 from contextlib import contextmanager
+from dataclasses import replace
 from datetime import datetime
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 import sqlalchemy as sa
 
-from ..catalog.attach import attach_catalog, check_metadata_catalog
+from ..catalog.attach import AttachedCatalog, AttachOptions, attach_catalog, check_metadata_catalog
 from ..catalog.changes.ddl import check_can_enable_inlining
-from ..catalog.commit import RetryPolicy, commit
-from ..catalog.database.connection import CatalogLocation, parse_catalog, with_metadata_schema
+from ..catalog.commit import commit
+from ..catalog.database.connection import parse_catalog, with_metadata_schema
 from ..catalog.database.versions import catalog_is_v11
 from ..catalog.inlined import tables as inlined_tables
 from ..catalog.planners.pruning import prune_files
@@ -47,59 +48,46 @@ if TYPE_CHECKING:
 class LakeContext:
     """One attached lake, as operations see it."""
 
-    def __init__(self, location: CatalogLocation, engine: sa.Engine, data_path: str, *, spark=None,
-                 read_only: bool = False, data_inlining_row_limit: int | None = None,
-                 pinned_snapshot: int | None = None, author: str | None = None,
-                 retry: RetryPolicy | None = None, metadata_catalog: str | None = None,
-                 small_data_threshold: int | str | None = None, write_deletion_vectors: bool | None = None):
-        self.location = location
-        self.engine = engine
-        self.data_path = data_path
-        self.read_only = read_only or pinned_snapshot is not None
-        self.data_inlining_row_limit = data_inlining_row_limit
+    def __init__(self, opened: AttachedCatalog, options: AttachOptions, *, spark=None):
+        self.location = opened.location
+        self.engine = opened.engine
+        self.data_path = opened.data_path
+        self.read_only = options.read_only or opened.pinned_snapshot is not None
+        self.data_inlining_row_limit = options.data_inlining_row_limit
         # the reference's write settings (SET ducklake_target_file_size, ...; catalog/write_settings.py); the
         # WRITE_DELETION_VECTORS attach option sets the same as the setting: below a stored option
-        self.write_settings = WriteSettings(write_deletion_vectors=write_deletion_vectors)
-        self.pinned_snapshot = pinned_snapshot
-        self.author = author
-        self.retry = retry or RetryPolicy()  # the ducklake_*retry* settings; lake.sql's SET changes them
-        self.metadata_catalog = metadata_catalog
+        self.write_settings = WriteSettings(write_deletion_vectors=options.write_deletion_vectors)
+        self.pinned_snapshot = opened.pinned_snapshot
+        self.author = options.author
+        self.retry = options.retry  # the ducklake_*retry* settings; lake.sql's SET changes them
+        self.metadata_catalog = options.metadata_catalog
         # bytes up to which data moves in-process with pyarrow (dataplane/arrow); None: the process default
-        self.small_data_threshold: int | None = (None if small_data_threshold is None
-                                                 else check_threshold(small_data_threshold))
+        self.small_data_threshold: int | None = (None if options.small_data_threshold is None
+                                                 else check_threshold(options.small_data_threshold))
         self._spark = spark
         self.table_cache = reader.TableCache()
         self.file_cache = FileListCache()  # big tables' file lists, per snapshot
         self.last_committed: int | None = None  # the newest snapshot this handle committed
 
     @classmethod
-    def attach(cls, catalog: str, data_path: str | None = None, *, spark=None, create_if_missing: bool = True,
-               read_only: bool = False, data_inlining_row_limit: int | None = None,
-               snapshot_version: int | None = None, snapshot_time: datetime | None = None,
-               author: str | None = None, automatic_migration: bool = False,
-               override_data_path: bool = False, metadata_schema: str | None = None,
-               metadata_catalog: str | None = None, retry: RetryPolicy | None = None,
-               small_data_threshold: int | str | None = None, encrypted: bool | None = None,
-               ducklake_version: str | None = None, write_deletion_vectors: bool | None = None) -> LakeContext:
-        """Open (or create) a lake from an ATTACH string; a driver error becomes a CatalogError naming its cause."""
-        location = with_metadata_schema(parse_catalog(catalog), metadata_schema)
-        metadata_catalog = check_metadata_catalog(metadata_catalog)
-        snapshot_version = check_version(snapshot_version, "snapshot_version")
-        snapshot_time = check_time(snapshot_time, "snapshot_time")
+    def attach(cls, catalog: str, options: AttachOptions, *, spark=None) -> LakeContext:
+        """Open (or create) a lake from an ATTACH string as `options` ask, checked here (before the catalog is
+        opened: a bad value changes nothing); a driver error becomes a CatalogError naming its cause."""
+        location = with_metadata_schema(parse_catalog(catalog), options.metadata_schema)
+        metadata_catalog = check_metadata_catalog(options.metadata_catalog)
+        snapshot_version = check_version(options.snapshot_version, "snapshot_version")
+        snapshot_time = check_time(options.snapshot_time, "snapshot_time")
         one_snapshot(snapshot_version, snapshot_time, ("snapshot_version", "snapshot_time"))
-        if small_data_threshold is not None:
-            check_threshold(small_data_threshold)  # before the catalog is opened: a bad value changes nothing
-        if data_inlining_row_limit is not None:
-            data_inlining_row_limit = checked_option("data_inlining_row_limit", data_inlining_row_limit)
-        if encrypted is not None:
-            encrypted = checked_option("encrypted", encrypted)
-        if write_deletion_vectors is not None:
-            write_deletion_vectors = checked_option("write_deletion_vectors", write_deletion_vectors)
+        if options.small_data_threshold is not None:
+            check_threshold(options.small_data_threshold)
+        options = replace(
+            options, metadata_catalog=metadata_catalog, snapshot_version=snapshot_version,
+            snapshot_time=snapshot_time,
+            data_inlining_row_limit=_checked("data_inlining_row_limit", options.data_inlining_row_limit),
+            encrypted=_checked("encrypted", options.encrypted),
+            write_deletion_vectors=_checked("write_deletion_vectors", options.write_deletion_vectors))
         try:
-            opened = attach_catalog(location, data_path, create_if_missing=create_if_missing, read_only=read_only,
-                                    snapshot_version=snapshot_version, snapshot_time=snapshot_time,
-                                    automatic_migration=automatic_migration, override_data_path=override_data_path,
-                                    encrypted=encrypted, ducklake_version=ducklake_version)
+            opened = attach_catalog(location, options)
         except Exception as exc:
             if not is_driver_error(exc):
                 raise
@@ -107,10 +95,7 @@ class LakeContext:
             if location.kind == "sqlite" and "not a database" in failure:
                 failure += " (the file is not a SQLite database, or it is corrupt)"
         else:
-            return cls(location, opened.engine, opened.data_path, spark=spark, read_only=read_only,
-                       data_inlining_row_limit=data_inlining_row_limit, pinned_snapshot=opened.pinned_snapshot,
-                       author=author, retry=retry, metadata_catalog=metadata_catalog,
-                       small_data_threshold=small_data_threshold, write_deletion_vectors=write_deletion_vectors)
+            return cls(opened, options, spark=spark)
         # raised outside the handler: the driver's error (and its text, which may hold a password) stays unchained
         raise CatalogError(f"cannot open catalog {location.describe()}: {failure}")
 
@@ -316,3 +301,8 @@ class LakeContext:
             if staged_files:
                 delete_paths(staged_files)
             raise
+
+
+def _checked(name: str, value: Any) -> Any:
+    """An attach-time value checked as `set_option` checks the lake option of that name (None: not given)."""
+    return None if value is None else checked_option(name, value)

@@ -90,10 +90,13 @@ class DuckLakeWriter(DataSourceArrowWriter):
 
 def attach_writable(settings):
     """The lake to commit to, catalog only."""
-    from .context import LakeContext  # lazy: executors import this module and lack sqlalchemy and sqlglot
+    # lazy: executors import this module and lack sqlalchemy and sqlglot
+    from ..catalog.attach import AttachOptions
+    from .context import LakeContext
 
-    return LakeContext.attach(settings.attach_string(), settings.data_path, create_if_missing=False,
-                              override_data_path=True, metadata_schema=settings.metadata_schema)
+    return LakeContext.attach(settings.attach_string(), AttachOptions(
+        data_path=settings.data_path, create_if_missing=False, override_data_path=True,
+        metadata_schema=settings.metadata_schema))
 
 
 # ------------------------------------------------------------------------------------------------ rows

@@ -4,14 +4,14 @@ like the reference."""
 from __future__ import annotations
 
 from datetime import datetime, timezone
-from typing import Any
+from typing import Any, Final
 
 import sqlalchemy as sa
 from sqlalchemy.types import TypeDecorator
 
 from .dialects import dialect_for
 
-SPEC_VERSION = "1.0"
+SPEC_VERSION: Final = "1.0"
 
 
 class CatalogBool(TypeDecorator[Any]):

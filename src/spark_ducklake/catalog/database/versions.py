@@ -8,17 +8,19 @@ and written in the 1.1 layout; an existing catalog keeps the version string it h
 from __future__ import annotations
 
 import weakref
-from typing import Any
+from typing import Any, Final, Literal
 
 import sqlalchemy as sa
 
 from ...errors import CatalogError
 from .spec_tables import LAYOUT_V10, LAYOUT_V11, LAYOUT_V11_DEV, LAYOUTS, SPEC_VERSION, T
 
-V10 = SPEC_VERSION
-V11 = "1.1"
-V11_DEV = "1.1-dev1"
-SUPPORTED = (V10, V11, V11_DEV)
+# A catalog version we read and write (a mode: `ducklake_version=` of an attach is one, checked).
+DucklakeVersion = Literal["1.0", "1.1", "1.1-dev1"]
+V10: Final = SPEC_VERSION
+V11: Final = "1.1"
+V11_DEV: Final = "1.1-dev1"
+SUPPORTED: tuple[DucklakeVersion, ...] = (V10, V11, V11_DEV)
 # What `ducklake_version=` accepts for a new catalog.
 CREATABLE = SUPPORTED
 # The reference's DUCKLAKE_LATEST_VERSION: what a new catalog gets, and what `automatic_migration=True` migrates to,

@@ -16,6 +16,7 @@ import logging
 import os
 from dataclasses import dataclass, field
 
+from ...catalog.attach import AttachOptions
 from ...catalog.changes.stream_guards import BatchAlreadyCommitted, GuardBatch, batch_info, holds_batch
 from ...dataplane.arrow.storage import filesystem
 from ...dataplane.spark import session as spark_session
@@ -62,10 +63,10 @@ class StreamBatchWriter:
         """Commit the batch unless the table already holds it."""
         query = self.resolve_query_id()
         spark = spark_session.get_or_create_spark(batch_df.sparkSession)
-        ctx = LakeContext.attach(self.catalog.resolve(), self.data_path, spark=spark, create_if_missing=False,
-                                 data_inlining_row_limit=self.data_inlining_row_limit,
-                                 author=self.author, metadata_schema=self.metadata_schema,
-                                 override_data_path=True)  # the writing lake's own data path
+        ctx = LakeContext.attach(self.catalog.resolve(), AttachOptions(
+            data_path=self.data_path, create_if_missing=False, data_inlining_row_limit=self.data_inlining_row_limit,
+            author=self.author, metadata_schema=self.metadata_schema,
+            override_data_path=True), spark=spark)  # the writing lake's own data path
         try:
             with ctx.engine.connect() as conn:  # cheap early skip; GuardBatch decides inside the commit
                 if holds_batch(conn, query, self.table, batch_id):

@@ -26,6 +26,7 @@ from pyspark.sql import types as T
 from pyspark.sql.datasource import DataSource, DataSourceStreamReader, InputPartition
 from pyspark.sql.pandas.types import to_arrow_schema
 
+from ...catalog.attach import AttachOptions
 from ...catalog.encryption import DATA_SOURCE_REFUSED, is_encrypted
 from ...catalog.inlined.tables import BEGIN_COL
 from ...catalog.planners import stream as stream_plan
@@ -91,9 +92,9 @@ class StreamOptions:
         """The lake, read-only, catalog only."""
         from ..context import LakeContext  # lazy: executors import this module (the stream reader); it needs sqlglot
 
-        return LakeContext.attach(self.attach_string(), self.data_path, create_if_missing=False, read_only=True,
-                                  metadata_schema=self.metadata_schema,
-                                  override_data_path=True)  # the data path the reading lake was attached with
+        return LakeContext.attach(self.attach_string(), AttachOptions(
+            data_path=self.data_path, create_if_missing=False, read_only=True, metadata_schema=self.metadata_schema,
+            override_data_path=True))  # the data path the reading lake was attached with
 
 
 def stream_schema(table: TableInfo, include_changes: bool):
