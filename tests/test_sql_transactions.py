@@ -276,3 +276,39 @@ def test_several_row_changes_commit_on_postgres(lake, pg_catalog, spark, referen
     lake.close()
     attach(reference, pg_catalog)
     assert duckdb_rows(reference, "SELECT id FROM lake.t") == sorted(expected, key=repr)
+
+
+def test_names_dropped_in_a_transaction_are_free_in_it(lake, spark, reference, lake_catalog, tmp_path):
+    """DROP VIEW / DROP SCHEMA ... CASCADE then CREATE under the same names, in one transaction (DuckDB's
+    transaction-local catalog): the new objects are what the transaction and, after COMMIT, DuckDB see."""
+    sql = lambda text: lake.sql(text, dialect="duckdb")  # noqa: E731
+    sql("CREATE VIEW v1 AS SELECT 42 AS x; CREATE SCHEMA s1; CREATE TABLE s1.tbl (a INTEGER); "
+        "INSERT INTO s1.tbl VALUES (42)")
+    sql("BEGIN; DROP VIEW v1")
+    with pytest.raises(NotFoundError):
+        sql("FROM v1")
+    sql("CREATE VIEW v1 AS SELECT 84 AS x")
+    assert _rows(lake, "FROM v1") == [(84,)]
+    sql("DROP SCHEMA s1 CASCADE; CREATE SCHEMA s1; CREATE TABLE s1.tbl (a DATE)")
+    sql("INSERT INTO s1.tbl VALUES (DATE '1992-01-01')")
+    assert [str(r[0]) for r in _rows(lake, "FROM s1.tbl")] == ["1992-01-01"]
+    sql("COMMIT")
+    assert _rows(lake, "FROM v1") == [(84,)]
+    attach(reference, lake_catalog, str(tmp_path / "data"), read_only=True)
+    assert duckdb_rows(reference, "SELECT * FROM lake.v1") == [(84,)]
+    assert [str(r[0]) for r in duckdb_rows(reference, "SELECT a FROM lake.s1.tbl")] == ["1992-01-01"]
+
+
+def test_set_not_null_sees_the_transactions_own_rows(lake, spark):
+    sql = lambda text: lake.sql(text, dialect="duckdb")  # noqa: E731
+    sql("CREATE TABLE t (i INTEGER); INSERT INTO t VALUES (NULL), (1)")
+    sql("BEGIN; DELETE FROM t WHERE i IS NULL; ALTER TABLE t ALTER i SET NOT NULL; COMMIT")  # its delete counts
+    with pytest.raises(DuckLakeError, match="NOT NULL constraint failed"):
+        sql("INSERT INTO t VALUES (NULL)")
+    sql("CREATE TABLE u (i INTEGER)")
+    sql("BEGIN; INSERT INTO u VALUES (NULL)")
+    with pytest.raises(SchemaMismatchError, match="NULL"):  # its own insert counts too
+        sql("ALTER TABLE u ALTER i SET NOT NULL")
+    sql("ROLLBACK")
+    sql("BEGIN; INSERT INTO u VALUES (1); ALTER TABLE u ALTER i SET NOT NULL; COMMIT")
+    assert lake.table_info("u").columns[0].nullable is False

@@ -80,9 +80,12 @@ class SchemaUpdate:
 
     def __init__(self, ctx: LakeContext, table: str | tuple[str, str], *, read_snapshot: int | None = None,
                  stage=None, properties: CommitProperties | None = None, pending: TableInfo | None = None,
-                 layout=None):
+                 layout=None, staged_rows=None):
         ctx.check_writable()
         self.ctx, self.properties = ctx, properties
+        # a transaction's: () -> a context manager giving the LakeContext with its staged rows (SET NOT NULL sees
+        # rows it inserted and misses rows it deleted, as in DuckDB)
+        self._staged_rows = staged_rows
         self._layout = layout  # a transaction's: () -> (partition keys, sort keys) as it leaves them so far
         self._stage = stage  # a transaction's: takes the ALTER operation instead of committing it
         c = T["ducklake_column"]
@@ -228,16 +231,23 @@ class SchemaUpdate:
     def _check_no_nulls(self, path: str, column_id: int) -> None:
         """Refuse NOT NULL over NULLs. The catalog answers when no file's statistics count a NULL of the column
         and no row is inlined; only otherwise does Spark look at the rows (deletes may have removed them)."""
-        plan = self.ctx.plan_scan((self.table.schema_name, self.table.name), version=self.read_snapshot)
+        if self._staged_rows is None:
+            self._check_rows(self.ctx, self.read_snapshot, path, column_id)
+            return
+        with self._staged_rows() as staged:  # the rows are read inside: staged files may go at the block's end
+            self._check_rows(staged, None, path, column_id)
+
+    def _check_rows(self, ctx: LakeContext, version: int | None, path: str, column_id: int) -> None:
+        plan = ctx.plan_scan((self.table.schema_name, self.table.name), version=version)
         inlined_clean = _no_inlined_nulls(plan.inlined, split_path(path))
         if inlined_clean is False:
             raise SchemaMismatchError(f"cannot set NOT NULL on {path!r}: the table has NULLs in it")
-        if inlined_clean and _no_nulls_counted(self.ctx, plan, column_id):
+        if inlined_clean and _no_nulls_counted(ctx, plan, column_id):
             return
         from pyspark.sql import functions as F
 
         column = F.col(".".join(f"`{p}`" for p in split_path(path)))
-        if plan.to_dataframe(self.ctx.spark).where(column.isNull()).limit(1).count():
+        if plan.to_dataframe(ctx.spark).where(column.isNull()).limit(1).count():
             raise SchemaMismatchError(f"cannot set NOT NULL on {path!r}: the table has NULLs in it")
 
     def _touched(self) -> SchemaUpdate:
@@ -302,7 +312,7 @@ def _no_nulls_counted(ctx: LakeContext, plan, column_id: int) -> bool:
     import sqlalchemy as sa
 
     fcs = T["ducklake_file_column_stats"]
-    with ctx.engine.connect() as conn:
+    with ctx.connect() as conn:  # a transaction's preview connection holds its staged files' stats
         clean = set(conn.execute(sa.select(fcs.c.data_file_id).where(
             fcs.c.table_id == plan.table.table_id, fcs.c.column_id == column_id, fcs.c.null_count == 0)).scalars())
     return all(f.data_file_id in clean for f in plan.files)

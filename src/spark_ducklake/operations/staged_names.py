@@ -13,9 +13,10 @@ from __future__ import annotations
 from dataclasses import dataclass, field, replace
 from typing import TYPE_CHECKING
 
-from ..catalog.changes.ddl import CreateSchema, CreateTable, RenameTable
+from ..catalog.changes.ddl import CreateSchema, CreateTable, DropSchema, RenameTable
 from ..catalog.changes.macros import CreateMacro
 from ..catalog.changes.views import CreateView, DropView, RenameView
+from ..catalog.reads import reader
 from ..dataplane.arrow.storage import delete_paths
 from ..errors import AlreadyExistsError, DuckLakeError, NotFoundError
 from ..spec.names import parse_table_name
@@ -149,6 +150,25 @@ def new_view_named(tx: Transaction, key: Key) -> bool:
     """Whether a view of that name was created in this transaction (and not dropped since)."""
     wanted = (key[0].lower(), key[1].lower())
     return any(isinstance(op, CreateView) and (op.schema.lower(), op.name.lower()) == wanted for op in tx.ops)
+
+
+def frees_view_name(tx: Transaction, view_id: int, schema: str) -> bool:
+    """Whether the transaction dropped or renamed the committed view `view_id` (of `schema`), or dropped its schema
+    with CASCADE: its name is free for a new view until COMMIT, as in DuckDB's transaction-local catalog."""
+    for op in tx.ops:
+        if isinstance(op, DropView | RenameView) and op.view_id == view_id:
+            return True
+        if isinstance(op, DropSchema) and op.cascade and op.name.lower() == schema.lower():
+            return True
+    return False
+
+
+def drop_schema_tables(tx: Transaction, schema: str) -> None:
+    """DROP SCHEMA ... CASCADE of a schema that existed when the transaction began: the names of its committed
+    tables are free until COMMIT (a schema created again under its name may hold new tables by them)."""
+    with tx.ctx.connect() as conn:
+        found = reader.list_tables(conn, tx.read_snapshot, tx.ctx.data_path, schema=schema)
+    tx.names.gone.update((info.schema_name, info.name) for info in found)
 
 
 def check_view_name(tx: Transaction, key: Key, *, replace_view: bool) -> bool:

@@ -44,7 +44,7 @@ from .staged_alters import alter_new, fold_alter, next_column_id
 from .staged_changes import compose_delete, compose_update, has_staged_rows, needs_compose
 from .staged_flush import flush_in_transaction
 from .staged_layout import follow_staged_layout, layout, stage_partitioning, stage_sorting
-from .staged_names import Names, drop_new, rename
+from .staged_names import Names, drop_new, drop_schema_tables, rename
 from .staged_reads import staged_context
 from .write import load_layout, new_table, schema_of, stage_write
 
@@ -184,7 +184,10 @@ class Transaction:
 
     def drop_schema(self, name: str | Sequence[str], *, cascade: bool = False) -> None:
         """DROP SCHEMA (CASCADE: with its tables, views, macros and nested schemas)."""
-        self._ops.append(DropSchema(schema_key(self.ctx.schema_path(name)), cascade))
+        key = schema_key(self.ctx.schema_path(name))
+        if cascade and key not in self.new_schemas:
+            drop_schema_tables(self, key)
+        self._ops.append(DropSchema(key, cascade))
 
     def create_table(self, name: str, schema) -> None:
         """CREATE TABLE (Spark StructType, pyarrow Schema or DDL string)."""
@@ -211,7 +214,8 @@ class Transaction:
         key = self._alter(table)
         update: SchemaUpdate = SchemaUpdate(self.ctx, key, read_snapshot=self.read_snapshot,
                                             stage=lambda op: self._stage_alter(key, op),
-                                            layout=lambda: layout(self, update.table.table_id))
+                                            layout=lambda: layout(self, update.table.table_id),
+                                            staged_rows=self.staged if self._ops and key == new else None)
         columns = self._columns(key)
         if columns is not None:  # an earlier ALTER in this transaction: go on from its columns
             update.columns = copy.deepcopy(columns)

@@ -8,6 +8,8 @@ it. Unqualified tables inside a stored view belong to the view's schema.
 
 from __future__ import annotations
 
+from collections.abc import Callable
+from functools import partial
 from typing import TYPE_CHECKING
 
 import sqlglot
@@ -23,7 +25,7 @@ from ..catalog.changes.views import (
     list_views,
 )
 from ..errors import AlreadyExistsError, InvalidArgumentError, NotFoundError, UnsupportedSqlError
-from ..operations.staged_names import check_view_name, drop_new_view, new_view_named, rename_new_view
+from ..operations.staged_names import check_view_name, drop_new_view, frees_view_name, new_view_named, rename_new_view
 from .references import QueryContext, resolve_table
 from .references import table_ref as _table_ref
 from .sandbox import lake_relation, refuse_outside_reads
@@ -94,9 +96,10 @@ def _as_duckdb_time_travel(node: exp.Table) -> None:
 
 def create_view(lake: DuckLake, name: tuple[str, str], sql: str | exp.Expression, *, dialect: str = "spark",
                 column_aliases: list[str] | None = None, replace: bool = False, if_not_exists: bool = False,
-                catalog_name: str = "lake", stage=None,
-            properties: CommitProperties | None = None) -> int | None:
-    """Store a view (translated to DuckDB SQL); `stage` appends the operations to a transaction instead."""
+                catalog_name: str = "lake", stage=None, freed: Callable[[int, str], bool] | None = None,
+                properties: CommitProperties | None = None) -> int | None:
+    """Store a view (translated to DuckDB SQL); `stage` appends the operations to a transaction instead, and
+    `freed(view_id, schema)` says whether it dropped (or renamed) the committed view of that name."""
     schema, view = name
     query = parse_query(sql, dialect) if isinstance(sql, str) else sql
     refuse_outside_reads(query, lake_relation(QueryContext(lake, catalog_name, dialect)))  # nor its readers
@@ -104,6 +107,8 @@ def create_view(lake: DuckLake, name: tuple[str, str], sql: str | exp.Expression
     with lake.context.connect() as conn:
         snap = lake.context.snapshot_id(conn)
         existing = find_view(conn, snap, schema, view)
+    if existing is not None and freed is not None and freed(existing.view_id, existing.schema_name):
+        existing = None
     if existing is not None:
         if if_not_exists:
             return None
@@ -263,7 +268,8 @@ def create_view_statement(ctx: QueryContext, tx, tree: exp.Create) -> None:
         check_view_name(tx, key, replace_view=bool(tree.args.get("replace")))
     create_view(ctx.lake, key, query, column_aliases=aliases,
                 replace=bool(tree.args.get("replace")), if_not_exists=bool(tree.args.get("exists")),
-                catalog_name=ctx.catalog_name, stage=tx.stage if tx is not None else None)
+                catalog_name=ctx.catalog_name, stage=tx.stage if tx is not None else None,
+                freed=partial(frees_view_name, tx) if tx is not None else None)
 
 
 def drop_view_statement(ctx: QueryContext, tx, tree: exp.Drop) -> None:
