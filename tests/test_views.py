@@ -150,3 +150,13 @@ def test_alter_view_rename_keeps_id_and_comment_in_and_out_of_transactions(lake,
     attach(reference, lake_catalog, str(tmp_path / "data"))
     assert reference.execute("SELECT view_name, comment FROM duckdb_views() WHERE database_name = 'lake'"
                              ).fetchall() == [("w3", "new")]
+
+
+def test_a_view_may_name_fewer_columns_than_its_query(lake, spark, reference, lake_catalog, tmp_path):
+    """DuckDB's `CREATE VIEW v(a) AS SELECT 42 AS x, 84 AS y` names the first column only: columns a, y."""
+    lake.sql("CREATE VIEW v(a) AS SELECT 42 AS x, 84 AS y", dialect="duckdb")
+    lake.sql("CREATE VIEW u(p) AS SELECT 1 AS m, 2 AS n UNION ALL SELECT 3, 4", dialect="duckdb")
+    assert [tuple(r) for r in lake.sql("SELECT a, y FROM v", dialect="duckdb").collect()] == [(42, 84)]
+    assert _rows(lake.sql("SELECT p, n FROM u", dialect="duckdb")) == [(1, 2), (3, 4)]
+    attach(reference, lake_catalog, str(tmp_path / "data"), read_only=True)
+    assert reference.execute("SELECT a, y FROM lake.v").fetchall() == [(42, 84)]

@@ -232,9 +232,24 @@ def _subquery(ctx: QueryContext, node: exp.Table, view: ViewInfo, snap: int) -> 
             inner.meta[SNAPSHOT_META] = snap
     alias = node.args.get("alias")
     alias = alias.copy() if alias is not None else exp.TableAlias(this=exp.to_identifier(node.name))
-    if view.column_aliases and not alias.args.get("columns"):
+    if view.column_aliases and not alias.args.get("columns") and not _name_first_columns(query, view.column_aliases):
         alias.set("columns", [exp.to_identifier(c) for c in view.column_aliases])
     return exp.Subquery(this=query, alias=alias)
+
+
+def _name_first_columns(query: exp.Query, names: list[str]) -> bool:
+    """DuckDB lets a view name fewer columns than its query has (`CREATE VIEW v(a) AS SELECT 1 x, 2 y`: a, y);
+    Spark's alias list must name them all. Renames the first columns in the query itself when it lists them
+    (True); False when the names cover every column, or a star hides how many there are."""
+    first = query
+    while isinstance(first, exp.SetOperation):  # a UNION's columns are named by its first SELECT
+        first = first.this
+    selects = first.selects if isinstance(first, exp.Select) else []
+    if len(names) >= len(selects) or any(s.is_star for s in selects):
+        return False
+    for select, name in zip(selects[:len(names)], names, strict=True):
+        select.replace(exp.alias_(select.unalias(), name, quoted=True))
+    return True
 
 
 def _in_schema(node: exp.Table, schema: str) -> exp.Table:
