@@ -1,6 +1,6 @@
 -- The lake catalog's tour in plain Spark SQL, on a new lake attached as the catalog `lake` (docs/sql.md, "Spark SQL
 -- with the lake catalog"). Run it statement by statement with spark.sql, over Spark Connect, or as a whole with
--- `beeline -f` against the Spark Thrift Server; CI runs it all three ways (tests/test_spark_catalog_servers.py).
+-- `beeline -f` against the Spark Thrift Server; CI runs it all three ways (tests/catalog_service/test_spark_catalog_servers.py).
 CREATE NAMESPACE lake.sales;
 CREATE TABLE lake.sales.orders (id BIGINT NOT NULL, customer STRING, amount DOUBLE);
 INSERT INTO lake.sales.orders VALUES (1, 'c1', 10.0), (2, 'c2', 20.0), (3, 'c3', 30.0);

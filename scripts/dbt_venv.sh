@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Makes the venv dbt runs in (tests/test_spark_catalog_dbt.py, the `servers` lane): scripts/dbt_venv.sh [DIR],
+# Makes the venv dbt runs in (tests/catalog_service/test_spark_catalog_dbt.py, the `servers` lane): scripts/dbt_venv.sh [DIR],
 # DIR defaulting to .venv-dbt in the repo; prints DIR. Idempotent: a DIR that imports dbt-spark, pyspark and
 # spark_ducklake is reused. dbt has a venv of its own because dbt-core 1.11 pins protobuf<7, below the one .venv's
 # Spark Connect client was installed with (dbt-core 1.12's dependency dbt-core-experimental-parser does not build

@@ -4,8 +4,8 @@
 #   1 catalog   the tests that need no Spark (not marked `spark`), with Spark forbidden: a test that starts a
 #               session there fails (tests/conftest.py)
 #   2 local     the tests marked `spark` (those asking for the `spark` fixture) on a local Spark session we start,
-#               in two halves run side by side (local1: tests/test_[a-e]*.py, local2: the rest but the plugin's)
-#   2b plugin   the catalog plugin's Spark SQL tests (tests/test_spark_catalog*.py but the servers lane's)
+#               in two halves run side by side (local1: tests/*/test_[a-e]*.py, local2: the rest but the plugin's)
+#   2b plugin   the catalog plugin's Spark SQL tests (tests/catalog_service/ but the servers lane's)
 #   3 connect   the `spark` tests again, every test moving its data through a Spark Connect server (small-data
 #               threshold 0: nothing takes the in-process pyarrow path)
 #   4 user      interop and row-level tests on a session built like a user's (hostile confs, Spark's defaults,
@@ -55,31 +55,32 @@ lane_local() {
     SPARK_DUCKLAKE_TEST_BACKENDS_UNMARKED=sqlite,postgres \
         "${pytest[@]}" -m "spark and not cluster and not s3 and not servers" "$@"
 }
-lane_local1() { lane_local tests/test_[a-e]*.py "$@"; }
-lane_local2() { lane_local --ignore-glob='tests/test_[a-e]*.py' --ignore-glob='tests/test_spark_catalog*.py' "$@"; }
+lane_local1() { lane_local tests/*/test_[a-e]*.py "$@"; }
+lane_local2() { lane_local --ignore-glob='*/test_[a-e]*.py' --ignore-glob='*/catalog_service/*' "$@"; }
 # The catalog plugin's tests (one shared child JVM, tests/support/plugin_session.py), the servers lane's aside.
-lane_plugin() { lane_local tests/test_spark_catalog*.py "$@"; }
+lane_plugin() { lane_local tests/catalog_service "$@"; }
 lane_connect() {
     # Small-data threshold 0: every operation moves its data through Connect, none takes the in-process pyarrow
     # path the other lanes (and users) get for small data. Tests with a `catalog` case per backend run on SQLite
     # only: the backend does not change how data moves. Tests marked `own_session` (the catalog plugin's, a JVM
     # class, and those starting Connect servers of their own) would run the same again over Connect.
     SPARK_DUCKLAKE_SMALL_DATA_BYTES=0 SPARK_DUCKLAKE_TEST_CONNECT=1 SPARK_DUCKLAKE_TEST_BACKENDS=sqlite \
-        "${pytest[@]}" -m "spark and not cluster and not s3 and not own_session" --deselect tests/test_concurrency.py "$@"
+        "${pytest[@]}" -m "spark and not cluster and not s3 and not own_session" --deselect tests/catalog/test_concurrency.py "$@"
 }
 lane_user() {
     bash scripts/cluster.sh worker-venv "$state/cluster" >/dev/null || return 1
     # Tests with a `catalog` case per backend run on SQLite only, as in the Connect lane.
     SPARK_DUCKLAKE_TEST_SESSION=user SPARK_DUCKLAKE_WORKER_VENV="$state/cluster/worker-venv" SPARK_DUCKLAKE_TEST_BACKENDS=sqlite \
-        "${pytest[@]}" tests/test_user_session.py tests/test_interop.py tests/test_delete.py tests/test_merge.py \
-        tests/test_transaction.py tests/test_flush.py tests/test_partitioning.py tests/test_readme_tour.py "$@"
+        "${pytest[@]}" tests/deployment/test_user_session.py tests/interop/test_interop.py tests/operations/test_delete.py \
+        tests/operations/test_merge.py tests/operations/test_transaction.py tests/operations/test_flush.py \
+        tests/operations/test_partitioning.py tests/deployment/test_readme_tour.py "$@"
 }
 lane_cluster() {
     local url
     url="$(bash scripts/cluster.sh start "$state/cluster" | tail -n 1)" || return 1
     # The tour and the cluster tests, every test's data moving through the cluster's Connect server.
     SPARK_REMOTE="$url" SPARK_DUCKLAKE_CLUSTER_URL="$url" SPARK_DUCKLAKE_TEST_CONNECT=1 SPARK_DUCKLAKE_TEST_CLUSTER=1 \
-        "${pytest[@]}" tests/test_cluster.py tests/test_readme_tour.py "$@"
+        "${pytest[@]}" tests/deployment/test_cluster.py tests/deployment/test_readme_tour.py "$@"
     local rc=$?
     bash scripts/cluster.sh stop "$state/cluster"
     return $rc

@@ -137,7 +137,7 @@ def _backend(item) -> str | None:
 def pytest_collection_modifyitems(config, items):
     """Mark `spark` every test that asks for a Spark-starting fixture. Tests marked `not_on_mysql(reason)` drop
     their `catalog[mysql]` case: the reference extension cannot do what they ask of DuckDB in a MySQL catalog
-    (see the reasons); tests/test_mysql_catalog.py covers MySQL."""
+    (see the reasons); tests/catalog/test_mysql_catalog.py covers MySQL."""
     for item in items:
         if SPARK_FIXTURES.intersection(getattr(item, "fixturenames", ())):
             item.add_marker(pytest.mark.spark)
@@ -269,7 +269,7 @@ def spark(request):
         return
     if os.environ.get("SPARK_DUCKLAKE_TEST_CONNECT") == "1":
         os.environ["SPARK_REMOTE"] = request.getfixturevalue("connect_url")
-    # --- object storage (tests/test_s3.py): s3a jars and settings for the local S3 server ---
+    # --- object storage (tests/deployment/test_s3.py): s3a jars and settings for the local S3 server ---
     if os.environ.get("SPARK_DUCKLAKE_TEST_S3") == "1" and os.environ.get("SPARK_DUCKLAKE_S3_JARS"):
         from tests.support import s3
 

@@ -1,6 +1,6 @@
-"""The data of the interop tests, shared by the Python API's (tests/test_interop.py) and the Spark catalog plugin's
-(tests/test_spark_catalog_interop.py): a 17-column frame of Spark's types, DuckDB's inserts of its own types, and
-rows passed from the plugin's child process to the test as they were read there."""
+"""The data of the interop tests, shared by the Python API's (tests/interop/test_interop.py) and the Spark catalog
+plugin's (tests/catalog_service/test_spark_catalog_interop.py): a 17-column frame of Spark's types, DuckDB's inserts
+of its own types, and rows passed from the plugin's child process to the test as they were read there."""
 
 from __future__ import annotations
 

@@ -10,6 +10,8 @@ only those below it (pyproject.toml's `catalog-layers` contract):
                (and migrate), pin a snapshot
 - commit.py    one snapshot per commit: a short transaction with the spec's conflict rules and retries
 - retry_settings.py  the reference's ducklake_max_retry_count / retry_wait_ms / retry_backoff -> RetryPolicy
+- write_settings.py  the reference's ducklake_target_file_size / default_data_inlining_row_limit /
+               write_deletion_vectors settings of a handle -> WriteSettings
 - conflicts.py the spec's conflict rules: may our changes commit after a snapshot committed meanwhile
 - stats.py     column statistics from Parquet footers, merged into table-level stats
 - extra_stats.py  `extra_stats` of geometry and variant columns, from Parquet footers, as DuckDB writes them

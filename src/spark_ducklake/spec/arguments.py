@@ -18,7 +18,7 @@ from ..errors import InvalidArgumentError, NotFoundError, SchemaMismatchError
 MAX_SNAPSHOT_ID = 2**63 - 1  # snapshot ids are BIGINT in every catalog database
 
 # The fixed sets of strings some parameters take, for type checkers (the checks at run time stay where they are:
-# tests/test_typing.py keeps these equal to the tuples they check against).
+# tests/project/test_typing.py keeps these equal to the tuples they check against).
 WriteMode = Literal["append", "overwrite", "error", "errorifexists"]  # lake.write, tx.write (WRITE_MODES)
 StreamWriteMode = Literal["append", "overwrite"]  # what a streaming write does with each micro-batch
 OutputMode = Literal["append", "complete", "update"]  # Spark's streaming output modes

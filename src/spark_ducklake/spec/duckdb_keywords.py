@@ -1,6 +1,6 @@
 """DuckDB's SQL keywords and its rule for writing a name: quoted when it is a keyword or is not a plain identifier,
  as DuckDB prints names (snapshots() changes, stored macro SQL). The list is duckdb_keywords() of DuckDB
-1.5.5 (tests/test_duckdb_keywords.py compares it with the installed DuckDB)."""
+1.5.5 (tests/spec/test_duckdb_keywords.py compares it with the installed DuckDB)."""
 
 from __future__ import annotations
 

@@ -3,7 +3,7 @@ on Spark). No commits.
 
 Imports `dataplane.arrow`, `catalog`, `spec` and `errors` (never `operations` or the facade). pyspark is
 imported inside functions, so catalog-only callers and executors load these modules without a JVM; modules that
-run on executors need only pyarrow, pandas and numpy (tests/test_user_session.py checks this).
+run on executors need only pyarrow, pandas and numpy (tests/deployment/test_user_session.py checks this).
 
 - session.py         the Spark session data moves with (the caller's, the active one, or a local one)
 - shipping.py        the package zipped and shipped to executors once per session

@@ -4,7 +4,8 @@ artifact (`addArtifacts(pyfile=True)`: classic Spark 4 and Spark Connect alike),
 Why a zip rather than cloudpickle's by-value pickling: executor functions import our modules (`import` statements
 in function bodies, dataclasses, module constants); by-value pickling would need every such import rewritten and
 would re-send module contents with every task, while a zip on the executors' path makes ordinary imports work.
-Modules imported on executors must only need pyarrow, pandas and numpy (tests/test_user_session.py checks this).
+Modules imported on executors must only need pyarrow, pandas and numpy (tests/deployment/test_user_session.py
+checks this).
 """
 
 from __future__ import annotations

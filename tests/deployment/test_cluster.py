@@ -1,6 +1,7 @@
 """Executor-side code on a Spark standalone cluster (two 1-core workers whose Python lacks spark_ducklake) through a
 Spark Connect server: `scripts/cluster.sh start`, then this file with SPARK_DUCKLAKE_TEST_CLUSTER=1, then
-`scripts/cluster.sh stop`. The CI lane also runs tests/test_readme_tour.py there (SPARK_REMOTE = the cluster).
+`scripts/cluster.sh stop`. The CI lane also runs tests/deployment/test_readme_tour.py there (SPARK_REMOTE = the
+cluster).
 Skipped when no cluster is up, except in CI's cluster lane, where it must run."""
 
 from __future__ import annotations
@@ -17,7 +18,7 @@ from tests.support.compare import duckdb_rows, spark_rows
 from tests.support.reference import attach
 
 pytestmark = pytest.mark.cluster
-ROOT = Path(__file__).resolve().parents[1]
+ROOT = Path(__file__).resolve().parents[2]
 
 
 def _cluster_url() -> str | None:

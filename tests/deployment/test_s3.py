@@ -306,7 +306,7 @@ def test_spark_write_and_flush_with_the_store_down_raise_storage_error(tmp_path,
                SPARK_DUCKLAKE_S3_MAX_ATTEMPTS="2", SPARK_DUCKLAKE_DRIVER_MEMORY="1g")
     done = subprocess.run([sys.executable, "-c", _SPARK_DOWN, f"sqlite:{tmp_path / 'meta.sqlite'}",
                            f"s3://{new_bucket}/lake/"], env=env, capture_output=True, text=True, timeout=400,
-                          cwd=os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+                          cwd=os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__)))))
     lines = [line for line in done.stdout.splitlines() if line.startswith("RESULTS ")]
     assert lines, done.stdout[-2000:] + done.stderr[-4000:]
     results = json.loads(lines[-1][len("RESULTS "):])

@@ -25,7 +25,7 @@ from spark_ducklake.catalog_service import CATALOG_JAR
 from tests.support.compare import duckdb_rows
 from tests.support.reference import attach, connect
 
-REPO = Path(__file__).resolve().parents[1]
+REPO = Path(__file__).resolve().parents[2]
 PROJECT = REPO / "tests" / "dbt_project"
 # A classic session in dbt's process: nothing of a Connect client the test process may have set must reach it.
 CONNECT_VARS = ("SPARK_REMOTE", "SPARK_CONNECT_MODE_ENABLED", "SPARK_LOCAL_REMOTE")

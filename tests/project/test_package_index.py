@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-ROOT = Path(__file__).resolve().parents[1] / "src" / "spark_ducklake"
+ROOT = Path(__file__).resolve().parents[2] / "src" / "spark_ducklake"
 PACKAGES = sorted(p.parent for p in ROOT.rglob("__init__.py"))
 # `name.py` or `name/` standing alone: not the tail of a path (`catalog/conflicts.py`), not the head of one
 # (`tests/test_x.py`, `spark/jvm/...`).
@@ -42,3 +42,14 @@ def test_the_index_pattern_reads_the_index_forms():
     text = ("- a.py  x; b.py: y\n- c/  z\n- d.py, e.py  w (see catalog/conflicts.py, tests/test_f.py, spark/jvm/)\n"
             "pyproject.toml's contract")
     assert {n + s for n, s in NAMED.findall(text)} == {"a.py", "b.py", "c/", "d.py", "e.py"}
+
+
+def test_tests_live_in_folders_that_follow_the_package():
+    """No test module at the top of tests/; each folder of tests is a documented package (issue 29, item 5)."""
+    tests = ROOT.parents[1] / "tests"
+    assert sorted(p.name for p in tests.glob("test_*.py")) == []
+    folders = [p.parent for p in tests.glob("*/test_*.py")]
+    assert folders, "no test folders found"
+    docs = {f.name: ast.get_docstring(ast.parse((f / "__init__.py").read_text())) for f in folders}
+    undocumented = sorted(name for name, doc in docs.items() if not doc)
+    assert undocumented == []

@@ -8,7 +8,7 @@ from pathlib import Path
 from tests.support.compare import duckdb_rows, spark_rows
 from tests.support.reference import attach
 
-README = Path(__file__).resolve().parents[1] / "README.md"
+README = Path(__file__).resolve().parents[2] / "README.md"
 
 
 def tour_code() -> str:

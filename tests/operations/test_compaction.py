@@ -57,7 +57,8 @@ def test_merge_keeps_every_snapshot_for_us_and_duckdb(lake, lake_catalog, spark)
     lake = DuckLake.attach(catalog, spark=spark)
     rows = lake.merge_adjacent_files()
     merged = lake.current_snapshot()
-    # flushed_inlined beside it: DuckDB's check of its inlined deletes sees it (tests/test_concurrency_duckdb.py)
+    # flushed_inlined beside it: DuckDB's check of its inlined deletes sees it
+    # (tests/catalog/test_concurrency_duckdb.py)
     assert lake.snapshots()[-1].changes == {"merge_adjacent": ["1"], "flushed_inlined": ["1"]}
     assert all(r.schema_name == "main" and r.table_name == "t" and r.files_created == 1 for r in rows)
     processed = sum(r.files_processed for r in rows)

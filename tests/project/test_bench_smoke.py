@@ -9,7 +9,7 @@ from datetime import datetime, timezone
 
 import pytest
 
-BENCH = os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), "bench")
+BENCH = os.path.join(os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__)))), "bench")
 sys.path.insert(0, BENCH)
 
 pytestmark = pytest.mark.duckdb_ref

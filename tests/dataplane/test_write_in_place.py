@@ -1,6 +1,6 @@
 """The object-store write path (files written under their final names by pyarrow in Spark tasks, no staging
 rename), exercised on local disk so it runs everywhere: the same files, catalog rows and reads as Spark's writer
-gives, and DuckDB reads them. tests/test_s3.py runs it on a real S3 server."""
+gives, and DuckDB reads them. tests/deployment/test_s3.py runs it on a real S3 server."""
 
 from __future__ import annotations
 
@@ -9,7 +9,8 @@ import pytest
 from spark_ducklake.dataplane.arrow import file_layout
 from spark_ducklake.dataplane.spark import write
 from spark_ducklake.operations.maintenance import units
-from tests import test_compaction, test_partitioning, test_write_path
+from tests.dataplane import test_write_path
+from tests.operations import test_compaction, test_partitioning
 from tests.support.compare import duckdb_rows, spark_rows
 from tests.support.reference import attach
 

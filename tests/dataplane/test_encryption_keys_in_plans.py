@@ -13,8 +13,8 @@ import pyarrow as pa
 import pytest
 
 from spark_ducklake import DuckLake
+from tests.api.test_secrets_in_plans import _event_log_text
 from tests.support.connect import client_of, connect_server
-from tests.test_secrets_in_plans import _event_log_text
 
 TABLE = "keycheck_tbl"
 

@@ -157,7 +157,7 @@ def test_our_delete_racing_a_compaction_gets_a_conflict_error(pg_catalog, tmp_pa
     other.close()
 
 
-if __name__ == "__main__":  # a measurement, not a test: python -m tests.test_concurrency_duckdb <catalog> <dir>
+if __name__ == "__main__":  # a measurement, not a test: python -m tests.catalog.test_concurrency_duckdb <catalog> <dir>
     import sys
 
     outcome = race(sys.argv[1], os.path.join(sys.argv[2], "data"))

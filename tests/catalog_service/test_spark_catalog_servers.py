@@ -17,7 +17,7 @@ from spark_ducklake.catalog_service import CATALOG_JAR
 from tests.support.connect import client_of, connect_server
 from tests.support.thrift import beeline, thrift_server
 
-TOUR = Path(__file__).resolve().parents[1] / "docs" / "catalog-tour.sql"
+TOUR = Path(__file__).resolve().parents[2] / "docs" / "catalog-tour.sql"
 # The columns and rows of each tour statement that returns rows, in the tour's order.
 EXPECTED = [
     (["id", "customer", "amount"], [(1, "c1", 20.0), (3, "c3", 33.0), (4, "c4", 40.0)]),  # after UPDATE/DELETE/MERGE

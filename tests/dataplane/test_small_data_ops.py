@@ -9,10 +9,10 @@ import pytest
 
 from spark_ducklake import DuckLake
 from spark_ducklake.errors import InvalidArgumentError
+from tests.dataplane.test_small_data import BIG, batch, rows_of, scenario
+from tests.operations.test_change_feed import _snapshot_diffs
 from tests.support.compare import duckdb_rows
 from tests.support.reference import attach
-from tests.test_change_feed import _snapshot_diffs
-from tests.test_small_data import BIG, batch, rows_of, scenario
 
 FEEDS = ("table_changes", "table_insertions", "table_deletions")
 

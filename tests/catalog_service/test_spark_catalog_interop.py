@@ -1,4 +1,4 @@
-"""Interop through the Spark catalog plugin (issue 30, item 9): tests/test_interop.py's exchanges with DuckDB's
+"""Interop through the Spark catalog plugin (issue 30, item 9): tests/interop/test_interop.py's exchanges with DuckDB's
 ducklake extension once more with plain Spark SQL as our side. What DuckDB writes (its own types, inlined and file
 inserts and deletes, updates, columns added with defaults, a renamed column's name reused) reads through the
 catalog, `VERSION AS OF` every snapshot, as DuckDB reads it; what Spark SQL writes through the catalog (CTAS,
@@ -23,7 +23,7 @@ from tests.support.interop_data import (
 from tests.support.reference import attach, connect
 
 # The `catalog` fixture's SQLite and PostgreSQL cases: a DuckDB-file catalog opens in one process at a time, and the
-# child's catalog service holds it open while DuckDB writes; MySQL is tests/test_mysql_catalog.py's.
+# child's catalog service holds it open while DuckDB writes; MySQL is tests/catalog/test_mysql_catalog.py's.
 pytestmark = [pytest.mark.spark, pytest.mark.own_session,
               pytest.mark.parametrize("catalog", ["sqlite", "postgres"], indirect=True)]
 

@@ -16,9 +16,9 @@ from spark_ducklake import DuckLake
 from spark_ducklake.catalog.changes.stream_guards import batch_info, last_committed_batch
 from spark_ducklake.catalog.planners import stream as stream_plan
 from spark_ducklake.catalog.reads import reader
+from tests.catalog.test_inlined import DDL, ROWS
 from tests.support.compare import duckdb_rows, spark_rows
 from tests.support.reference import attach
-from tests.test_inlined import DDL, ROWS
 
 PHASE_1 = [
     "CREATE TABLE lake.t (id INTEGER, val VARCHAR)",

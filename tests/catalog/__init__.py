@@ -1,0 +1,2 @@
+"""The catalog layer (catalog/): backends, DDL, options and settings, reads, pruning, inlined data, migrations,
+concurrency."""

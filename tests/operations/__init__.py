@@ -1,0 +1,2 @@
+"""What users do to tables (operations/): writes, deletes, MERGE, maintenance, the change feed, streaming,
+transactions, schema evolution, partitioning."""

@@ -1,0 +1,1 @@
+"""The format itself (spec/): change vocabulary and conflict rules, DuckDB keywords, WKT."""

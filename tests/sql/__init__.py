@@ -1,0 +1,1 @@
+"""`lake.sql` (sql/): statements, both dialects, transactions, views, parameters, planning."""
