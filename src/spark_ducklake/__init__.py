@@ -2,7 +2,7 @@
 
 The layers, top down (docs/architecture.md; pyproject.toml's `layers` contract):
 
-- cli.py, catalog_service.py  the `spark-ducklake` command; what Spark's JVM catalog plugin asks our Python code
+- cli.py, catalog_service/    the `spark-ducklake` command; what Spark's JVM catalog plugin asks our Python code
 - demo.py                     the README's main job; terminal.py: rich renderings for the CLI and the demo
 - duckdb_reference.py         opening a lake with DuckDB's reference `ducklake` extension
 - lake.py                     `DuckLake`, the handle on one lake; table.py: `DuckLakeTable`, a table's handle

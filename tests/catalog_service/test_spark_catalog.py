@@ -1,5 +1,5 @@
 """The Spark catalog plugin (issue 30, first slice): lake tables read in plain Spark SQL through
-`spark.sql.catalog.lake`, the JVM plugin asking our Python catalog service (spark_ducklake/catalog_service.py).
+`spark.sql.catalog.lake`, the JVM plugin asking our Python catalog service (spark_ducklake/catalog_service/).
 
 The service is tested directly (no Spark); the plugin in the classic Spark session the plugin's tests share in a
 child process (tests/support/plugin_session.py), where the plugin starts its own service (as in a Thrift or Connect

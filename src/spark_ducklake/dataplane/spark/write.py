@@ -75,7 +75,7 @@ def configure_writer(writer, table: TableInfo, options: WriteOptions):
 
 def writer_options(columns: list[Column], options: WriteOptions) -> dict[str, str]:
     """The lake's Parquet options as Spark Parquet writer options (also what the catalog plugin's JVM writer is
-    handed: catalog_service.py)."""
+    handed: catalog_service/writes.py)."""
     out = {"compression": _CODECS.get(options.compression, options.compression),
            # String statistics whole, never a truncated prefix, whatever the Hadoop configuration says: the catalog
            # then records them as exact (DuckLake 1.1 min_is_exact / max_is_exact).

@@ -1,7 +1,7 @@
 // spark-ducklake's Spark catalog plugin: lake tables in plain Spark SQL (`spark.sql.catalog.lake`).
 //
 // A thin DSv2 adapter: every DuckLake question (schemas, tables, a table's schema at a snapshot, which files a
-// scan reads) goes to our Python catalog service (spark_ducklake/catalog_service.py), which this class starts as
+// scan reads) goes to our Python catalog service (spark_ducklake/catalog_service/), which this class starts as
 // a child process (`<python> -m spark_ducklake.catalog_service`, the `python` option) on first use, so it works
 // where no Python driver runs (Thrift server, Spark Connect server). Data moves through Spark's own Parquet scan
 // (ParquetScanBuilder over a MetadataLogFileIndex of the service's file-sink log), read by Parquet field id.
@@ -376,7 +376,7 @@ public class DuckLakeCatalog implements StagingTableCatalog, SupportsNamespaces,
         return node;
     }
 
-    /** The service's partition keys (catalog_service.spark_partitioning) as Spark transforms: Spark then shows
+    /** The service's partition keys (catalog_service/partitioning.py) as Spark transforms: Spark then shows
      *  them (DESCRIBE) and resolves INSERT ... PARTITION (column = value) against the identity ones. */
     static Transform[] partitioning(JsonNode keys) {
         List<Transform> out = new ArrayList<>();

@@ -1,9 +1,9 @@
 // `CALL <catalog>.system.<name>(...)` for the lake catalog plugin (DuckLakeCatalog's ProcedureCatalog side).
 //
 // Thin like the rest of the plugin: the procedures, their parameters and what they do live in the Python catalog
-// service (catalog_service.py, PROCEDURES). Loading a procedure asks the service for its parameters (`procedure`);
-// a CALL is one `call` request with the arguments given, whose reply (a schema and rows) becomes the statement's
-// result. Java only converts Spark's internal values to JSON and back.
+// service (catalog_service/procedures.py, PROCEDURES). Loading a procedure asks the service for its parameters
+// (`procedure`); a CALL is one `call` request with the arguments given, whose reply (a schema and rows) becomes
+// the statement's result. Java only converts Spark's internal values to JSON and back.
 package sparkducklake;
 
 import java.math.BigDecimal;
