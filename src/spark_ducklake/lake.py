@@ -385,8 +385,8 @@ class DuckLake:
     def small_data_threshold(self, value: int | str) -> None:
         self.context.small_data_threshold = check_threshold(value)
 
-    def plan_scan(self, table: str, *, version: int | None = None, timestamp: datetime | None = None,
-                  where: str | None = None) -> ScanPlan:
+    def plan_scan(self, table: str | tuple[str, str], *, version: int | None = None,
+                  timestamp: datetime | None = None, where: str | None = None) -> ScanPlan:
         """Everything a scan needs from the catalog (files after pruning, inlined rows), without Spark."""
         return self.context.plan_scan(table, version=version, timestamp=timestamp, where=where)
 

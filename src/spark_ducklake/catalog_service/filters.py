@@ -12,10 +12,11 @@ def overwrite_predicate(filters: list[dict[str, Any]]) -> str:
     """The Spark SQL condition of an overwrite's filters (the rows replaced); unlike pruning, a filter that
     cannot be written exactly is refused, since leaving it out would replace more rows."""
     parts = [_predicate(f) for f in filters]
-    if not parts or None in parts:
+    written = [part for part in parts if part is not None]
+    if not parts or len(written) < len(parts):
         raise UnsupportedRequestError("an overwrite condition the lake catalog cannot pass on exactly (comparisons, "
                                    "IN, IS [NOT] NULL of top-level columns with numbers, strings or booleans)")
-    return " AND ".join(parts)
+    return " AND ".join(written)
 
 
 _OPS = {"=", "<", "<=", ">", ">=", "in", "is_null", "not_null"}
@@ -38,11 +39,12 @@ def _predicate(condition: dict[str, Any]) -> str | None:
     if op == "not_null":
         return f"{name} IS NOT NULL"
     literals = [_literal(v) for v in values]
-    if not literals or None in literals:
+    written = [literal for literal in literals if literal is not None]
+    if not literals or len(written) < len(literals):
         return None
     if op == "in":
-        return f"{name} IN ({', '.join(literals)})"
-    return f"{name} {op} {literals[0]}" if len(literals) == 1 else None
+        return f"{name} IN ({', '.join(written)})"
+    return f"{name} {op} {written[0]}" if len(written) == 1 else None
 
 
 def _literal(value: Any) -> str | None:

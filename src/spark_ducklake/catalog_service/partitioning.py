@@ -18,11 +18,12 @@ def partition_keys(transforms: list[dict[str, Any]]) -> list[str]:
     keys = []
     for t in transforms:
         name, column = t.get("transform"), t.get("column")
+        buckets: Any = t.get("buckets")  # int() refuses what is not a count
         if name not in _TRANSFORMS or not isinstance(column, str):
             raise UnsupportedRequestError(f"PARTITIONED BY {t.get('text') or name}: the lake catalog takes columns, "
                                        "years/months/days/hours(column) and bucket(n, column)")
         keys.append(column if name == "identity" else
-                    f"bucket({int(t.get('buckets'))}, {column})" if name == "bucket" else f"{name}({column})")
+                    f"bucket({int(buckets)}, {column})" if name == "bucket" else f"{name}({column})")
     return keys
 
 

@@ -68,7 +68,7 @@ def _commit_row_level(lake: DuckLake, origins: dict[str, pa.Table], name: tuple[
             staged = stage_positions(plan, located.select([FILE, POS]), limit)
             written += [d.path for d in staged.delete_files]
             ops.append(delete_op(plan, staged))
-        if versions:  # an updated row keeps its row id, as DuckLake.update does
+        if versions and located is not None:  # an updated row keeps its row id, as DuckLake.update does
             rows = pa.concat_tables(versions)
             ids = located.column(ROWID).slice(located.num_rows - rows.num_rows)
             data = conform_arrow(rows.drop_columns([_OLD_FILE, _OLD_POS]), plan.table)

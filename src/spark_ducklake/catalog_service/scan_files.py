@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import pyarrow.compute as pc
 
+from ..catalog.reads.file_list import FileList
 from ..dataplane.arrow.delete_files import positions_as_of
 from ..dataplane.arrow.native_types import is_native
 from ..dataplane.spark.scan_plan import ScanPlan
@@ -26,7 +27,7 @@ def split_dirty(plan: ScanPlan):
     files = plan.files
     if not dirty_ids:
         return files, []
-    if hasattr(files, "take"):
+    if isinstance(files, FileList):
         ids = files.ids().to_pylist()
         keep = [i for i, fid in enumerate(ids) if fid not in dirty_ids]
         dirty = [i for i, fid in enumerate(ids) if fid in dirty_ids]

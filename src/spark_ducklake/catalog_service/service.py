@@ -91,7 +91,7 @@ class CatalogService:
 
     def _answer(self, request: dict[str, Any]) -> dict[str, Any]:
         try:
-            op = request.get("op")
+            op: Any = request.get("op")
             handler = {"namespaces": self.namespaces, "tables": self.tables, "table": self.table,
                        "scan": self.scan, "create_namespace": self.create_namespace,
                        "drop_namespace": self.drop_namespace, "create_table": self.create_table,

@@ -5,6 +5,7 @@ Spark schema going out."""
 from __future__ import annotations
 
 import base64
+import builtins
 import dataclasses
 from datetime import date, datetime, timedelta, timezone
 from typing import Any
@@ -20,7 +21,7 @@ class Param:
 
     name: str
     type: str
-    accepts: tuple[type, ...]
+    accepts: tuple[builtins.type, ...]  # builtins: `type` is the field above
     what: str
     required: bool = False
 

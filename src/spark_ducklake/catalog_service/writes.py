@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import dataclasses
 import uuid
-from typing import Any
+from typing import Any, Literal
 
 import pyarrow.fs as pafs
 
@@ -111,13 +111,14 @@ def _commit_files(lake: DuckLake, request: dict[str, Any], name: tuple[str, str]
         # Footers only: each file's rows and column stats, as our Spark writer describes its files.
         files = [f for f in (describe_file(p, info.columns) for p in sorted(paths)) if f.record_count]
         limit = ctx.inlining_limit(info if create is None else None)
-        mode = "overwrite" if mode != "append" and create is None else "append"
+        # what tx.write does: INSERT OVERWRITE and overwrite replace rows, a table created here takes an append
+        how: Literal["append", "overwrite"] = "overwrite" if mode != "append" and create is None else "append"
         # Few rows are inlined as DuckLake.write inlines them; a new partitioned table's rows are partitioned by
         # DuckLake.write's own path (pyarrow in the service up to the small-data threshold, its Spark above).
         if sum(f.record_count for f in files) <= limit or (partitioned and create is not None):
-            tx.write(read_new_files(files, info.columns), qualified, mode, where=where)
+            tx.write(read_new_files(files, info.columns), qualified, how, where=where)
         else:
-            if mode == "overwrite":  # stages the delete of the rows replaced (all, or those matched)
+            if how == "overwrite":  # stages the delete of the rows replaced (all, or those matched)
                 tx.write(read_new_files([], info.columns), qualified, "overwrite", where=where)
             written = rewritten_files(lake, info, files, tx.read_snapshot) if is_rewritten(info, partitioned) \
                 else adopt_files(files, info.path)
