@@ -98,7 +98,9 @@ def _commit_files(lake: DuckLake, request: dict[str, Any], name: tuple[str, str]
             keys = partition_keys(create.get("partitioning") or [])
             if keys:
                 tx.set_partitioning(qualified, keys)
-            info, ref = tx.created(name)  # created above
+            created = tx.created(name)
+            assert created is not None  # create_table above staged it
+            info, ref = created
             partitioned = bool(keys)
         else:
             info, ref = dataclasses.replace(tx.table_info(qualified)), None  # a copy: the layout is loaded in
