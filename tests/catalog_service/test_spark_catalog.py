@@ -7,6 +7,7 @@ server)."""
 
 from __future__ import annotations
 
+import inspect
 import json
 import os
 import subprocess
@@ -29,6 +30,7 @@ from spark_ducklake.catalog_service import (
     pruning_predicate,
     spark_catalog_conf,
 )
+from spark_ducklake.catalog_service.conf import OPTION_TYPES
 from spark_ducklake.errors import InvalidArgumentError
 
 ROWS = pa.table({"id": pa.array([1, 2], pa.int64()), "name": ["a", "b"]})
@@ -62,6 +64,16 @@ def test_conf_names_the_plugin_its_options_and_the_field_id_confs(tmp_path):
         spark_catalog_conf("lake", "sqlite:/x/meta.sqlite", colour="red")
     with pytest.raises(InvalidArgumentError, match="catalog name"):
         spark_catalog_conf("my-lake", "sqlite:/x/meta.sqlite")
+
+
+def test_every_attach_keyword_is_a_catalog_option():
+    """The plugin's options follow DuckLake.attach: a keyword added there cannot be missing here (all but the
+    session, and a snapshot time, which has no string form yet)."""
+    keywords = set(inspect.signature(DuckLake.attach).parameters) - {"catalog", "data_path", "spark", "snapshot_time"}
+    assert set(OPTION_TYPES) == keywords
+    _jar_or_skip()
+    conf = spark_catalog_conf("lake", "sqlite:/x/meta.sqlite", write_deletion_vectors=True)
+    assert conf["spark.sql.catalog.lake.write_deletion_vectors"] == "true"
 
 
 def test_service_answers_namespaces_tables_schema_and_scans(tmp_path):

@@ -14,11 +14,17 @@ from ..lake import DuckLake
 
 CATALOG_CLASS = "sparkducklake.DuckLakeCatalog"
 CATALOG_JAR = Path(__file__).parent.parent / "dataplane" / "spark" / "jvm" / "spark-ducklake-catalog.jar"
-# DuckLake.attach keywords a catalog option may carry (values arrive as strings from Spark's options).
-_INT_OPTIONS = {"data_inlining_row_limit", "snapshot_version", "ducklake_max_retry_count", "ducklake_retry_wait_ms"}
-_BOOL_OPTIONS = {"create_if_missing", "read_only", "automatic_migration", "override_data_path", "encrypted"}
-_FLOAT_OPTIONS = {"ducklake_retry_backoff"}
-_TEXT_OPTIONS = {"author", "metadata_schema", "metadata_catalog", "small_data_threshold", "ducklake_version"}
+# DuckLake.attach keywords a catalog option may carry, by the type its string (Spark passes options as strings)
+# becomes; every keyword but the session and a snapshot time (tests/catalog_service keeps the two lists equal).
+OPTION_TYPES: dict[str, type] = {
+    **dict.fromkeys(("data_inlining_row_limit", "snapshot_version", "ducklake_max_retry_count",
+                     "ducklake_retry_wait_ms"), int),
+    **dict.fromkeys(("create_if_missing", "read_only", "automatic_migration", "override_data_path", "encrypted",
+                     "write_deletion_vectors"), bool),
+    "ducklake_retry_backoff": float,
+    **dict.fromkeys(("author", "metadata_schema", "metadata_catalog", "small_data_threshold", "ducklake_version"),
+                    str),
+}
 
 
 def spark_catalog_conf(name: str, url: str, data_path: str | None = None, **attach_options: Any) -> dict[str, str]:
@@ -46,17 +52,12 @@ def spark_catalog_conf(name: str, url: str, data_path: str | None = None, **atta
 
 def _attach_value(key: str, text: str):
     """A catalog option's string as the DuckLake.attach keyword's value."""
-    if key in _INT_OPTIONS:
-        return int(text)
-    if key in _FLOAT_OPTIONS:
-        return float(text)
-    if key in _BOOL_OPTIONS:
-        if text.lower() not in ("true", "false"):
-            raise InvalidArgumentError(f"catalog option {key} must be true or false, not {text!r}")
-        return text.lower() == "true"
-    if key in _TEXT_OPTIONS:
-        return text
-    raise InvalidArgumentError(f"unknown catalog option {key!r} (DuckLake.attach takes no such keyword)")
+    kind = OPTION_TYPES.get(key)
+    if kind is None:
+        raise InvalidArgumentError(f"unknown catalog option {key!r} (DuckLake.attach takes no such keyword)")
+    if kind is bool and text.lower() not in ("true", "false"):
+        raise InvalidArgumentError(f"catalog option {key} must be true or false, not {text!r}")
+    return text.lower() == "true" if kind is bool else kind(text)
 
 
 def attach(config: dict[str, Any]) -> DuckLake:
