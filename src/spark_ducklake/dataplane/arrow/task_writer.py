@@ -7,7 +7,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
-from typing import Any, BinaryIO
+from typing import TYPE_CHECKING, Any, BinaryIO
 from urllib.parse import quote
 
 import pyarrow as pa
@@ -21,7 +21,9 @@ from .geometry_arrow import geometry_as_wkb, geometry_counts
 from .placement import KEY_PREFIX, placement
 from .storage import filesystem
 from .variant_footer import AnnotatingSink, variant_ids
-from .write_options import WriteOptions
+
+if TYPE_CHECKING:  # write_options needs the catalog layer, which executors lack (sqlalchemy)
+    from .write_options import WriteOptions
 
 _PA_CODECS = {"uncompressed": "none", "lz4_raw": "lz4"}
 
