@@ -77,8 +77,8 @@ def _commit_row_level(lake: DuckLake, origins: dict[str, pa.Table], name: tuple[
                 raise UnsupportedRequestError(f"the lake catalog cannot write updated rows of {name[0]}.{name[1]}"
                                               " keeping their row ids: its layout or types are written by Spark "
                                               "(use DuckLake.update)")
-            ops.append(inserted[0])
-            written += inserted[1]
+            ops += inserted.ops
+            written += inserted.files
         if files:
             rows = read_new_files(files, plan.table.columns) if new_rows <= limit else None
             table = dataclasses.replace(plan.table)  # a copy: the layout is loaded in

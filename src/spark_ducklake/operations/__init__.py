@@ -7,6 +7,7 @@ Imports `dataplane`, `catalog`, `spec` and `errors`; never `sql`, `lake` or `tab
 
 - context.py        `LakeContext`, what every operation needs of an attached lake
 - error_causes.py   raw driver and Spark errors turned into DuckLakeErrors naming the cause
+- staging.py        `Staged(ops, files, result)`, what every `stage_*` function returns
 - datasource.py     `spark.read.format("ducklake")` batch reads and writes (Python Data Source API);
                     datasource_write.py: what `df.write.format("ducklake")` tasks write and its planner commits
 - write.py          conform the data, inline it or stage Parquet files on Spark, commit once

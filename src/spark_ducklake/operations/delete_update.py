@@ -25,6 +25,7 @@ from ..dataplane.spark.expressions import check_expression
 from ..dataplane.spark.session import cached
 from ..errors import SchemaMismatchError
 from ..spec.names import spark_name
+from .staging import Staged
 from .write import write_arrow_files, write_files
 
 if TYPE_CHECKING:
@@ -36,13 +37,14 @@ def delete_op(plan, staged) -> DeleteRows:
                       staged.inlined_row_ids, restamp=restamp)
 
 
-def stage_delete_op(ctx: LakeContext, plan, condition) -> tuple[DeleteRows | None, list[str], int]:
-    """(DeleteRows operation or None, staged delete files, rows) for the rows `condition` matches in the plan;
-    on the data plane `engine_for` picks for the plan's files (in-process with pyarrow when they are small)."""
+def stage_delete_op(ctx: LakeContext, plan, condition) -> Staged[int]:
+    """The DeleteRows operation (none if no row matches), its delete files and the rows deleted, for the rows
+    `condition` matches in the plan; on the data plane `engine_for` picks for the plan's files (in-process with
+    pyarrow when they are small)."""
     staged = engine_for(ctx, plan.files).stage_delete(plan, condition, ctx.inlining_limit(plan.table))
     if staged.empty:
-        return None, [], 0
-    return delete_op(plan, staged), [d.path for d in staged.delete_files], staged.deleted_rows
+        return Staged([], [], 0)
+    return Staged([delete_op(plan, staged)], [d.path for d in staged.delete_files], staged.deleted_rows)
 
 
 def pruning_filter(condition) -> str | None:
@@ -50,8 +52,8 @@ def pruning_filter(condition) -> str | None:
     return condition if isinstance(condition, str) else None
 
 
-def stage_update(ctx: LakeContext, plan, assignments: dict, condition) -> tuple[list, list[str], int]:
-    """(operations, staged files, rows) of an UPDATE against the plan's snapshot; nothing committed."""
+def stage_update(ctx: LakeContext, plan, assignments: dict, condition) -> Staged[int]:
+    """The operations, staged files and rows updated of an UPDATE against the plan's snapshot; nothing committed."""
     from pyspark.sql import functions as F
 
     if not assignments:
@@ -83,19 +85,19 @@ def stage_update(ctx: LakeContext, plan, assignments: dict, condition) -> tuple[
         limit = ctx.inlining_limit(plan.table)
         staged = spark_deletes.stage_deletes(spark, plan, new_rows.select(FILE, POS), limit)
         if staged.empty:
-            return [], [], 0
+            return Staged([], [], 0)
         written = [d.path for d in staged.delete_files]
         try:
-            insert, files = stage_rows(ctx, plan, new_rows.drop(FILE, POS), staged.deleted_rows, keep_ids=True)
+            insert = stage_rows(ctx, plan, new_rows.drop(FILE, POS), staged.deleted_rows, keep_ids=True)
         except BaseException:
             delete_paths(written)
             raise
-        return [delete_op(plan, staged), insert], written + files, staged.deleted_rows
+        return Staged([delete_op(plan, staged), *insert.ops], written + insert.files, staged.deleted_rows)
     finally:
         new_rows.unpersist()
 
 
-def _stage_update_in_process(ctx: LakeContext, plan, assignments: dict, condition) -> tuple | None:
+def _stage_update_in_process(ctx: LakeContext, plan, assignments: dict, condition) -> Staged[int] | None:
     """An UPDATE staged with pyarrow (new versions written first, then the deletes), or None when a string or
     the table's file layout is outside what the in-process path does exactly as Spark."""
     try:
@@ -105,45 +107,47 @@ def _stage_update_in_process(ctx: LakeContext, plan, assignments: dict, conditio
     except NotLocal:
         return None
     if not matches.num_rows:
-        return [], [], 0
+        return Staged([], [], 0)
     inserted = insert_versions(ctx, plan, conform_arrow(new_rows, plan.table), matches.column(ROWID))
     if inserted is None:
         return None
-    insert, files = inserted
     try:
         staged = stage_positions(plan, matches, ctx.inlining_limit(plan.table))
     except BaseException:
-        delete_paths(files)
+        delete_paths(inserted.files)
         raise
-    return [delete_op(plan, staged), insert], [d.path for d in staged.delete_files] + files, staged.deleted_rows
+    return Staged([delete_op(plan, staged), *inserted.ops], [d.path for d in staged.delete_files] + inserted.files,
+                  staged.deleted_rows)
 
 
 def insert_versions(ctx: LakeContext, plan, data, ids, *, any_size: bool = False,
-                    new_rows: int | None = None) -> tuple[object, list[str]] | None:
-    """Insert operation for new row versions (Arrow, the table's columns) keeping the row ids `ids`: inlined when
-    the statement's new rows (`new_rows`, default these) are few, else files written in-process (above the
-    small-data threshold too with `any_size`); None when they are to be written on Spark. `ids`: a ChunkedArray."""
+                    new_rows: int | None = None) -> Staged[None] | None:
+    """The insert operation (and its files) for new row versions (Arrow, the table's columns) keeping the row ids
+    `ids`: inlined when the statement's new rows (`new_rows`, default these) are few, else files written in-process
+    (above the small-data threshold too with `any_size`); None when they are to be written on Spark. `ids`: a
+    ChunkedArray."""
     ids = ids.combine_chunks()
     few = (data.num_rows if new_rows is None else new_rows) <= ctx.inlining_limit(plan.table)
     if few and inlined.inlinable(plan.table.columns, ctx.engine, data):
-        return InlineInsert(plan.table, data, row_ids=ids.to_pylist()), []
+        return Staged([InlineInsert(plan.table, data, row_ids=ids.to_pylist())], [], None)
     written = write_arrow_files(ctx, data, plan.table, plan.snapshot_id, options_table=plan.table, row_ids=ids,
                                 any_size=any_size)
     if written is None:
         return None
-    return AppendFiles(plan.table, written), [f.path for f in written]
+    return Staged([AppendFiles(plan.table, written)], [f.path for f in written], None)
 
 
-def stage_rows(ctx: LakeContext, plan, rows, new_rows: int, *, keep_ids: bool) -> tuple[object, list[str]]:
-    """Insert operation for `rows` (table columns + `rowid`): inlined when the statement's new rows (`new_rows`,
-    all of a MERGE's updated and inserted rows) are at most the inlining limit, else files; ids kept if asked."""
+def stage_rows(ctx: LakeContext, plan, rows, new_rows: int, *, keep_ids: bool) -> Staged[None]:
+    """The insert operation (and its files) for `rows` (table columns + `rowid`): inlined when the statement's new
+    rows (`new_rows`, all of a MERGE's updated and inserted rows) are at most the inlining limit, else files; ids
+    kept if asked."""
     if new_rows <= ctx.inlining_limit(plan.table):
         small = rows.toArrow()
         data = conform_arrow(small.drop_columns(["rowid"]), plan.table)
         if inlined.inlinable(plan.table.columns, ctx.engine, data):
             ids = small.column("rowid").to_pylist() if keep_ids else None
-            return InlineInsert(plan.table, data, row_ids=ids), []
+            return Staged([InlineInsert(plan.table, data, row_ids=ids)], [], None)
     files = write_files(ctx, rows if keep_ids else rows.drop("rowid"), plan.table, plan.snapshot_id,
                         options_table=plan.table, row_ids=keep_ids)
-    return AppendFiles(plan.table, files), [f.path for f in files]
+    return Staged([AppendFiles(plan.table, files)], [f.path for f in files], None)
 

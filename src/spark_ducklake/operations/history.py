@@ -78,9 +78,9 @@ def restore_table(ctx: LakeContext, table: str, version: int | None, timestamp: 
         try:
             count = older.count()
             if count:
-                insert, files = stage_rows(ctx, current, older, count, keep_ids=True)
-                ops.append(insert)
-                written += files
+                inserted = stage_rows(ctx, current, older, count, keep_ids=True)
+                ops += inserted.ops
+                written += inserted.files
         except BaseException:
             delete_paths(written)
             raise

@@ -32,6 +32,7 @@ from ..spec.names import spark_name
 from .delete_update import delete_op, stage_rows
 from .error_causes import translate_methods
 from .merge_in_process import merge_in_process
+from .staging import Staged
 from .write import frame_of_arrow, is_pandas
 
 if TYPE_CHECKING:
@@ -122,8 +123,9 @@ def _expr(value):
     return F.expr(value) if isinstance(value, str) else value
 
 
-def stage_merge(m: MergeBuilder, plan) -> tuple[list, list[str], MergeResult]:
-    """Join and classify on Spark, stage files; returns (operations, staged files, counts), nothing committed."""
+def stage_merge(m: MergeBuilder, plan) -> Staged[MergeResult]:
+    """Join and classify on Spark, stage files; returns the operations, staged files and counts, nothing
+    committed."""
     from pyspark.sql import functions as F
 
     cols = plan.table.columns
@@ -199,7 +201,7 @@ def stage_merge(m: MergeBuilder, plan) -> tuple[list, list[str], MergeResult]:
         written: list[str]
         ops, written = [], []
         if not any(counts.values()):
-            return ops, written, outcome
+            return Staged(ops, written, outcome)
         try:
             touched = result.where(F.col("_dl_kind") != "insert").select(FILE, POS)
             staged = spark_deletes.stage_deletes(spark, plan, touched, m.ctx.inlining_limit(plan.table))
@@ -211,13 +213,13 @@ def stage_merge(m: MergeBuilder, plan) -> tuple[list, list[str], MergeResult]:
             for kind, keep_ids in (("update", True), ("insert", False)):
                 if counts.get(kind, 0):
                     rows = result.where(F.col("_dl_kind") == kind).select(*data_cols, "rowid")
-                    op, files = stage_rows(m.ctx, plan, rows, new_rows, keep_ids=keep_ids)
-                    ops.append(op)
-                    written += files
+                    inserted = stage_rows(m.ctx, plan, rows, new_rows, keep_ids=keep_ids)
+                    ops += inserted.ops
+                    written += inserted.files
         except BaseException:
             delete_paths(written)
             raise
-        return ops, written, outcome
+        return Staged(ops, written, outcome)
     finally:
         result.unpersist()
 
@@ -230,7 +232,7 @@ def _as_arrow(source) -> pa.Table:
     return source if isinstance(source, pa.Table) else pa.Table.from_pandas(source, preserve_index=False)
 
 
-def _merge_in_process(m: MergeBuilder, plan) -> tuple | None:
+def _merge_in_process(m: MergeBuilder, plan) -> Staged[MergeResult] | None:
     """The MERGE of a pyarrow/pandas source staged with pyarrow on the driver (operations/merge_in_process.py) when
     the target's files and the source are at most the small-data threshold; None: Spark merges it."""
     if any(f.encryption_key for f in plan.files):  # before converting the source: Spark merges it as it is
@@ -241,8 +243,9 @@ def _merge_in_process(m: MergeBuilder, plan) -> tuple | None:
     staged = merge_in_process(m, plan, source)
     if staged is None:
         return None
-    ops, files, counts = staged
-    return ops, files, MergeResult(inserted=counts["insert"], updated=counts["update"], deleted=counts["delete"])
+    counts = staged.result
+    outcome = MergeResult(inserted=counts["insert"], updated=counts["update"], deleted=counts["delete"])
+    return Staged(staged.ops, staged.files, outcome)
 
 
 def _check_strings(m: MergeBuilder, plan, spark) -> None:

@@ -31,6 +31,7 @@ from ..dataplane.arrow.storage import delete_paths
 from ..dataplane.spark.conform import conform_arrow, default_of, match_fields
 from ..spec import types
 from .delete_update import delete_op
+from .staging import Staged
 from .write import write_arrow_files
 
 if TYPE_CHECKING:
@@ -69,8 +70,8 @@ class _Names:
         return exp.column(side + self.sides[side][name], quoted=True)
 
 
-def merge_in_process(m: MergeBuilder, plan: PlannedScan, source: pa.Table) -> tuple[list, list[str], dict] | None:
-    """(operations, staged files, rows per action: insert, update, delete) of the MERGE staged with pyarrow,
+def merge_in_process(m: MergeBuilder, plan: PlannedScan, source: pa.Table) -> Staged[dict[str, int]] | None:
+    """The operations, staged files and rows per action (insert, update, delete) of the MERGE staged with pyarrow,
     nothing committed; None when something is outside the in-process subset (nothing staged then)."""
     try:
         rows, action = _classify(m, plan, source)
@@ -82,10 +83,10 @@ def merge_in_process(m: MergeBuilder, plan: PlannedScan, source: pa.Table) -> tu
         return None
     kinds = np.array([c.action for c in m.clauses] + ["none"])[action]
     if not any(counts.values()):
-        return [], [], counts
+        return Staged([], [], counts)
     touched = rows.filter(pa.array(np.isin(kinds, ["update", "delete"])))
     staged = _stage(m.ctx, plan, touched, outputs)
-    return None if staged is None else (staged[0], staged[1], counts)
+    return None if staged is None else Staged(staged.ops, staged.files, counts)
 
 
 def _classify(m: MergeBuilder, plan: PlannedScan, source: pa.Table) -> tuple[pa.Table, np.ndarray]:
@@ -252,7 +253,7 @@ def _outputs(m: MergeBuilder, plan: PlannedScan, rows: pa.Table, action: np.ndar
     return pa.concat_tables(parts) if parts else None
 
 
-def _stage(ctx, plan: PlannedScan, touched: pa.Table, outputs: dict) -> tuple[list, list[str]] | None:
+def _stage(ctx, plan: PlannedScan, touched: pa.Table, outputs: dict) -> Staged[None] | None:
     """Stage the writes (updated rows keep their row ids), then the deletes; None if a write needs Spark."""
     limit = ctx.inlining_limit(plan.table)
     # the inlining limit holds for the statement's new rows, updated and inserted together
@@ -282,4 +283,4 @@ def _stage(ctx, plan: PlannedScan, touched: pa.Table, outputs: dict) -> tuple[li
         raise
     if not staged.empty:
         ops.insert(0, delete_op(plan, staged))
-    return ops, [d.path for d in staged.delete_files] + files
+    return Staged(ops, [d.path for d in staged.delete_files] + files, None)

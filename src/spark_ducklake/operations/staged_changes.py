@@ -36,6 +36,7 @@ from ..spec.names import parse_table_name as split_name
 from ..spec.names import spark_name
 from .delete_update import delete_op, insert_versions, stage_rows
 from .staged_compose import delete_rows, marked_rows, net_change, update_rows
+from .staging import Staged
 from .write import stage_write
 
 if TYPE_CHECKING:
@@ -208,16 +209,16 @@ def _restage(tx: Transaction, current: _Current, last: int, frame, change) -> in
             return 0
         after = cached(spark, change(marked))
         try:
-            ops, files = _net_ops(tx, current, last, after)
+            net = _net_ops(tx, current, last, after)
         finally:
             after.unpersist()
     finally:
         marked.unpersist()
-    _swap(tx, current, ops, files)
+    _swap(tx, current, net)
     return matched
 
 
-def _net_ops(tx: Transaction, current: _Current, last: int, after) -> tuple[list, list[str]]:
+def _net_ops(tx: Transaction, current: _Current, last: int, after) -> Staged[None]:
     """The operations (and their files) taking the table from how it began to `after`."""
     from pyspark.sql import functions as F
 
@@ -245,10 +246,9 @@ def _net_ops(tx: Transaction, current: _Current, last: int, after) -> tuple[list
         if updated:
             # written with the columns as altered; updated rows existed when the transaction began: original is set
             plan = replace(current.original, table=current.info)  # type: ignore[type-var]
-            insert, written = stage_rows(ctx, plan, new.where(kept_id).select(*names, "rowid"),
-                                         updated, keep_ids=True)
-            ops.append(insert)
-            files += written
+            inserted = stage_rows(ctx, plan, new.where(kept_id).select(*names, "rowid"), updated, keep_ids=True)
+            ops += inserted.ops
+            files += inserted.files
         if fresh:
             write = _stage_fresh(tx, current, new.where(~kept_id).select(*names))
             ops += write.ops
@@ -256,7 +256,7 @@ def _net_ops(tx: Transaction, current: _Current, last: int, after) -> tuple[list
     except BaseException:
         delete_paths(files)
         raise
-    return ops, files
+    return Staged(ops, files, None)
 
 
 def _restage_in_process(tx: Transaction, current: _Current, statement) -> int | None:
@@ -267,14 +267,14 @@ def _restage_in_process(tx: Transaction, current: _Current, statement) -> int | 
         after = statement(marked_rows(current.now, current.files, current.inlined))
         if not after.matched:
             return 0
-        ops, files = _net_ops_in_process(tx, current, net_change(current.original, current.info, after))
+        net = _net_ops_in_process(tx, current, net_change(current.original, current.info, after))
     except NotLocal:
         return None
-    _swap(tx, current, ops, files)
+    _swap(tx, current, net)
     return after.matched
 
 
-def _net_ops_in_process(tx: Transaction, current: _Current, net) -> tuple[list, list[str]]:
+def _net_ops_in_process(tx: Transaction, current: _Current, net) -> Staged[None]:
     """The operations (and their files) of a NetChange, staged as `_net_ops` stages them on Spark; NotLocal
     (the files written deleted) when updated versions are to be written on Spark."""
     ctx = tx.ctx
@@ -292,8 +292,8 @@ def _net_ops_in_process(tx: Transaction, current: _Current, net) -> tuple[list, 
             inserted = insert_versions(ctx, plan, data, net.kept_ids.column(ROWID))
             if inserted is None:
                 raise NotLocal("updated rows too large to write in-process")
-            ops.append(inserted[0])
-            files += inserted[1]
+            ops += inserted.ops
+            files += inserted.files
         if net.fresh.num_rows:
             write = _stage_fresh(tx, current, net.fresh)
             ops += write.ops
@@ -301,18 +301,18 @@ def _net_ops_in_process(tx: Transaction, current: _Current, net) -> tuple[list, 
     except BaseException:
         delete_paths(files)
         raise
-    return ops, files
+    return Staged(ops, files, None)
 
 
-def _stage_fresh(tx: Transaction, current: _Current, rows):
+def _stage_fresh(tx: Transaction, current: _Current, rows) -> Staged[None]:
     """Rows new to the table (a Spark DataFrame or an Arrow table) staged as a write into it."""
     limit = tx.ctx.inlining_limit(current.info if current.original is not None else None)
     return stage_write(tx.ctx, rows, current.info, current.ref, replace_all=False, read_snapshot=tx.read_snapshot,
                        replace_existing=current.original is not None, limit=limit)
 
 
-def _swap(tx: Transaction, current: _Current, ops: list, files: list[str]) -> None:
-    """Replace the table's staged data operations by `ops`; their files are deleted when the commit ends."""
+def _swap(tx: Transaction, current: _Current, net: Staged[None]) -> None:
+    """Replace the table's staged data operations by `net`'s; their files are deleted when the commit ends."""
     old = {id(op) for op in table_ops(tx, current.info.table_uuid) if isinstance(op, DATA_OPS)}
     replaced = [op for op in tx.ops if id(op) in old]
     old_files = set()
@@ -321,5 +321,5 @@ def _swap(tx: Transaction, current: _Current, ops: list, files: list[str]) -> No
             old_files |= {f.path for f in op.files}
         elif isinstance(op, DeleteRows):
             old_files |= {d.path for d in op.delete_files}
-    tx.replace_ops([op for op in tx.ops if id(op) not in old] + ops,
-                   files=[f for f in tx.files if f not in old_files] + files, discarded=sorted(old_files))
+    tx.replace_ops([op for op in tx.ops if id(op) not in old] + net.ops,
+                   files=[f for f in tx.files if f not in old_files] + net.files, discarded=sorted(old_files))

@@ -28,11 +28,11 @@ def flush_in_transaction(tx: Transaction, schema_name: str | None, table_name: s
     if sorted_ids:
         with tx.staged(catalog_only=True) as ctx, ctx.connect() as conn:
             sorts = {tid: current_sort(conn, tid, ctx.pinned_snapshot) for tid in sorted_ids}
-    ops, rows, files = stage_flush(tx.ctx, schema_name, table_name, tx.read_snapshot, sorts)
-    changed = [op.table for op in ops if has_staged_rows(tx, op.table.table_uuid)]
+    staged = stage_flush(tx.ctx, schema_name, table_name, tx.read_snapshot, sorts)
+    changed = [op.table for op in staged.ops if has_staged_rows(tx, op.table.table_uuid)]
     if changed:
-        delete_paths(files)
+        delete_paths(staged.files)
         raise DuckLakeError(f"flush_inlined_data of {changed[0].qualified_name}: its rows are changed in this "
                             "transaction; flush it in another transaction")
-    tx.stage(*ops, files=files)
-    return rows
+    tx.stage(*staged.ops, files=staged.files)
+    return staged.result

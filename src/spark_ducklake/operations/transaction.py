@@ -335,9 +335,8 @@ class Transaction:
         overwrite = replace_existing and mode == "overwrite"
         if overwrite and where is not None:  # replace the matching rows only: stage their delete first
             plan = self.ctx.plan_scan(key, version=self.read_snapshot, where=pruning_filter(where))
-            delete_op, delete_files, _count = stage_delete_op(self.ctx, plan, where)
-            if delete_op is not None:
-                self.stage(delete_op, files=delete_files)
+            deleted = stage_delete_op(self.ctx, plan, where)
+            self.stage(*deleted.ops, files=deleted.files)
         staged = stage_write(self.ctx, df, info, ref, replace_all=overwrite and where is None,
                              read_snapshot=self.read_snapshot, replace_existing=replace_existing, limit=limit,
                              one_file_if_small=one_file_if_small, options=options)
@@ -356,10 +355,9 @@ class Transaction:
         src = self.names.source(table)
         self._changed(src)
         plan = self.ctx.plan_scan(src, version=self.read_snapshot, where=pruning_filter(condition))
-        op, files, count = stage_delete_op(self.ctx, plan, condition)
-        if op is not None:
-            self.stage(op, files=files)
-        return count
+        staged = stage_delete_op(self.ctx, plan, condition)
+        self.stage(*staged.ops, files=staged.files)
+        return staged.result
 
     def update(self, table: str, condition=None, set: dict | None = None) -> int:  # noqa: A002 - delta's name
         """Stage an UPDATE on the table as this transaction sees it; returns the rows it updates."""
@@ -372,9 +370,9 @@ class Transaction:
         src = self.names.source(table)
         self._changed(src)
         plan = self._change_plan(src, "update", where=pruning_filter(condition))
-        ops, files, count = stage_update(self.ctx, plan, set, condition)
-        self.stage(*ops, files=files)
-        return count
+        staged = stage_update(self.ctx, plan, set, condition)
+        self.stage(*staged.ops, files=staged.files)
+        return staged.result
 
     def merge(self, source, table: str, condition, *, target_alias: str = "target",
               source_alias: str = "source"):
@@ -391,9 +389,9 @@ class Transaction:
                                 "supported: merge in another transaction")
         self._row_change(builder.table)
         plan = self._change_plan(builder.table, "merge into")
-        ops, files, outcome = stage_merge(builder, plan)
-        self.stage(*ops, files=files)
-        return outcome
+        staged = stage_merge(builder, plan)
+        self.stage(*staged.ops, files=staged.files)
+        return staged.result
 
     def flush_inlined_data(self, schema_name: str | None = None, table_name: str | None = None) -> list:
         """flush_inlined_data inside the transaction: the rows inlined when it began go to files (sorted by the

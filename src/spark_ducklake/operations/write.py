@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 from collections.abc import Callable
-from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
 import pyarrow as pa
@@ -29,6 +28,7 @@ from ..dataplane.spark.sorting import sort_column
 from ..errors import ConstraintError
 from ..spec import paths
 from ..spec.model import PartitionSpec, TableInfo
+from .staging import Staged
 
 if TYPE_CHECKING:
     from .context import LakeContext
@@ -132,14 +132,6 @@ def _not_null_guard(frame, table: TableInfo, required: list):
         .otherwise(spark_col(c.name)) for c in required})
 
 
-@dataclass
-class StagedWrite:
-    """Operations of a write, and the files it staged (deleted if the commit fails)."""
-
-    ops: list = field(default_factory=list)
-    files: list[str] = field(default_factory=list)
-
-
 def schema_of(data):
     """The schema of a Spark DataFrame, a pyarrow Table or a pandas DataFrame."""
     if is_pandas(data):
@@ -149,7 +141,7 @@ def schema_of(data):
 
 def stage_write(ctx: LakeContext, data, table: TableInfo, ref: TableRef | None, *, replace_all: bool,
                 read_snapshot: int, replace_existing: bool, limit: int | None = None,
-                one_file_if_small: bool = False, options: Callable[[str], str | None] | None = None) -> StagedWrite:
+                one_file_if_small: bool = False, options: Callable[[str], str | None] | None = None) -> Staged[None]:
     """Conform `data`, then inline it or write its files on Spark (after ending every row of the table first when
     `replace_all`); returns the operations, nothing committed. `one_file_if_small`: a small Spark DataFrame is
     written in-process as one file, in its row order (SMALL_FRAME_ROWS); an Arrow table that goes to Spark is one
@@ -158,7 +150,7 @@ def stage_write(ctx: LakeContext, data, table: TableInfo, ref: TableRef | None, 
     if is_pandas(data):
         data = pa.Table.from_pandas(data, preserve_index=False)
     is_arrow = isinstance(data, pa.Table)
-    staged = StagedWrite()
+    staged: Staged[None] = Staged([], [], None)
     if replace_all:
         staged.ops.append(ReplaceAll(table))
     if limit is None:
@@ -233,8 +225,8 @@ def _sorted_inline(ctx: LakeContext, small: pa.Table, table: TableInfo, snapshot
         return conform_arrow(frame.toArrow(), table)
 
 
-def _with_files(staged: StagedWrite, files: list, table: TableInfo, ref: TableRef | None) -> StagedWrite:
-    staged.files += [f.path for f in files]
+def _with_files(staged: Staged[None], files: list, table: TableInfo, ref: TableRef | None) -> Staged[None]:
+    staged.files.extend(f.path for f in files)
     if files:
         staged.ops.append(AppendFiles(table, files, ref))
     return staged

@@ -40,6 +40,7 @@ from ...dataplane.spark.scan import spark_safe
 from ...dataplane.spark.write import ROW_ID_COLUMN, SNAPSHOT_ID_COLUMN
 from ...spec.commit_properties import CommitProperties
 from ...spec.model import NewDataFile, NewDeleteFile, TableInfo
+from ..staging import Staged
 from .targets import maintained_tables, progress, spark_writable, usable_sort_keys
 
 if TYPE_CHECKING:
@@ -81,22 +82,22 @@ def flush_inlined_data(ctx: LakeContext, schema_name: str | None, table_name: st
     ctx.check_writable()
     with ctx.engine.connect() as conn:
         read_snapshot = reader.latest_snapshot(conn).snapshot_id
-    ops, rows, staged = stage_flush(ctx, schema_name, table_name, read_snapshot)
-    if ops:
-        ctx.commit(ops, read_snapshot=read_snapshot, properties=info, staged_files=staged)
-    return rows
+    staged = stage_flush(ctx, schema_name, table_name, read_snapshot)
+    if staged.ops:
+        ctx.commit(staged.ops, read_snapshot=read_snapshot, properties=info, staged_files=staged.files)
+    return staged.result
 
 
 def stage_flush(ctx: LakeContext, schema_name: str | None, table_name: str | None, read_snapshot: int,
-                sort_keys: dict[int, list] | None = None) -> tuple[list, list[FlushRow], list[str]]:
-    """(operations, rows, staged files) flushing what is inlined at `read_snapshot`, nothing committed;
+                sort_keys: dict[int, list] | None = None) -> Staged[list[FlushRow]]:
+    """Flush what is inlined at `read_snapshot`: the operations, staged files and rows, nothing committed;
     `sort_keys` (table id -> keys) replaces the catalog's then (an open transaction's SET SORTED BY)."""
     with ctx.engine.connect() as conn:
         work = [w for w in (_collect(ctx, conn, t, read_snapshot, sort_keys) for t in maintained_tables(
             ctx, conn, read_snapshot, schema=schema_name, table=table_name, function="flush_inlined_data",
             flush=True)) if w]
     if not work:
-        return [], [], []
+        return Staged([], [], [])
     per_thread = str(ctx.option("per_thread_output") or "false").lower() in ("true", "1")
     staged: list[str] = []
     try:
@@ -119,7 +120,7 @@ def stage_flush(ctx: LakeContext, schema_name: str | None, table_name: str | Non
     except BaseException:
         delete_paths(staged)
         raise
-    return ops, rows, staged
+    return Staged(ops, staged, rows)
 
 
 def _collect(ctx: LakeContext, conn: sa.Connection, table: TableInfo, read_snapshot: int,
