@@ -24,7 +24,7 @@ from .arrow_rows import conform, default_array, field_indexes, position_array
 from .arrow_values import spark_value
 from .delete_files import positions_as_of
 from .planned_scan import PlannedScan
-from .scan_columns import FILE, POS
+from .scan_columns import FILE, POS, TABLE_ONLY, ScanColumns
 from .storage import filesystem
 
 ROWID = "rowid"
@@ -62,12 +62,12 @@ def read_plan(plan: PlannedScan, columns: list[Column] | None = None, *, row_ids
         raise CatalogError(f"table {plan.table.qualified_name!r} is in an ENCRYPTED lake: its files are decrypted by "
                            "Spark only (read it with lake.read; docs/types.md, 'Encrypted lakes')")
     columns = plan.table.columns if columns is None else columns
-    schema = _result_schema(columns, row_ids, positions)
+    extra = ScanColumns(row_ids=row_ids, positions=positions)
+    schema = _result_schema(columns, extra)
     deletes = {k: v for k, v in (plan.inlined_deletes or {}).items() if v}
 
     def one(f: DataFile) -> pa.Table:
-        return _read_file(f, columns, schema, plan.snapshot_id, deletes.get(f.data_file_id, ()), row_ids,
-                          positions)
+        return _read_file(f, columns, schema, plan.snapshot_id, deletes.get(f.data_file_id, ()), extra)
 
     if len(plan.files) > 1:
         with ThreadPoolExecutor(max_workers=min(_READERS, len(plan.files))) as pool:
@@ -75,7 +75,7 @@ def read_plan(plan: PlannedScan, columns: list[Column] | None = None, *, row_ids
     else:
         parts = [one(f) for f in plan.files]
     if plan.inlined is not None and plan.inlined.num_rows:
-        parts.append(_inlined(plan.inlined, columns, schema, row_ids, positions))
+        parts.append(_inlined(plan.inlined, columns, schema, extra))
     if not parts:
         return schema.empty_table()
     return pa.concat_tables(parts)
@@ -83,18 +83,18 @@ def read_plan(plan: PlannedScan, columns: list[Column] | None = None, *, row_ids
 
 def read_new_files(files: list[NewDataFile], columns: list[Column]) -> pa.Table:
     """Rows of files just written (not committed, no deletes), as `read_plan` returns a table's rows."""
-    schema = _result_schema(columns, False, False)
+    schema = _result_schema(columns, TABLE_ONLY)
     parts = [_read_file(DataFile(data_file_id=-1, table_id=-1, path=f.path, record_count=f.record_count,
                                  file_size_bytes=f.file_size_bytes, footer_size=f.footer_size, row_id_start=None,
-                                 begin_snapshot=0), columns, schema, 0, (), False, False) for f in files]
+                                 begin_snapshot=0), columns, schema, 0, (), TABLE_ONLY) for f in files]
     return pa.concat_tables(parts) if parts else schema.empty_table()
 
 
-def _result_schema(columns: list[Column], row_ids: bool, positions: bool) -> pa.Schema:
+def _result_schema(columns: list[Column], extra: ScanColumns) -> pa.Schema:
     fields = list(visible_schema(columns))
-    if row_ids:
+    if extra.row_ids:
         fields.append(pa.field(ROWID, pa.int64()))
-    if positions:
+    if extra.positions:
         fields += [pa.field(FILE, pa.int64()), pa.field(POS, pa.int64())]
     return pa.schema(fields)
 
@@ -115,7 +115,7 @@ def read_file_columns(f: DataFile, columns: list[Column]) -> tuple[pa.Table, dic
 
 
 def _read_file(f: DataFile, columns: list[Column], schema: pa.Schema, snapshot_id: int, inlined_deletes: Sequence[int],
-               row_ids: bool, positions: bool) -> pa.Table:
+               extra: ScanColumns) -> pa.Table:
     data, found, extras = read_file_columns(f, columns)
     n = data.num_rows
     pos = position_array(n)
@@ -142,9 +142,9 @@ def _read_file(f: DataFile, columns: list[Column], schema: pa.Schema, snapshot_i
             arrays.append(conform(raw, col, field.type))
         else:
             arrays.append(default_array(col, field.type, data.num_rows))
-    if row_ids:
+    if extra.row_ids:
         arrays.append(rowid)
-    if positions:
+    if extra.positions:
         arrays += [pa.repeat(pa.scalar(f.data_file_id, pa.int64()), data.num_rows), pos]
     return pa.Table.from_arrays(arrays, schema=schema)
 
@@ -168,14 +168,14 @@ def _deleted_positions(f: DataFile, snapshot_id: int, inlined_deletes: Sequence[
     return pa.concat_arrays(parts)
 
 
-def _inlined(rows: pa.Table, columns: list[Column], schema: pa.Schema, row_ids: bool, positions: bool) -> pa.Table:
+def _inlined(rows: pa.Table, columns: list[Column], schema: pa.Schema, extra: ScanColumns) -> pa.Table:
     """The catalog's inlined rows (in the table's Arrow types, plus `row_id`) in the result's columns."""
     by_name = {name.lower(): name for name in rows.column_names}
     arrays = [rows.column(by_name[c.name.lower()]).combine_chunks().cast(field.type)
               for c, field in zip(columns, schema, strict=False)]
     ids = rows.column(INLINED_ROW_ID).combine_chunks().cast(pa.int64())
-    if row_ids:
+    if extra.row_ids:
         arrays.append(ids)
-    if positions:
+    if extra.positions:
         arrays += [pa.nulls(rows.num_rows, pa.int64()), ids]
     return pa.Table.from_arrays(arrays, schema=schema)

@@ -3,8 +3,8 @@
 Unlike a scan (scan.py), nothing is filtered: deleted rows and rows of partial files newer than some snapshot are
 all returned, each with its row id (`_ducklake_internal_row_id`, else row_id_start + position) and the snapshot
 that inserted it (`_ducklake_internal_snapshot_id`, else the file's begin snapshot), as `spark.scan.read_files`
-gives them with `snapshots=True, lineage=True`. Columns are read by field id (or name mapping) in the types Spark
-shows; a column a file predates reads its default. Imports no pyspark.
+gives them when its `ScanColumns` asks for snapshots and lineage. Columns are read by field id (or name mapping)
+in the types Spark shows; a column a file predates reads its default. Imports no pyspark.
 """
 
 from __future__ import annotations

@@ -15,15 +15,17 @@ from ...spec.internal_columns import ROW_ID_COLUMN, SNAPSHOT_ID_COLUMN
 from ...spec.model import Column, DataFile
 from ..arrow.arrow_values import PER_VALUE, spark_value
 from ..arrow.native_types import is_native
+from ..arrow.scan_columns import ScanColumns
 from ..arrow.storage import filesystem, spark_file_uri
 from . import types as spark_types
 from .workers import require_python_workers
 
 
-def read_with_arrow(spark, files: list[DataFile], present: list[Column], internal: dict[int, str], need_pos: bool,
-                    *, name_map=None):
-    """DataFrame of the files' rows (internal column names, plus position columns when asked); files with a
-    `name_map` (catalog.name_maps) are matched by top-level name, their hive-path columns from `hive_values`."""
+def read_with_arrow(spark, files: list[DataFile], present: list[Column], internal: dict[int, str],
+                    extra: ScanColumns, *, name_map=None):
+    """DataFrame of the files' rows (internal column names, the snapshot and row id columns, and the position
+    columns when `extra` asks); files with a `name_map` (catalog.name_maps) are matched by top-level name, their
+    hive-path columns from `hive_values`."""
     from pyspark.sql import types as T
 
     out_fields = [T.StructField(internal[c.column_id], spark_types.to_spark_type(c), True) for c in present]
@@ -46,7 +48,7 @@ def read_with_arrow(spark, files: list[DataFile], present: list[Column], interna
     if files:
         require_python_workers(spark)
     frame = spark.createDataFrame([], schema) if not files else jobs.mapInArrow(run, schema)
-    if not need_pos:
+    if not extra.positions:
         frame = frame.drop("_dl_path", "_dl_pos")
     return frame
 

@@ -15,7 +15,7 @@ from ...catalog.inlined import tables as inlined_tables
 from ...catalog.planners.change_feed import ChangePlan
 from ...spec.internal_columns import INLINED_ROW_ID, ROW_ID_COLUMN, SNAPSHOT_ID_COLUMN
 from ...spec.names import spark_name
-from ..arrow.scan_columns import BEGIN, DELETED, FILE, POS, ROW_START
+from ..arrow.scan_columns import BEGIN, DELETED, FILE, POS, ROW_START, ScanColumns
 from . import types as spark_types
 from .encrypted.read import encrypted_delete_positions
 from .scan import broadcast_if_small, delete_file_positions, internal_names, read_files, spark_safe
@@ -35,7 +35,8 @@ def row_versions(spark, plan: ChangePlan):
     table = plan.table
     parts = []
     internal = internal_names(table, plan.names_stable)
-    data = read_files(spark, table, plan.files, internal, positions=True, snapshots=True, lineage=True)
+    data = read_files(spark, table, plan.files, internal,
+                      ScanColumns(positions=True, snapshots=True, lineage=True))
     if data is not None:
         deleted = _first_deletions(spark, plan)
         if deleted is not None:

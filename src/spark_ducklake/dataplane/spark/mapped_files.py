@@ -12,6 +12,7 @@ from ...catalog.reads.name_maps import MappedField, NameMap
 from ...spec.internal_columns import ROW_ID_COLUMN, SNAPSHOT_ID_COLUMN
 from ...spec.model import Column, DataFile
 from ...spec.names import spark_name
+from ..arrow.scan_columns import PATH, POS, ScanColumns
 from ..arrow.storage import spark_file_uri
 from . import types as spark_types
 from .file_log import read_parquet
@@ -40,8 +41,9 @@ def by_name_type(col: Column, mapped: MappedField | None):
 
 
 def read_mapped(spark, files: list[DataFile], present: list[Column], internal: dict[int, str], name_map: NameMap,
-                need_pos: bool, snapshots: bool, lineage: bool):
-    """The files' rows under the present columns (internal names), like the scan's native reader."""
+                extra: ScanColumns):
+    """The files' rows under the present columns (internal names), like the scan's native reader: the positions,
+    snapshot and row id columns `extra` asks for."""
     from pyspark.sql import functions as F
     from pyspark.sql import types as T
 
@@ -49,15 +51,15 @@ def read_mapped(spark, files: list[DataFile], present: list[Column], internal: d
     in_file = [c for c in present if not by_id[c.column_id].hive]
     from_path = [c for c in present if by_id[c.column_id].hive]
     fields = [T.StructField(by_id[c.column_id].source, by_name_type(c, by_id[c.column_id]), True) for c in in_file]
-    extras = [name for name, wanted in ((SNAPSHOT_ID_COLUMN, snapshots),
-                                        (ROW_ID_COLUMN, lineage)) if wanted]
+    extras = [name for name, wanted in ((SNAPSHOT_ID_COLUMN, extra.snapshots),
+                                        (ROW_ID_COLUMN, extra.lineage)) if wanted]
     fields += [T.StructField(name, T.LongType(), True) for name in extras]
     frame = read_parquet(spark, T.StructType(fields), [f.path for f in files], [f.file_size_bytes for f in files])
     cols = [F.col(spark_name(by_id[c.column_id].source)).cast(spark_types.to_spark_type(c)).alias(internal[c.column_id])
             for c in in_file]
     cols += [F.col(name) for name in extras]
-    if need_pos:
-        cols += [F.col("_metadata.file_path").alias("_dl_path"), F.col("_metadata.row_index").alias("_dl_pos")]
+    if extra.positions:
+        cols += [F.col("_metadata.file_path").alias(PATH), F.col("_metadata.row_index").alias(POS)]
     if not from_path:
         return frame.select(*cols)
     frame = frame.select(*cols, F.col("_metadata.file_path").alias(HIVE_PATH))

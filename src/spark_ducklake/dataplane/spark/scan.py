@@ -14,6 +14,7 @@ from __future__ import annotations
 
 from collections import defaultdict
 from collections.abc import Sequence
+from dataclasses import replace
 from functools import reduce
 
 import pyarrow as pa
@@ -26,7 +27,7 @@ from ...spec.model import Column, DataFile, TableInfo
 from ...spec.names import spark_name
 from ..arrow.delete_files import positions_as_of
 from ..arrow.native_types import is_native
-from ..arrow.scan_columns import BEGIN, DELETED, FILE, PATH, POS, ROW_START
+from ..arrow.scan_columns import BEGIN, DELETED, FILE, PATH, POS, ROW_START, TABLE_ONLY, ScanColumns
 from ..arrow.storage import is_connect, spark_file_uri
 from . import position_filter
 from . import types as spark_types
@@ -46,17 +47,18 @@ BITMAP_FILTER = True  # files with deletes drop deleted rows by a bitmap filter 
 
 def scan_table(spark, table: TableInfo, files: list[DataFile], *, snapshot_id: int,
                inlined: pa.Table | None = None, inlined_deletes: dict[int, list[int]] | None = None,
-               names_stable: bool = True, row_ids: bool = False, positions: bool = False,
-               virtual: tuple[str, ...] = ()):
-    """The table's rows visible at `snapshot_id` as a DataFrame (with a `rowid` column if asked).
+               names_stable: bool = True, extra: ScanColumns = TABLE_ONLY):
+    """The table's rows visible at `snapshot_id` as a DataFrame, plus the columns `extra` asks for (`rowid`,
+    positions, virtual columns; its `snapshots` and `lineage` are the scan's own business and ignored).
 
-    `positions=True` adds `_dl_file` (data file id; NULL for inlined rows) and `_dl_pos` (row position in the
-    file; the row id for inlined rows): what row-level changes need to address rows. `virtual` appends DuckDB's
-    virtual columns by name (virtual_columns.py); the inlined rows must then carry their source columns.
+    Positions are `_dl_file` (data file id; NULL for inlined rows) and `_dl_pos` (row position in the file; the row
+    id for inlined rows): what row-level changes need to address rows. Virtual columns are DuckDB's, by name
+    (virtual_columns.py); the inlined rows must then carry their source columns.
     """
     from pyspark.sql import functions as F
 
-    virtual = tuple(v for v in virtual if not (row_ids and v == "rowid"))
+    extra = replace(extra, virtual=tuple(v for v in extra.virtual if not (extra.row_ids and v == "rowid")))
+    row_ids, positions, virtual = extra.row_ids, extra.positions, extra.virtual
     inlined_deletes = {k: v for k, v in (inlined_deletes or {}).items() if v}
     internal = internal_names(table, names_stable)
     dirty_ids = _ids_with_deletes(files, inlined_deletes)
@@ -92,25 +94,24 @@ def scan_table(spark, table: TableInfo, files: list[DataFile], *, snapshot_id: i
 
     # Files without deletes are a plain scan: they pay for no join (nor for positions, unless asked).
     plain_pos = bool(row_ids or partial or positions or virtual)
+    read = ScanColumns(positions=plain_pos, snapshots=snapshots, lineage=lineage)  # what the files' reads return
     frames = []
     # Picked by position from the columns: a FileList of 100k files builds no DataFile for a plain scan.
     file_ids = field_values(files, "data_file_id") if dirty_ids else []
     clean = read_files(spark, table, subset(files, [i for i, fid in enumerate(file_ids) if fid not in dirty_ids])
-                       if dirty_ids else files, internal,
-                       positions=plain_pos, snapshots=snapshots, lineage=lineage, indexes=indexes)
+                       if dirty_ids else files, internal, read, indexes=indexes)
     if clean is not None:
         frames.append(finish(clean, plain_pos))
     dirty = subset(files, [i for i, fid in enumerate(file_ids) if fid in dirty_ids]) if dirty_ids else []
     frames += [finish(frame, plain_pos) for frame in without_deleted(spark, table, dirty, internal, inlined_deletes,
-                                                                     snapshot_id, partial=partial, lineage=lineage,
-                                                                     snapshots=snapshots, indexes=indexes,
+                                                                     snapshot_id, read, indexes=indexes,
                                                                      file_ids=plain_pos)]
     data = reduce(lambda a, b: a.unionByName(b), frames) if frames else None
     if inlined is not None and inlined.num_rows:
-        small = _inlined_frame(spark, inlined, table, row_ids, positions, virtual, len(files))
+        small = _inlined_frame(spark, inlined, table, extra, len(files))
         data = small if data is None else data.unionByName(small)
     if data is None:
-        data = spark.createDataFrame([], _result_schema(table, row_ids, positions, virtual))
+        data = spark.createDataFrame([], _result_schema(table, extra))
     return data
 
 
@@ -135,10 +136,10 @@ def _any_partial(files: Sequence[DataFile], snapshot_id: int) -> bool:
 
 
 def without_deleted(spark, table: TableInfo, files: list[DataFile], internal: dict[int, str],
-                    inlined_deletes: dict[int, list[int]], snapshot_id: int, *, partial: bool, lineage: bool,
-                    snapshots: bool | None = None, indexes: dict[int, int] | None = None,
-                    file_ids: bool = True) -> list:
+                    inlined_deletes: dict[int, list[int]], snapshot_id: int, extra: ScanColumns, *,
+                    indexes: dict[int, int] | None = None, file_ids: bool = True) -> list:
     """Frames of the rows of `files` (each with deletes) not deleted at the snapshot, with position columns
+    whatever `extra` says (they address the deletes) and its `snapshots` and `lineage` columns
     (`file_ids=False`: only `_dl_path` and `_dl_pos`, when the caller needs no file ids: no join on the path).
 
     Few positions (the catalog's counts) are read on the driver, so no Spark job builds them and no row is
@@ -150,14 +151,13 @@ def without_deleted(spark, table: TableInfo, files: list[DataFile], internal: di
 
     if not files:
         return []
-    snapshots = partial if snapshots is None else snapshots
+    extra = replace(extra, positions=True)
     known = (sum(f.delete_file.delete_count or 0 for f in files if f.delete_file)
              + sum(len(inlined_deletes.get(f.data_file_id, ())) for f in files))
     vectors = any(f.delete_file is not None and (f.delete_file.format == "puffin" or f.delete_file.encrypted)
                   for f in files)  # deletion vectors and encrypted delete files: positions read on the executors
     if known > BROADCAST_POSITIONS or len(files) > LOCAL_DELETE_FILES or vectors:  # Spark reads the positions
-        data = read_files(spark, table, files, internal, positions=True, snapshots=snapshots, lineage=lineage,
-                          indexes=indexes)
+        data = read_files(spark, table, files, internal, extra, indexes=indexes)
         deleted = deleted_positions(spark, files, inlined_deletes, snapshot_id)
         return [data.join(broadcast_if_small(deleted, known), [FILE, POS], "left_anti")]
     gone = _local_positions(files, inlined_deletes, snapshot_id)
@@ -166,15 +166,14 @@ def without_deleted(spark, table: TableInfo, files: list[DataFile], internal: di
         one = len(files) == 1  # one file's scan: its bitmap goes to every row, no key read
         by_size = {0: files[0]} if one else _sizes_as_spark_sees(spark, table, files)
         broadcast = by_size is not None and words > position_filter.BROADCAST_WORDS
-        data = read_files(spark, table, files, internal, positions=True, snapshots=snapshots, lineage=lineage,
-                          indexes=indexes, file_ids=file_ids, file_sizes=broadcast and not one)
+        data = read_files(spark, table, files, internal, extra, indexes=indexes, file_ids=file_ids,
+                          file_sizes=broadcast and not one)
         if broadcast:
             bitmaps = {size: gone[f.data_file_id] for size, f in by_size.items() if len(gone[f.data_file_id])}
             return [position_filter.drop_deleted(spark, data, bitmaps, None if one else SIZE, POS)]
         bitmaps = {spark_file_uri(f.path): gone[f.data_file_id] for f in files}  # in the plan: no join, no job
         return [data.where(position_filter.not_deleted_in(bitmaps, PATH, POS))]
-    data = read_files(spark, table, files, internal, positions=True, snapshots=snapshots, lineage=lineage,
-                      indexes=indexes)
+    data = read_files(spark, table, files, internal, extra, indexes=indexes)
     if not any(len(p) for p in gone.values()):  # partial delete files holding only later deletions
         return [data]
     table_of = pa.table({FILE: pa.concat_arrays([pa.array([fid] * len(p), pa.int64()) for fid, p in gone.items()]),
@@ -226,10 +225,10 @@ def internal_names(table: TableInfo, names_stable: bool) -> dict[int, str]:
     return {c.column_id: c.name if names_stable else f"_dl_c{c.column_id}" for c in table.columns}
 
 
-def read_files(spark, table: TableInfo, files: list[DataFile], internal: dict[int, str], *, positions: bool,
-               snapshots: bool, lineage: bool, indexes: dict[int, int] | None = None, file_ids: bool = True,
-               file_sizes: bool = False):
-    """Every row of the data files under the table's columns (named by `internal`), deletes not applied.
+def read_files(spark, table: TableInfo, files: list[DataFile], internal: dict[int, str], extra: ScanColumns, *,
+               indexes: dict[int, int] | None = None, file_ids: bool = True, file_sizes: bool = False):
+    """Every row of the data files under the table's columns (named by `internal`), deletes not applied, plus the
+    columns `extra` asks for (its `row_ids` and `virtual` are the scan's, ignored here).
 
     Columns a file predates read as their initial default. `positions` adds `_dl_file` (data file id), `_dl_pos`
     (row position), `_dl_row_start` and `_dl_begin` (the file's row_id_start and begin_snapshot); `snapshots`
@@ -246,24 +245,23 @@ def read_files(spark, table: TableInfo, files: list[DataFile], internal: dict[in
         secret = [f for f in group if f.encryption_key] if nulls_in(group, "encryption_key") < len(group) else []
         if secret:  # ENCRYPTED lakes: decrypted on the executors (dataplane/spark/encrypted/)
             group = [f for f in group if not f.encryption_key]
-            frames.append(_with_defaults(read_encrypted_files(spark, secret, present, internal, positions, snapshots,
-                                                              lineage, name_map=name_map), table.columns, missing,
-                                         internal))
+            frames.append(_with_defaults(read_encrypted_files(spark, secret, present, internal, extra,
+                                                              name_map=name_map), table.columns, missing, internal))
             if not group:
                 continue
         if file_sizes and (name_map is not None or not native):
             raise ValueError("file sizes come only from Spark's native reader")
         if name_map is not None and native:  # files without field ids: by the names their mapping gives
-            frame = read_mapped(spark, group, present, internal, name_map, positions, snapshots, lineage)
+            frame = read_mapped(spark, group, present, internal, name_map, extra)
         elif native:
-            frame = _native(spark, group, present, internal, positions, snapshots, lineage, file_sizes)
+            frame = _native(spark, group, present, internal, extra, file_sizes)
         else:
-            frame = read_with_arrow(spark, group, present, internal, positions, name_map=name_map)
+            frame = read_with_arrow(spark, group, present, internal, extra, name_map=name_map)
         frames.append(_with_defaults(frame, table.columns, missing, internal))
     if not frames:
         return None
     data = reduce(lambda a, b: a.unionByName(b), frames)
-    return _attach_file_ids(spark, data, files, indexes or {}) if positions and file_ids else data
+    return _attach_file_ids(spark, data, files, indexes or {}) if extra.positions and file_ids else data
 
 
 def _with_defaults(frame, columns: list[Column], missing, internal: dict[int, str]):
@@ -274,15 +272,15 @@ def _with_defaults(frame, columns: list[Column], missing, internal: dict[int, st
     return frame
 
 
-def _result_schema(table: TableInfo, row_ids: bool, positions: bool, virtual: tuple[str, ...] = ()):
+def _result_schema(table: TableInfo, extra: ScanColumns):
     from pyspark.sql import types as T
 
     fields = [T.StructField(c.name, spark_types.to_spark_type(c), True) for c in table.columns]
-    if row_ids:
+    if extra.row_ids:
         fields.append(T.StructField("rowid", T.LongType(), True))
-    if positions:
+    if extra.positions:
         fields += [T.StructField(FILE, T.LongType(), True), T.StructField(POS, T.LongType(), True)]
-    return T.StructType(fields + virtual_fields(virtual))
+    return T.StructType(fields + virtual_fields(extra.virtual))
 
 
 def _group_by_missing(files: Sequence[DataFile], columns: list[Column]) -> dict[tuple, Sequence[DataFile]]:
@@ -325,20 +323,20 @@ def _default(col: Column):
     return F.lit(value).cast(spark_types.to_spark_type(col))
 
 
-def _native(spark, files: list[DataFile], present: list[Column], internal: dict[int, str], need_pos: bool,
-            partial: bool, lineage: bool, sizes: bool = False):
+def _native(spark, files: list[DataFile], present: list[Column], internal: dict[int, str], extra: ScanColumns,
+            sizes: bool = False):
     from pyspark.sql import functions as F
     from pyspark.sql import types as T
 
     fields = [T.StructField(internal[c.column_id], spark_types.native_read_type(c), True,
                             {types.FIELD_ID_KEY: c.column_id}) for c in present]
-    if partial:
+    if extra.snapshots:
         fields.append(T.StructField(SNAPSHOT_ID_COLUMN, T.LongType(), True))
-    if lineage:
+    if extra.lineage:
         fields.append(T.StructField(ROW_ID_COLUMN, T.LongType(), True))
     frame = read_parquet(spark, T.StructType(fields), full_paths(files), field_values(files, "file_size_bytes"))
     read_types = [spark_types.native_read_type(c) for c in present]
-    if not (partial or lineage or need_pos or sizes) and all(
+    if not (extra.snapshots or extra.lineage or extra.positions or sizes) and all(
             _same(t, spark_types.to_spark_type(c)) for t, c in zip(read_types, present, strict=True)):
         return frame  # read as the columns are: no select (a Spark call per column)
     cols = []
@@ -347,11 +345,11 @@ def _native(spark, files: list[DataFile], present: list[Column], internal: dict[
         read_type = spark_types.native_read_type(c)
         ref = F.col(spark_name(name))
         cols.append(ref if _same(read_type, wanted) else ref.cast(wanted).alias(name))
-    if partial:
+    if extra.snapshots:
         cols.append(F.col(SNAPSHOT_ID_COLUMN))
-    if lineage:
+    if extra.lineage:
         cols.append(F.col(ROW_ID_COLUMN))
-    if need_pos:
+    if extra.positions:
         cols += [F.col("_metadata.file_path").alias(PATH), F.col("_metadata.row_index").alias(POS)]
     if sizes:
         cols.append(F.col("_metadata.file_size").alias(SIZE))
@@ -429,18 +427,19 @@ def delete_file_positions(spark, delete_files: list[tuple[str, int, int]]):
         FILE, POS, F.coalesce(F.col(SNAPSHOT_ID_COLUMN), F.col("_dl_del_begin")).alias(DELETED))
 
 
-def _inlined_frame(spark, inlined: pa.Table, table: TableInfo, row_ids: bool, positions: bool,
-                   virtual: tuple[str, ...] = (), file_count: int = 0):
+def _inlined_frame(spark, inlined: pa.Table, table: TableInfo, extra: ScanColumns, file_count: int = 0):
     from pyspark.sql import functions as F
+
+    virtual = extra.virtual
 
     if virtual and INLINED_TABLE not in inlined.column_names:
         raise ValueError("virtual columns of inlined rows need a plan read with inlined_sources=True")
 
     frame = spark.createDataFrame(spark_safe(inlined))
     cols = [F.col(spark_name(c.name)).cast(spark_types.to_spark_type(c)).alias(c.name) for c in table.columns]
-    if row_ids:
+    if extra.row_ids:
         cols.append(F.col(INLINED_ROW_ID).alias("rowid"))
-    if positions:
+    if extra.positions:
         cols += [F.lit(None).cast("long").alias(FILE), F.col(INLINED_ROW_ID).alias(POS)]
     if virtual:
         names = list(dict.fromkeys(inlined.column(INLINED_TABLE).to_pylist()))

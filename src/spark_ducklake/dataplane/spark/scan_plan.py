@@ -6,6 +6,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from ..arrow.planned_scan import PlannedScan
+from ..arrow.scan_columns import ScanColumns
 from . import scan
 
 
@@ -19,4 +20,4 @@ class ScanPlan(PlannedScan):
         virtual columns (the plan made with inlined_sources=True)."""
         return scan.scan_table(spark, self.table, self.files, snapshot_id=self.snapshot_id, inlined=self.inlined,  # type: ignore[arg-type]
                                inlined_deletes=self.inlined_deletes, names_stable=self.names_stable,
-                               row_ids=row_ids, positions=positions, virtual=virtual)
+                               extra=ScanColumns(row_ids=row_ids, positions=positions, virtual=virtual))

@@ -18,7 +18,7 @@ import pyarrow.fs as pafs
 
 from ...catalog.planners.compaction import TablePlan
 from ...dataplane.arrow.file_layout import uses_pyarrow_writer
-from ...dataplane.arrow.scan_columns import BEGIN, FILE, POS, ROW_START
+from ...dataplane.arrow.scan_columns import BEGIN, FILE, POS, ROW_START, ScanColumns
 from ...dataplane.arrow.storage import filesystem, spark_path
 from ...dataplane.arrow.write_options import WriteOptions
 from ...dataplane.spark import types as spark_types
@@ -59,7 +59,8 @@ def _write_units(spark, plan: TablePlan, options: WriteOptions, *, sort_keys: li
     table, units = plan.table, plan.units
     files = [f for unit in units for f in unit.files]
     internal = {c.column_id: c.name for c in table.columns}  # nothing is filtered: names cannot mislead
-    data = read_files(spark, table, files, internal, positions=True, snapshots=snapshot_ids, lineage=True)
+    data = read_files(spark, table, files, internal,
+                      ScanColumns(positions=True, snapshots=snapshot_ids, lineage=True))
     if live_at is not None:
         inlined_deletes = {fid: pos for fid, pos in (inlined_deletes or {}).items() if pos}
         known = sum(f.delete_file.delete_count or 0 for f in files if f.delete_file) + sum(

@@ -14,7 +14,7 @@ import pyarrow as pa
 from ....spec.internal_columns import ROW_ID_COLUMN, SNAPSHOT_ID_COLUMN
 from ....spec.model import Column, DataFile
 from ...arrow.crypto.layout import plaintext_file, split
-from ...arrow.scan_columns import FILE, PATH, POS
+from ...arrow.scan_columns import FILE, PATH, POS, ScanColumns
 from ...arrow.storage import filesystem, spark_file_uri
 from .. import types as spark_types
 from ..arrow_files import arrow_rows
@@ -88,9 +88,9 @@ def decrypted_map(spark, jobs: list[tuple[str, str]], handle, schema):
 
 
 def read_encrypted_files(spark, files: list[DataFile], present: list[Column], internal: dict[int, str],
-                         need_pos: bool, snapshots: bool, lineage: bool, *, name_map=None):
+                         extra: ScanColumns, *, name_map=None):
     """The rows of encrypted data files under the present columns (internal names), like the scan's other
-    readers: `_ducklake_internal_snapshot_id` / `_ducklake_internal_row_id` when asked, positions when asked."""
+    readers: `_ducklake_internal_snapshot_id` / `_ducklake_internal_row_id` and positions as `extra` asks."""
     from pyspark.sql import types as T
     from pyspark.sql.pandas.types import to_arrow_type
 
@@ -108,8 +108,8 @@ def read_encrypted_files(spark, files: list[DataFile], present: list[Column], in
         yield from arrow_rows(table, paths[job], wanted, arrow_schema, names, hive[job], vectorized=True)
 
     frame = decrypted_map(spark, [(f.path, f.encryption_key) for f in files], handle, schema)  # type: ignore[misc]  # encrypted: keyed
-    drop = [n for n, keep in ((SNAPSHOT_ID_COLUMN, snapshots), (ROW_ID_COLUMN, lineage),
-                              (PATH, need_pos), (POS, need_pos)) if not keep]
+    drop = [n for n, keep in ((SNAPSHOT_ID_COLUMN, extra.snapshots), (ROW_ID_COLUMN, extra.lineage),
+                              (PATH, extra.positions), (POS, extra.positions)) if not keep]
     return frame.drop(*drop)
 
 
