@@ -11,7 +11,7 @@ from __future__ import annotations
 from dataclasses import dataclass, replace
 
 from ..errors import InvalidArgumentError
-from .reads.options import parse_size
+from .reads.options import DEFAULT_INLINING_ROW_LIMIT, parse_size
 
 # setting name -> WriteSettings field
 WRITE_SETTINGS = {
@@ -19,7 +19,12 @@ WRITE_SETTINGS = {
     "ducklake_default_data_inlining_row_limit": "default_inlining_row_limit",
     "ducklake_write_deletion_vectors": "write_deletion_vectors",
 }
-_DEFAULT_INLINING_ROW_LIMIT = 10  # the reference's default for the setting
+# what current_setting shows for a setting not set: the reference's defaults (a target size has none: NULL)
+_DEFAULTS: dict[str, int | bool | None] = {
+    "ducklake_target_file_size": None,
+    "ducklake_default_data_inlining_row_limit": DEFAULT_INLINING_ROW_LIMIT,
+    "ducklake_write_deletion_vectors": False,
+}
 
 
 @dataclass(frozen=True)
@@ -50,10 +55,7 @@ def write_setting(settings: WriteSettings, name: str) -> int | bool | None:
     """What `current_setting(name)` shows: the value set, else the reference's default (no target size: NULL)."""
     key = name.lower()
     value = getattr(settings, WRITE_SETTINGS[key])
-    if value is not None:
-        return value
-    return _DEFAULT_INLINING_ROW_LIMIT if key == "ducklake_default_data_inlining_row_limit" else (
-        False if key == "ducklake_write_deletion_vectors" else None)
+    return _DEFAULTS[key] if value is None else value
 
 
 def _checked(key: str, value: object) -> int | bool:
