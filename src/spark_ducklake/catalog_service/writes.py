@@ -15,7 +15,6 @@ from ..catalog.changes.data import AppendFiles
 from ..dataplane.arrow.local_scan import read_new_files
 from ..dataplane.arrow.native_types import is_native
 from ..dataplane.arrow.storage import delete_paths, filesystem
-from ..dataplane.arrow.write_options import WriteOptions
 from ..dataplane.spark.conform import plan_columns
 from ..dataplane.spark.types import to_spark_schema
 from ..dataplane.spark.write import describe_file, writer_options
@@ -51,7 +50,7 @@ def begin_write(lake: DuckLake, request: dict[str, Any]) -> dict[str, Any]:
     causes = []
     if row_level != "delete" and not all(_spark_writes(c) for c in columns):
         causes.append("a column type Spark's plain Parquet writer cannot write with DuckLake field ids")
-    options = WriteOptions.from_lake_options(lake.context.options_of(info))
+    options = lake.context.write_options(info)
     if options.encrypted or not isinstance(filesystem(staging_root)[0], pafs.LocalFileSystem):
         causes.append("encrypted files or object storage")
     if causes:

@@ -28,6 +28,7 @@ from ..catalog.reads.options import DEFAULT_INLINING_ROW_LIMIT, checked_option, 
 from ..catalog.write_settings import WriteSettings
 from ..dataplane.arrow.storage import delete_paths
 from ..dataplane.arrow.threshold import check_threshold
+from ..dataplane.arrow.write_options import WriteOptions
 from ..dataplane.spark.scan_plan import ScanPlan
 from ..dataplane.spark.session import get_or_create_spark, prepare
 from ..errors import CatalogError, InvalidArgumentError, NotFoundError, ReadOnlyError
@@ -222,6 +223,11 @@ class LakeContext:
             return reader.option_value(rows, key, table_id=table.table_id if table else None,
                                        schema_id=table.schema_id if table else None)
         return lookup
+
+    def write_options(self, table: TableInfo | None, conn: sa.Connection | None = None) -> WriteOptions:
+        """The options a writer of `table` honours, on one catalog read (`conn` if given), the handle's
+        `ducklake_target_file_size` setting above them."""
+        return WriteOptions.from_lake_options(self.options_of(table, conn))
 
     def inlining_limit(self, table: TableInfo | None, conn: sa.Connection | None = None, *,
                        options: Callable[[str], str | None] | None = None) -> int:

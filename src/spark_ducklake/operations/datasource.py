@@ -36,7 +36,7 @@ from ..catalog.planners import stream as stream_plan
 from ..catalog.reads import reader
 from ..dataplane.arrow import arrow_rows
 from ..dataplane.arrow.delete_files import snapshot_range
-from ..dataplane.arrow.write_options import WriteOptions, rows_per_file
+from ..dataplane.arrow.write_options import rows_per_file
 from ..spec.names import parse_table_name as split_name
 from .datasource_write import DuckLakeWriter
 from .streaming.catalog_ref import (
@@ -115,7 +115,7 @@ class DuckLakeBatchSource(DuckLakeDataSource):
                 info = reader.find_table(conn, snapshot, lake.data_path, table, name)
                 info.partition = current_spec(conn, info.table_id, snapshot)
                 limit = lake.inlining_limit(info, conn)
-            options = WriteOptions.from_lake_options(lambda key: lake.option(key, info))
+                options = lake.write_options(info, conn)  # one read of the options, not one per key
         finally:
             lake.close()
         if options.encrypted:  # refused here, on the driver, before any task writes

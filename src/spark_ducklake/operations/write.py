@@ -233,7 +233,7 @@ def _with_files(staged: Staged[None], files: list, table: TableInfo, ref: TableR
 
 
 def _write_options(ctx: LakeContext, table: TableInfo | None, options: Callable[[str], str | None] | None = None):
-    return WriteOptions.from_lake_options(options or ctx.options_of(table))
+    return WriteOptions.from_lake_options(options) if options else ctx.write_options(table)
 
 
 def frame_of_arrow(ctx: LakeContext, data: pa.Table, one_file: bool = False):

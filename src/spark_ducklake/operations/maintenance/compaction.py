@@ -19,7 +19,6 @@ from ...catalog.reads.options import parse_size
 from ...dataplane.arrow import local_compaction
 from ...dataplane.arrow.local_expressions import NotLocal
 from ...dataplane.arrow.storage import delete_paths
-from ...dataplane.arrow.write_options import WriteOptions
 from ...dataplane.engine import engine_for
 from ...errors import DuckLakeError
 from ...spec.commit_properties import CommitProperties
@@ -54,7 +53,7 @@ def merge_adjacent_files(ctx: LakeContext, table: str | None, schema: str | None
         work = []
         for info_ in maintained_tables(ctx, conn, read_snapshot, schema=schema, table=table,
                                        function="merge_adjacent_files"):
-            options = WriteOptions.from_lake_options(ctx.options_of(info_, conn))
+            options = ctx.write_options(info_, conn)
             plans = plan_merge(conn, info_, read_snapshot, target=options.target_file_size, min_size=min_size,
                                max_size=max_size, max_outputs=max_compacted_files)
             if plans:
@@ -98,7 +97,7 @@ def rewrite_data_files(ctx: LakeContext, table: str | None, schema: str | None, 
             if threshold is None:
                 threshold = reader.option_value(rows_, "rewrite_delete_threshold", table_id=info_.table_id,
                                                 schema_id=info_.schema_id) or DEFAULT_DELETE_THRESHOLD
-            options = WriteOptions.from_lake_options(ctx.options_of(info_, conn))
+            options = ctx.write_options(info_, conn)
             plan, inlined = plan_rewrite(conn, info_, read_snapshot, target=options.target_file_size,
                                          threshold=float(threshold), max_outputs=max_compacted_files)
             if plan is not None:

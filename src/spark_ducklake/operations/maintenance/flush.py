@@ -126,7 +126,7 @@ def stage_flush(ctx: LakeContext, schema_name: str | None, table_name: str | Non
 def _collect(ctx: LakeContext, conn: sa.Connection, table: TableInfo, read_snapshot: int,
              staged_sorts: dict[int, list] | None = None) -> _TableFlush | None:
     """What there is to flush for one table, read from the catalog."""
-    flush = _TableFlush(table, WriteOptions.from_lake_options(ctx.options_of(table, conn)))
+    flush = _TableFlush(table, ctx.write_options(table, conn))
     begins = {version: begin for begin, version in schema_versions(conn, table.table_id)}
     if staged_sorts is not None and table.table_id in staged_sorts:
         sort_keys = staged_sorts[table.table_id]
