@@ -123,3 +123,29 @@ def test_row_group_and_version_options(lake, tmp_path, spark):
     meta = pq.read_metadata(tmp_path / "data" / "main" / "t" / path)
     assert meta.num_row_groups > 3
     assert "DELTA_BINARY_PACKED" in meta.row_group(0).column(0).encodings  # Parquet v2 writer
+
+
+@pytest.mark.lake(data_inlining_row_limit=0)
+def test_appends_of_one_shape_reuse_their_projection_and_follow_schema_changes(lake, tmp_path, spark, monkeypatch):
+    import pyspark.sql.functions as functions
+
+    lake.create_table("p", "id BIGINT, name STRING")
+    built = []
+    col = functions.col
+    monkeypatch.setattr(functions, "col", lambda name: built.append(name) or col(name))
+    frame = spark.range(3).selectExpr("id", "concat('n', id) AS name")
+    lake.write(frame, "p")
+    first = len(built)
+    lake.write(frame, "p")
+    assert first and len(built) == first  # the second append built no column expression
+    lake.write(spark.range(3, 5).selectExpr("cast(id AS INT) AS id", "concat('n', id) AS name"), "p")
+    assert len(built) > first  # other frame types: their own casts
+    lake.rename_column("p", "name", "label")
+    lake.add_column("p", "extra", "INT")
+    lake.write(spark.range(5, 6).selectExpr("id", "'x' AS label", "7 AS extra"), "p")
+    newest = max((tmp_path / "data" / "main" / "p").iterdir(), key=lambda p: p.stat().st_mtime_ns)
+    schema = pq.read_schema(newest)
+    assert [(f.name, f.metadata[b"PARQUET:field_id"]) for f in schema] == [("id", b"1"), ("label", b"2"),
+                                                                          ("extra", b"3")]
+    got = sorted(tuple(r) for r in lake.read("p").collect())
+    assert got == sorted([(i, f"n{i}", None) for i in (0, 1, 2, 0, 1, 2, 3, 4)] + [(5, "x", 7)])

@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
+import threading
 import uuid
+from collections import OrderedDict
 from concurrent.futures import ThreadPoolExecutor
 
 import pyarrow.fs as pafs
@@ -26,13 +28,12 @@ from .write_in_place import write_files_in_place
 _CODECS = {"uncompressed": "none", "snappy": "snappy", "gzip": "gzip", "zstd": "zstd", "brotli": "brotli",
            "lz4": "lz4", "lz4_raw": "lz4raw"}
 
-
-
-
-
-
-
-
+# A column's expression costs pyspark ~6 py4j calls (the function, the alias's metadata, the call-site checks),
+# ~100 ms for a 16-column table on every write. The expressions depend only on the session, the table's columns
+# and the frame's types, so appends of the same shape reuse them.
+_PROJECTIONS: OrderedDict[tuple, list] = OrderedDict()
+_PROJECTIONS_LOCK = threading.Lock()
+PROJECTIONS_KEPT = 64
 
 
 def with_field_ids(df, table: TableInfo, *, row_ids: bool = False, snapshot_ids: bool = False):
@@ -48,7 +49,12 @@ def with_field_ids(df, table: TableInfo, *, row_ids: bool = False, snapshot_ids:
     # A cast costs py4j calls per column on every write: skipped where the type is already right. Over Spark
     # Connect casts cost nothing and the schema a round trip, so they stay. Nested columns always cast: the cast
     # puts their fields' ids on them.
-    got = {} if is_connect(df.sparkSession) else {f.name: f.dataType.simpleString() for f in df.schema.fields}
+    connect = is_connect(df.sparkSession)
+    got = {} if connect else {f.name: f.dataType.simpleString() for f in df.schema.fields}
+    key = (df.sparkSession, repr(table.columns), tuple(got.items()), row_ids, snapshot_ids)
+    kept = None if connect else _kept_projection(key)
+    if kept is not None:
+        return df.select(*kept)
 
     def written(col: Column):
         expr = F.col(spark_name(col.name))
@@ -63,7 +69,23 @@ def with_field_ids(df, table: TableInfo, *, row_ids: bool = False, snapshot_ids:
     if snapshot_ids:
         cols.append(F.col(SNAPSHOT_ID_COLUMN).cast("long").alias(
             SNAPSHOT_ID_COLUMN, metadata={types.FIELD_ID_KEY: SNAPSHOT_ID_FIELD_ID}))
+    if not connect:
+        _keep_projection(key, cols)
     return df.select(*cols)
+
+
+def _kept_projection(key: tuple) -> list | None:
+    with _PROJECTIONS_LOCK:
+        if key in _PROJECTIONS:
+            _PROJECTIONS.move_to_end(key)
+        return _PROJECTIONS.get(key)
+
+
+def _keep_projection(key: tuple, cols: list) -> None:
+    with _PROJECTIONS_LOCK:
+        _PROJECTIONS[key] = cols
+        while len(_PROJECTIONS) > PROJECTIONS_KEPT:
+            _PROJECTIONS.popitem(last=False)
 
 
 def configure_writer(writer, table: TableInfo, options: WriteOptions):
