@@ -76,8 +76,13 @@ def test_settings_are_checked_and_named(lake):
     assert lake.current_setting("ducklake_write_deletion_vectors") is False
     lake.sql("SET ducklake_write_deletion_vectors = true", dialect="duckdb")
     assert lake.current_setting("ducklake_write_deletion_vectors") is True
-    with pytest.raises(InvalidArgumentError, match="ducklake_write_deletion_vectors must be true or false"):
+    with pytest.raises(InvalidArgumentError, match="ducklake_write_deletion_vectors takes true or false: Could not "
+                                                   "convert string 'maybe' to BOOL"):
         lake.set_setting("ducklake_write_deletion_vectors", "maybe")
+    lake.set_setting("ducklake_write_deletion_vectors", "yes")  # DuckDB's BOOL cast, as the options take it
+    assert lake.current_setting("ducklake_write_deletion_vectors") is True
+    lake.set_setting("ducklake_write_deletion_vectors", "F")
+    assert lake.current_setting("ducklake_write_deletion_vectors") is False
     with pytest.raises(InvalidArgumentError, match="whole number"):
         lake.set_setting("ducklake_default_data_inlining_row_limit", "-1")
     with pytest.raises(UnsupportedSqlError, match="ducklake_target_file_size"):

@@ -64,6 +64,11 @@ def test_conf_names_the_plugin_its_options_and_the_field_id_confs(tmp_path):
         spark_catalog_conf("lake", "sqlite:/x/meta.sqlite", colour="red")
     with pytest.raises(InvalidArgumentError, match="catalog name"):
         spark_catalog_conf("my-lake", "sqlite:/x/meta.sqlite")
+    with pytest.raises(InvalidArgumentError, match="catalog option read_only takes true or false: Could not convert "
+                                                   "string 'maybe' to BOOL"):
+        spark_catalog_conf("lake", "sqlite:/x/meta.sqlite", read_only="maybe")
+    assert spark_catalog_conf("lake", "sqlite:/x/meta.sqlite", read_only="Yes")["spark.sql.catalog.lake.read_only"] \
+        == "Yes"  # DuckDB's BOOL cast, as lake options take it
 
 
 def test_every_attach_keyword_is_a_catalog_option():

@@ -11,7 +11,7 @@ from __future__ import annotations
 from dataclasses import dataclass, replace
 
 from ..errors import InvalidArgumentError
-from .reads.options import DEFAULT_INLINING_ROW_LIMIT, parse_size
+from .reads.options import DEFAULT_INLINING_ROW_LIMIT, parse_boolean, parse_size
 
 # setting name -> WriteSettings field
 WRITE_SETTINGS = {
@@ -60,10 +60,7 @@ def write_setting(settings: WriteSettings, name: str) -> int | bool | None:
 
 def _checked(key: str, value: object) -> int | bool:
     if key == "ducklake_write_deletion_vectors":
-        text = str(value).strip().lower()
-        if isinstance(value, bool) or text in ("true", "false", "1", "0"):
-            return value if isinstance(value, bool) else text in ("true", "1")
-        raise InvalidArgumentError(f"{key} must be true or false; got {value!r}")
+        return parse_boolean(key, value)
     if key == "ducklake_target_file_size":
         try:
             size = parse_size(str(value))

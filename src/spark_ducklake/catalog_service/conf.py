@@ -8,6 +8,7 @@ import sys
 from pathlib import Path
 from typing import Any
 
+from ..catalog.reads.options import parse_boolean
 from ..dataplane.spark.session import REQUIRED_CONF
 from ..errors import InvalidArgumentError
 from ..lake import DuckLake
@@ -55,9 +56,7 @@ def _attach_value(key: str, text: str):
     kind = OPTION_TYPES.get(key)
     if kind is None:
         raise InvalidArgumentError(f"unknown catalog option {key!r} (DuckLake.attach takes no such keyword)")
-    if kind is bool and text.lower() not in ("true", "false"):
-        raise InvalidArgumentError(f"catalog option {key} must be true or false, not {text!r}")
-    return text.lower() == "true" if kind is bool else kind(text)
+    return parse_boolean(f"catalog option {key}", text) if kind is bool else kind(text)
 
 
 def attach(config: dict[str, Any]) -> DuckLake:

@@ -153,15 +153,21 @@ def checked_option(name: str, value: Any) -> Any:
     """An attach-time value checked as `set_option` checks the option's (data_inlining_row_limit: an int;
     encrypted, write_deletion_vectors: a bool), for options a handle holds without storing them."""
     if name in ("encrypted", "write_deletion_vectors"):
-        return _boolean(name, value) == "true"
+        return parse_boolean(f"option {name!r}", value)
     return int(normalize(name, value))
 
 
 def _boolean(name: str, value: Any) -> str:
+    return "true" if parse_boolean(f"option {name!r}", value) else "false"
+
+
+def parse_boolean(what: str, value: Any) -> bool:
+    """`value` as DuckDB casts it to BOOL (true/false, t/f, 1/0, yes/no, y/n in any case; a bool); else an
+    InvalidArgumentError naming `what` (an option, a setting) with DuckDB's conversion message."""
     text = str(value).strip().lower() if isinstance(value, str | int) else None
     if isinstance(value, bool) or text in ("true", "false", "t", "f", "1", "0", "yes", "no", "y", "n"):
-        return "true" if value is True or text in ("true", "t", "1", "yes", "y") else "false"
-    raise InvalidArgumentError(f"option {name!r} takes true or false: Could not convert string '{value}' to BOOL")
+        return value is True or text in ("true", "t", "1", "yes", "y")
+    raise InvalidArgumentError(f"{what} takes true or false: Could not convert string '{value}' to BOOL")
 
 
 def set_option(conn: sa.Connection, name: str, value: Any, *, scope: str | None, scope_id: int | None) -> None:
