@@ -108,19 +108,20 @@ class Transaction:
         self.snapshot_id: int | None = None
         self.aborted = False  # lake.sql: a statement failed and aborted it; only ROLLBACK / COMMIT end it
 
-    def begin_reads(self, conn) -> None:
+    def begin_reads(self, conn) -> Snapshot:
         """Fix the snapshot this transaction reads from on `conn` unless it is fixed already, so that a write's
-        catalog reads and this one share one connection (one short read before the data moves)."""
+        catalog reads and this one share one connection (one short read before the data moves); that snapshot."""
         if self._read_row is None:
             self._read_row = reader.latest_snapshot(conn)
+        return self._read_row
 
     @property
     def read_row(self) -> Snapshot:
         """The snapshot row this transaction reads from (read now if no operation has read it yet)."""
-        if self._read_row is None:
-            with self.ctx.connect() as conn:
-                self._read_row = reader.latest_snapshot(conn)
-        return self._read_row
+        if self._read_row is not None:
+            return self._read_row
+        with self.ctx.connect() as conn:
+            return self.begin_reads(conn)
 
     @property
     def read_snapshot(self) -> int:
