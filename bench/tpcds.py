@@ -117,6 +117,7 @@ def run_queries(lake, spark, reference, queries: dict[int, str], wanted: list[in
         except Exception:  # noqa: BLE001 - reported by the check below
             first = None
         ok = []
+        failed_now: set[str] = set()
         for way in WAYS:  # the warm-up run is the check
             setup, run = _runner(way, lake, spark, q, views)
             try:
@@ -132,9 +133,19 @@ def run_queries(lake, spark, reference, queries: dict[int, str], wanted: list[in
         samples: dict[str, list[float]] = {w: [] for w in ok}
         for i in range(repeat):
             for way in (ok if i % 2 == 0 else ok[::-1]):  # alternating: drift hits every way alike
+                if way in failed_now:
+                    continue
                 setup, run = _runner(way, lake, spark, q, views)
                 setup()
-                samples[way].append(timed(run))
+                try:
+                    samples[way].append(timed(run))
+                except Exception as exc:  # noqa: BLE001 - e.g. Spark's broadcast running out of driver memory
+                    failed_now.add(way)
+                    print(f"  q{n} {way}, timed run: {type(exc).__name__}: {str(exc).splitlines()[0][:160]}",
+                          flush=True)
+        for way in failed_now:  # a way that failed once has no time for the query, as one failing its check
+            failed[way].append(n)
+            ok.remove(way)
         for way in ok:
             times[way][n] = statistics.median(samples[way])
         plan_samples: dict[str, list[float]] = {"duckdb": [], "spark": [], "register": []}
