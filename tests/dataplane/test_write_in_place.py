@@ -7,8 +7,8 @@ from __future__ import annotations
 import pytest
 
 from spark_ducklake.dataplane.arrow import file_layout
+from spark_ducklake.dataplane.spark import compaction_units as units
 from spark_ducklake.dataplane.spark import write
-from spark_ducklake.operations.maintenance import units
 from tests.dataplane import test_write_path
 from tests.operations import test_compaction, test_partitioning
 from tests.support.compare import duckdb_rows, spark_rows

@@ -10,8 +10,8 @@ import pytest
 import sqlalchemy as sa
 
 from spark_ducklake import DuckLake
+from spark_ducklake.dataplane.spark import compaction_units as units_module
 from spark_ducklake.errors import ConflictError, DuckLakeError
-from spark_ducklake.operations.maintenance import units as units_module
 from tests.support.compare import duckdb_rows, spark_rows
 from tests.support.races import commit_meanwhile
 from tests.support.reference import attach, connect

@@ -3,7 +3,7 @@ files and input bytes, encryption) once and returns an engine, `ArrowEngine` (py
 `arrow/`) or `SparkEngine` (Spark jobs, `spark/`), with the same verbs: `stage_delete` finds the rows a
 condition matches and stages their deletion (delete files, inlined deletes, ended files) on either plane;
 `write_data_files` writes Arrow rows in-process (Spark's writer is still behind `operations/write.py`'s
-`write_files`, issue 29).
+`write_files`, issue 29); `write_units` writes compaction's units (merged or rewritten files).
 
 An operation then reads as one straight path: `engine_for(...)`, then the verbs. Where the in-process plane
 cannot do a verb exactly as Spark does (a SQL string outside `arrow/local_expressions.py`'s subset, a layout
@@ -17,7 +17,10 @@ from typing import Any
 
 import pyarrow as pa
 
+from ..catalog.changes.sorting import SortKey
+from ..catalog.planners.compaction import TablePlan
 from ..spec.model import DataFile, NewDataFile, TableInfo
+from .arrow import local_compaction
 from .arrow.delete_plan import DeletePlan
 from .arrow.local_dml import check_condition, matching_rows, stage_positions
 from .arrow.local_expressions import NotLocal
@@ -25,6 +28,7 @@ from .arrow.local_write import check_layout, write_table_files
 from .arrow.planned_scan import PlannedScan
 from .arrow.threshold import files_in_process, is_small, threshold_of
 from .arrow.write_options import WriteOptions
+from .spark import compaction_units
 from .spark import deletes as spark_deletes
 from .spark.conform import conform_arrow
 from .spark.expressions import check_expression
@@ -49,6 +53,16 @@ class SparkEngine:
         """The rows `condition` matches, found on the executors, and their deletion staged."""
         check_expression(self.spark, plan.table, condition, "condition")
         return spark_deletes.plan_delete(self.spark, plan, condition, inline_limit)  # type: ignore[arg-type]
+
+    def write_units(self, plan: TablePlan, options: WriteOptions, sort_keys: list[SortKey], *,
+                    snapshot_ids: bool, live_at: int | None = None,
+                    inlined_deletes: dict[int, list[int]] | None = None) -> list[list[NewDataFile]]:
+        """The files of each compaction unit of `plan`, one Spark job per column layout, nothing committed:
+        `snapshot_ids` keeps each row's inserting snapshot (merges); `live_at` drops the rows deleted as of that
+        snapshot, by delete files and `inlined_deletes` (rewrites)."""
+        return compaction_units.write_units(self.spark, plan, options, sort_keys=sort_keys,
+                                            snapshot_ids=snapshot_ids, live_at=live_at,
+                                            inlined_deletes=inlined_deletes)
 
 
 class ArrowEngine:
@@ -77,6 +91,21 @@ class ArrowEngine:
             raise NotLocal("encrypted files are written on Spark (dataplane/spark/encrypted/)")
         check_layout(table, options.sort_on_insert)
         return write_table_files(conform_arrow(data, table), table, options, row_ids=row_ids)
+
+    def write_units(self, plan: TablePlan, options: WriteOptions, sort_keys: list[SortKey], *,
+                    snapshot_ids: bool, live_at: int | None = None,
+                    inlined_deletes: dict[int, list[int]] | None = None) -> list[list[NewDataFile]]:
+        """Merged units written with pyarrow; rewrites (which drop deleted rows), encrypted files and layouts
+        outside `local_compaction.check_units` go to Spark."""
+        if snapshot_ids and live_at is None and inlined_deletes is None and not options.encrypted:
+            try:
+                local_compaction.check_units(plan, sort_keys)
+            except NotLocal:
+                pass
+            else:
+                return local_compaction.merge_units(plan, options, sort_keys)
+        return self.spark_engine.write_units(plan, options, sort_keys, snapshot_ids=snapshot_ids, live_at=live_at,
+                                             inlined_deletes=inlined_deletes)
 
 
 Engine = ArrowEngine | SparkEngine

@@ -1,5 +1,5 @@
 """`merge_adjacent_files` of small files in-process: each unit's source files read and written as one file with
-pyarrow, as `maintenance/units.py` writes it on Spark.
+pyarrow, as `dataplane/spark/compaction_units.py` writes it on Spark.
 
 Every row keeps its row id and the snapshot that inserted it (`_ducklake_internal_row_id`,
 `_ducklake_internal_snapshot_id` with their field ids), rows stay in their old order (files in the unit's order,

@@ -197,7 +197,7 @@ def write_arrow_groups(groups, table: TableInfo, *, options, rows_per_file: int,
 
 
 def write_units_in_place(frame, plan, options, unit_column: str) -> list[list[NewDataFile]]:
-    """Compaction's writer (maintenance/units.py) on object stores: one file per unit of `plan` (rows of a unit
+    """Compaction's writer (compaction_units.py) on object stores: one file per unit of `plan` (rows of a unit
     adjacent, `unit_column` its index), in the unit's folder with its partition values; files by unit."""
     units, table = plan.units, plan.table
 

@@ -7,7 +7,6 @@ Part of the operations layer: each function takes a `LakeContext` and imports `s
 - targets.py        which tables a call works on, and their options and usable sort keys
 - flush.py          `flush_inlined_data`: inlined rows and deletes become Parquet files, history kept
 - compaction.py     `merge_adjacent_files`, `rewrite_data_files` (plans from catalog/planners/compaction.py)
-- units.py          rewriting groups of files into one file each, one Spark job per column layout
 - expire.py         `expire_snapshots`: forget old snapshots and the catalog rows only they needed
 - cleanup.py        `cleanup_old_files`, `delete_orphaned_files`: removing files from storage
 - catalog_files.py  where the files the catalog knows live (table dirs, data/delete files, scheduled deletions)

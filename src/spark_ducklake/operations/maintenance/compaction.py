@@ -1,10 +1,11 @@
 """`merge_adjacent_files` and `rewrite_data_files`: the reference's compaction functions on Spark.
 
-The catalog decides what to rewrite (`catalog/planners/compaction.py`), one Spark job per table and column layout
-writes every output file (`units.py`), and the driver commits all tables' changes as one snapshot. A merge keeps
-every old snapshot readable (`partial_max`, per-row snapshot and row ids in the merged files) and schedules the
-sources for deletion; a rewrite drops deleted rows from now on and keeps row ids, and its sources stay for time
-travel. Sorted tables are written sorted by their current keys.
+The catalog decides what to rewrite (`catalog/planners/compaction.py`), `engine_for` picks the data plane once per
+table (small merges in-process, else one Spark job per column layout: `dataplane/spark/compaction_units.py`), and
+the driver commits all tables' changes as one snapshot. A merge keeps every old snapshot readable (`partial_max`,
+per-row snapshot and row ids in the merged files) and schedules the sources for deletion; a rewrite drops deleted
+rows from now on and keeps row ids, and its sources stay for time travel. Sorted tables are written sorted by their
+current keys.
 """
 
 from __future__ import annotations
@@ -16,13 +17,10 @@ from ...catalog.changes.sorting import current_sort
 from ...catalog.planners.compaction import TablePlan, plan_merge, plan_rewrite
 from ...catalog.reads import reader
 from ...catalog.reads.options import parse_size
-from ...dataplane.arrow import local_compaction
-from ...dataplane.arrow.local_expressions import NotLocal
 from ...dataplane.arrow.storage import delete_paths
 from ...dataplane.engine import engine_for
 from ...errors import DuckLakeError
 from ...spec.commit_properties import CommitProperties
-from . import units
 from .targets import maintained_tables, progress, usable_sort_keys
 
 if TYPE_CHECKING:
@@ -135,26 +133,8 @@ def _run(ctx: LakeContext, target, plans: list[TablePlan], options, sort_keys, v
         sources = sum(len(unit.files) for unit in plan.units)
         keys = usable_sort_keys(sort_keys, plan.table.columns)
         with progress(f"{verb} {sources} files of {target.qualified_name} into {len(plan.units)}"):
-            local = _in_process(ctx, plan, options, keys, **kwargs)
-            yield plan, local if local is not None else units.write_units(ctx.spark, plan, options, sort_keys=keys,
-                                                                    **kwargs)
-
-
-def _in_process(ctx: LakeContext, plan: TablePlan, options, keys: list, *, snapshot_ids: bool,
-                **rewrite) -> list | None:
-    """A merge's units written with pyarrow on the driver when their files are at most the small-data threshold
-    (dataplane/arrow); None: Spark writes them (rewrites always)."""
-    if not snapshot_ids or rewrite:
-        return None
-    if not engine_for(ctx, extra_bytes=sum(u.size for u in plan.units)).in_process:
-        return None
-    if options.encrypted:  # encrypted files are decrypted and encrypted by Spark only
-        return None
-    try:
-        local_compaction.check_units(plan, keys)
-    except NotLocal:
-        return None
-    return local_compaction.merge_units(plan, options, keys)
+            engine = engine_for(ctx, extra_bytes=sum(u.size for u in plan.units))
+            yield plan, engine.write_units(plan, options, keys, **kwargs)
 
 
 def _commit(ctx: LakeContext, ops: list, read_snapshot: int, info: CommitProperties | None, staged: list[str]) -> None:

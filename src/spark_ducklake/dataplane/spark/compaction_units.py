@@ -17,20 +17,20 @@ import pyarrow as pa
 import pyarrow.fs as pafs
 
 from ...catalog.planners.compaction import TablePlan
-from ...dataplane.arrow.file_layout import uses_pyarrow_writer
-from ...dataplane.arrow.scan_columns import BEGIN, FILE, POS, ROW_START, ScanColumns
-from ...dataplane.arrow.storage import filesystem, spark_path
-from ...dataplane.arrow.write_options import WriteOptions
-from ...dataplane.spark import types as spark_types
-from ...dataplane.spark.scan import broadcast_if_small, deleted_positions, read_files
-from ...dataplane.spark.sorting import sort_column
-from ...dataplane.spark.write import configure_writer, delete_paths, describe_file
-from ...dataplane.spark.write_in_place import write_units_in_place
 from ...spec import types
 from ...spec.internal_columns import ROW_ID_COLUMN, ROW_ID_FIELD_ID, SNAPSHOT_ID_COLUMN, SNAPSHOT_ID_FIELD_ID
 from ...spec.model import NewDataFile
 from ...spec.names import spark_name
 from ...spec.uuid7 import new_uuid
+from ..arrow.file_layout import uses_pyarrow_writer
+from ..arrow.scan_columns import BEGIN, FILE, POS, ROW_START, ScanColumns
+from ..arrow.storage import filesystem, spark_path
+from ..arrow.write_options import WriteOptions
+from . import types as spark_types
+from .scan import broadcast_if_small, deleted_positions, read_files
+from .sorting import sort_column
+from .write import configure_writer, delete_paths, describe_file
+from .write_in_place import write_units_in_place
 
 UNIT, SEQ = "dl_unit", "_dl_seq"
 # Many tiny files: list them in a few tasks (Spark's default is one task per path) and put more of them in
