@@ -82,7 +82,7 @@ def _create(tx, key: tuple[str, str], ddl: str, defaults: dict, types: dict[str,
 
 
 def fill_values(info: TableInfo, source: exp.Expression | None, names: list[str] | None,
-                default_values: bool) -> exp.Expression:
+                default_values: bool) -> exp.Expression | None:
     """`DEFAULT VALUES` as one row of defaults, and each `DEFAULT` of a VALUES row as its column's default."""
     targets = _targets(info, names)
     if default_values:

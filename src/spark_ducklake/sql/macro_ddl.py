@@ -42,13 +42,18 @@ _TYPE_NAMES = {"TINYINT": "int8", "SMALLINT": "int16", "INT": "int32", "BIGINT":
 def is_macro_ddl(text: str, dialect: str) -> bool:
     """Whether `text` is CREATE/DROP MACRO (or FUNCTION, in the duckdb dialect)."""
     found = _CREATE.match(text) or _DROP.match(text)
-    return bool(found) and (found["word"].upper() == "MACRO" or dialect == "duckdb")
+    return found is not None and (found["word"].upper() == "MACRO" or dialect == "duckdb")
 
 
 def run_macro_ddl(ctx: QueryContext, tx, text: str) -> None:
     """Create or drop a macro: staged in `tx` when one is open, else committed as one snapshot."""
     created = _CREATE.match(text)
-    ops = _create_ops(ctx, tx, text, created) if created else _drop_ops(ctx, tx, _DROP.match(text))
+    if created:
+        ops = _create_ops(ctx, tx, text, created)
+    else:
+        dropped = _DROP.match(text)
+        assert dropped is not None  # the caller checked is_macro_ddl
+        ops = _drop_ops(ctx, tx, dropped)
     if not ops:
         return None
     if tx is not None:
@@ -139,7 +144,7 @@ def _create_ops(ctx: QueryContext, tx, text: str, found: re.Match) -> list:
             raise AlreadyExistsError(f'{kind_label(kind)} with name "{name}" already exists')
         if staged is not None:
             tx.unstage(staged)
-        else:
+        elif macro_id is not None:
             ops.append(DropMacro(macro_id, kind))
     return [*ops, CreateMacro(schema, name, kind, tuple(impls))]
 
@@ -162,9 +167,10 @@ def _implementations(text: str) -> tuple[list[MacroImpl], str]:
         impls.append(MacroImpl(_body_sql(body, kind), tuple(params)))
         if end is None:
             break
-        pos = _top_level(text, "(", end + 1)
-        if pos is None:
+        next_pos = _top_level(text, "(", end + 1)
+        if next_pos is None:
             raise UnsupportedSqlError(f"CREATE MACRO: expected (parameters) after ',' in {text[:80]!r}")
+        pos = next_pos
     if len(kinds) > 1:
         raise UnsupportedSqlError("CREATE MACRO: implementations must all be scalar or all be TABLE")
     return impls, kinds.pop()
@@ -186,10 +192,10 @@ _OPERATORS = (exp.Add, exp.Sub, exp.Mul, exp.Div, exp.Mod, exp.IntDiv, exp.EQ, e
               exp.LTE, exp.And, exp.Or)
 
 
-def _as_duckdb_prints(tree: exp.Expression) -> exp.Expression:
+def _as_duckdb_prints(tree: exp.Expr) -> exp.Expr:
     """The body with DuckDB's own parentheses: none as written, one pair around every operator (`(a + b)`), so
     the stored text reads as the reference stores it."""
-    def unwrap(node: exp.Expression) -> exp.Expression:
+    def unwrap(node: exp.Expr) -> exp.Expr:
         if isinstance(node, exp.Paren) and not isinstance(node.this, (exp.Query, exp.Tuple)):
             return node.this
         return node
@@ -200,7 +206,8 @@ def _as_duckdb_prints(tree: exp.Expression) -> exp.Expression:
     for node in list(tree.find_all(*_OPERATORS)):
         paren = exp.Paren()
         if node is tree:
-            tree = paren.set("this", node) or paren
+            paren.set("this", node)
+            tree = paren
             continue
         node.replace(paren)
         paren.set("this", node)

@@ -131,7 +131,7 @@ def _bind(call: exp.Anonymous, impls: list[MacroRow], ctx: QueryContext) -> exp.
     raise UnsupportedSqlError(f"macro call {call.sql(dialect=ctx.dialect)!r} does not match {wanted}")
 
 
-def _parse_body(impl: MacroRow) -> exp.Expression:
+def _parse_body(impl: MacroRow) -> exp.Expr:
     try:
         return sqlglot.parse_one(impl.sql, read=LakeDuckDB)
     except sqlglot.errors.SqlglotError:
@@ -151,7 +151,7 @@ def _default(param) -> exp.Expression:
     return exp.cast(exp.Literal.string(param.default), _duck_type(kind), dialect="duckdb")
 
 
-def _substitute(body: exp.Expression, values: dict[str, exp.Expression], impl: MacroRow) -> exp.Expression:
+def _substitute(body: exp.Expr, values: dict[str, exp.Expression], impl: MacroRow) -> exp.Expression:
     types = {p.name.lower(): p.type for p in impl.parameters}
 
     def bind(node: exp.Expression) -> exp.Expression:

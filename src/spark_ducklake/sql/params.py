@@ -11,6 +11,7 @@ from __future__ import annotations
 import datetime
 import math
 from decimal import Decimal
+from typing import Any
 
 import sqlglot
 from sqlglot import exp
@@ -33,8 +34,8 @@ class _Binding:
         if isinstance(params, dict):
             if not all(isinstance(k, str) for k in params):
                 raise InvalidArgumentError("params keys must be parameter names (strings)")
-            self.named = {k.lstrip(":$"): v for k, v in params.items()}
-            self.values = None
+            self.named: dict[str, Any] | None = {k.lstrip(":$"): v for k, v in params.items()}
+            self.values: list[Any] | None = None
         elif isinstance(params, (list, tuple)):
             self.named, self.values = None, list(params)
         else:
@@ -84,14 +85,16 @@ class _Binding:
             if unused:
                 raise InvalidArgumentError(f"params has {_count(len(unused), 'value')} but the SQL has no parameters")
             return
+        assert self.values is not None  # __init__ set one of named and values
         given = len(self.values)
         if self.numbers:
             missing = max(self.numbers)
             if missing > given:
                 raise InvalidArgumentError(f"${missing} has no value: params has {_count(given, 'value')}")
-            unused = min(set(range(1, given + 1)) - self.numbers, default=None)
-            if unused is not None:
-                raise InvalidArgumentError(f"params has {_count(given, 'value')} but ${unused} is not used in the SQL")
+            unused_number = min(set(range(1, given + 1)) - self.numbers, default=None)
+            if unused_number is not None:
+                raise InvalidArgumentError(f"params has {_count(given, 'value')} but ${unused_number} is not used in "
+                                           "the SQL")
         elif self.questions != given:
             if not self.questions:
                 raise InvalidArgumentError(f"params has {_count(given, 'value')} but the SQL has no parameters")

@@ -14,7 +14,7 @@ transaction are bound by PySpark for the call only (`spark.sql(text, df=...)`).
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, cast
 
 from sqlglot import exp
 
@@ -119,14 +119,14 @@ def _run_query(ctx: QueryContext, reads: QueryContext, tree: exp.Expression, sta
             virtual += tuple(n for n in ORDER_COLUMNS if n not in virtual)
         frame = planner.frame(ref, virtual)  # one plan per distinct read, however often the query names it
         if virtual:
-            hide_in_stars(ref, frame.columns[:len(frame.columns) - len(virtual)])
+            hide_in_stars(ref.node, frame.columns[:len(frame.columns) - len(virtual)])
         staged = getattr(reads.lake.context, "staged_snapshot", None)  # inside BEGIN, rows staged in it
         if "snapshot_id" in virtual and staged is not None:  # not committed yet: NULL, as DuckDB shows them
             from pyspark.sql import functions as F
 
             frame = frame.withColumn("snapshot_id", F.when(F.col("snapshot_id") != staged, F.col("snapshot_id")))
         _replace(ref.node, frames, frame)
-    if ordered is not None:
+    if ordered is not None and isinstance(tree, exp.Select):  # ordered_ref found one: tree is a SELECT
         order_by_position(tree, qualifier)
     refuse_unknown_sources(tree, set(frames), ctes)
     text = tree.sql(dialect="spark")
@@ -160,7 +160,9 @@ def _unknown_function(exc: Exception) -> str | None:
     condition = getattr(exc, "getCondition", getattr(exc, "getErrorClass", lambda: None))()
     if condition != "UNRESOLVED_ROUTINE":
         return None
-    name = (exc.getMessageParameters() or {}).get("routineName", "")
+    # a Spark error class (its condition above) has message parameters; Exception does not say so
+    parameters = exc.getMessageParameters()  # type: ignore[attr-defined]
+    name = (parameters or {}).get("routineName", "")
     return name.strip("`").split("`.`")[-1].lower() or None
 
 
@@ -186,8 +188,6 @@ def _push_predicates(planner: StatementReads, tree: exp.Expression, refs: list[T
 def _feed_virtual_columns(node: exp.Table, frame) -> None:
     """table_insertions / table_deletions: their snapshot_id and rowid are DuckDB virtual columns, named when
     wanted and left out of `*` (as the reference binds them: the table's columns only)."""
-    from types import SimpleNamespace
-
     name = node.this.name if isinstance(node.this, exp.Anonymous) else node.this.sql_name()
     if name.lower().removeprefix("ducklake_") not in ("table_insertions", "table_deletions"):
         return
@@ -195,7 +195,7 @@ def _feed_virtual_columns(node: exp.Table, frame) -> None:
         return
     if node.args.get("alias") is None:  # a qualifier for the spelled-out columns
         node.set("alias", exp.TableAlias(this=exp.to_identifier("ducklake_change_feed")))
-    hide_in_stars(SimpleNamespace(node=node), frame.columns[2:])
+    hide_in_stars(node, frame.columns[2:])
 
 
 def _replace(node: exp.Table, frames: dict, frame) -> None:
@@ -238,16 +238,16 @@ def _push(select: exp.Select, refs: dict[int, TableRef]) -> None:
             allowed = set(range(index + 1)) - nullable
         for conjunct in conjuncts(join.args.get("on")):
             target = _single_table(conjunct, aliases, known)
-            if target is not None and target in allowed:
-                known[target].pushed.append(conjunct)
+            if target is not None and target in allowed:  # _single_table names a source of known columns only
+                cast(TableRef, known[target]).pushed.append(conjunct)
     where = select.args.get("where")
     for conjunct in conjuncts(where.this if where is not None else None):
         target = _single_table(conjunct, aliases, known)
         if target is not None and target not in nullable:
-            known[target].pushed.append(conjunct)
+            cast(TableRef, known[target]).pushed.append(conjunct)
 
 
-def _single_table(conjunct: exp.Expression, aliases: dict[str, int], known: list) -> int | None:
+def _single_table(conjunct: exp.Expr, aliases: dict[str, int], known: list) -> int | None:
     """The index of the one lake table all of the conjunct's columns belong to, or None."""
     if conjunct.find(*_UNSAFE) is not None:
         return None

@@ -27,7 +27,7 @@ class TableRef:
     version: int | None = None
     timestamp: str | None = None
     columns: set[str] = field(default_factory=set)
-    pushed: list[exp.Expression] = field(default_factory=list)
+    pushed: list[exp.Expr] = field(default_factory=list)
 
     def where(self) -> str | None:
         """The pushed conjuncts as one Spark SQL predicate on the table's own columns."""

@@ -52,7 +52,7 @@ def function_name(func: exp.Func) -> str:
     return func.sql_name().lower()
 
 
-def refuse_outside_reads(tree: exp.Expression, is_lake_relation: Callable[[exp.Table], bool],
+def refuse_outside_reads(tree: exp.Expr, is_lake_relation: Callable[[exp.Table], bool],
                          targets: tuple[exp.Expression, ...] = ()) -> None:
     """ExternalReadError for the first file-reading function, path-addressed relation (unless the lake has a
     table or view of that name: `is_lake_relation`) or Java reflection anywhere in `tree`; `targets` are the

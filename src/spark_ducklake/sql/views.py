@@ -42,7 +42,7 @@ _MAX_DEPTH = 32
 SNAPSHOT_META = "ducklake_snapshot"  # node.meta key: the snapshot a table inside an expanded view reads
 
 
-def parse_query(text: str, dialect: str) -> exp.Expression:
+def parse_query(text: str, dialect: str) -> exp.Query:
     """One SELECT-like statement; UnsupportedSqlError when it is anything else or does not parse."""
     try:
         tree = sqlglot.parse_one(text, read=reading(dialect))
@@ -53,7 +53,7 @@ def parse_query(text: str, dialect: str) -> exp.Expression:
     return tree
 
 
-def table_references(tree: exp.Expression):
+def table_references(tree: exp.Expr):
     """The table references of a query that may name lake tables: not table functions, not CTE names."""
     ctes = {cte.alias_or_name.lower() for cte in tree.find_all(exp.CTE)}
     for node in tree.find_all(exp.Table):
@@ -64,7 +64,7 @@ def table_references(tree: exp.Expression):
         yield node
 
 
-def stored_sql(query: exp.Expression, schema: str, catalog_name: str) -> str:
+def stored_sql(query: exp.Expr, schema: str, catalog_name: str) -> str:
     """DuckDB SQL for `ducklake_view.sql`: every lake table fully qualified with the catalog placeholder."""
     tree = query.copy()
     for node in table_references(tree):
@@ -94,7 +94,7 @@ def _as_duckdb_time_travel(node: exp.Table) -> None:
     node.set("when", exp.HistoricalData(this="AT", kind=kind, expression=travel.args["expression"].copy()))
 
 
-def create_view(lake: DuckLake, name: tuple[str, str], sql: str | exp.Expression, *, dialect: str = "spark",
+def create_view(lake: DuckLake, name: tuple[str, str], sql: str | exp.Query, *, dialect: str = "spark",
                 column_aliases: list[str] | None = None, replace: bool = False, if_not_exists: bool = False,
                 catalog_name: str = "lake", stage=None, freed: Callable[[int, str], bool] | None = None,
                 properties: CommitProperties | None = None) -> int | None:

@@ -64,25 +64,25 @@ def _alias(node: exp.Table) -> str:
     return alias.name if alias is not None and alias.name else node.name
 
 
-def hide_in_stars(ref: TableRef, columns: list[str]) -> None:
-    """Spell out `*` / `t.*` of the SELECT reading `ref` as its real `columns` (its virtual columns stay out).
+def hide_in_stars(node: exp.Table, columns: list[str]) -> None:
+    """Spell out `*` / `t.*` of the SELECT reading `node` as its real `columns` (its virtual columns stay out).
 
     A star over several sources becomes one `source.*` each (the read's own spelled out); left as written when
     a source cannot be qualified (a subquery without alias), a join merges columns (USING, NATURAL), or the star
     carries DuckDB modifiers over several sources."""
-    select = ref.node.parent_select
+    select = node.parent_select
     if select is None:
         return
-    alias = _alias(ref.node)
+    alias = _alias(node)
     sources = _sources(select)
-    new: list[exp.Expression] = []
+    new: list[exp.Expr] = []
     changed = False
     for item in select.expressions:
         if isinstance(item, exp.Star) and item.args.get("ilike"):
             new.append(item)
         elif isinstance(item, exp.Star) and sources is not None and (len(sources) == 1 or not _modifiers(item)):
             for source in sources:
-                if source is ref.node:
+                if source is node:
                     new += _spelled(item, alias, columns)
                 else:
                     new.append(exp.Column(this=exp.Star(), table=exp.to_identifier(_alias_of(source))))
@@ -124,13 +124,13 @@ def _modifiers(star: exp.Star) -> bool:
     return any(star.args.get(k) for k in ("except_", "except", "replace", "rename", "ilike"))
 
 
-def _spelled(star: exp.Star, alias: str, columns: list[str]) -> list[exp.Expression]:
+def _spelled(star: exp.Star, alias: str, columns: list[str]) -> list[exp.Expr]:
     """The read's columns for one star, with DuckDB's EXCLUDE / REPLACE / RENAME applied."""
     excluded = {e.name.lower() for e in star.args.get("except_") or star.args.get("except") or []}
     replaced = {e.alias.lower(): e.this for e in star.args.get("replace") or []}
     renamed = {e.this.name.lower(): e.alias for e in star.args.get("rename") or []
                if isinstance(e, exp.Alias) and isinstance(e.this, exp.Column)}
-    out: list[exp.Expression] = []
+    out: list[exp.Expr] = []
     for name in columns:
         key = name.lower()
         if key in excluded:
