@@ -203,12 +203,12 @@ class DuckLake:
             return reader.list_tables(conn, self.context.snapshot_id(conn, version), self.data_path, schema=schema)
 
     @overload
-    def table_info(self, table: str, *, version: int | None = None) -> TableInfo: ...
+    def table_info(self, table: str | tuple[str, str], *, version: int | None = None) -> TableInfo: ...
 
     @overload
     def table_info(self, table: None = None, *, version: int | None = None) -> list[TableInfoRow]: ...
 
-    def table_info(self, table: str | None = None, *, version: int | None = None):
+    def table_info(self, table: str | tuple[str, str] | None = None, *, version: int | None = None):
         """One table's definition (TableInfo); without a table, the reference's `table_info()` rows.
 
         `table_info()` returns a `TableInfoRow` per table (table_name, schema_id, table_id, table_uuid, file_count,
@@ -259,7 +259,7 @@ class DuckLake:
             raise NotFoundError(f"schema {name!r} does not exist")
         return self._one(lambda tx: tx.drop_schema(name, cascade=cascade), commit_properties, commit_args)[1]
 
-    def create_table(self, name: str, schema, *, if_not_exists: bool = False, commit_properties=None,
+    def create_table(self, name: str | tuple[str, str], schema, *, if_not_exists: bool = False, commit_properties=None,
                      **commit_args: Any) -> int | None:
         """CREATE TABLE from a Spark StructType, a pyarrow Schema or a DDL string ('id INT, s STRING')."""
         if if_not_exists and self.context.find(*split_name(name)) is not None:
@@ -271,7 +271,7 @@ class DuckLake:
                 return None
             raise
 
-    def drop_table(self, name: str, *, if_exists: bool = False, commit_properties=None,
+    def drop_table(self, name: str | tuple[str, str], *, if_exists: bool = False, commit_properties=None,
                    **commit_args: Any) -> int | None:
         """DROP TABLE."""
         schema, table = split_name(name)
@@ -281,7 +281,7 @@ class DuckLake:
             raise NotFoundError(f"table {schema}.{table} does not exist")
         return self._one(lambda tx: tx.drop_table(name), commit_properties, commit_args)[1]
 
-    def update_schema(self, table: str, *, commit_properties=None, **commit_args: Any):
+    def update_schema(self, table: str | tuple[str, str], *, commit_properties=None, **commit_args: Any):
         """Several column changes committed as one snapshot: `with lake.update_schema(t) as u: u.add_column(...)`."""
         return SchemaUpdate(self.context, table, properties=resolve_commit_properties(commit_properties, commit_args))
 
@@ -339,7 +339,8 @@ class DuckLake:
         self.table_info(table)
         return self._one(lambda tx: tx.set_sorted_by(table, []), commit_properties, commit_args)[1]
 
-    def rename_table(self, name: str, new_name: str, *, commit_properties=None, **commit_args: Any) -> int:
+    def rename_table(self, name: str | tuple[str, str], new_name: str, *, commit_properties=None,
+                     **commit_args: Any) -> int:
         """ALTER TABLE name RENAME TO new_name (same schema)."""
         self.table_info(name)
         return self._one(lambda tx: tx.rename_table(name, new_name), commit_properties, commit_args)[1]
@@ -390,8 +391,8 @@ class DuckLake:
         """Everything a scan needs from the catalog (files after pruning, inlined rows), without Spark."""
         return self.context.plan_scan(table, version=version, timestamp=timestamp, where=where)
 
-    def write(self, df, table: str, mode: WriteMode = "append", *, where=None, merge_schema: bool = False,
-              commit_properties: CommitProperties | None = None, **commit_args: Any) -> int:
+    def write(self, df, table: str | tuple[str, str], mode: WriteMode = "append", *, where=None,
+              merge_schema: bool = False, commit_properties: CommitProperties | None = None, **commit_args: Any) -> int:
         """Append, overwrite or create (`error`) a table from a Spark DataFrame, a pyarrow Table or a pandas
         DataFrame; returns the snapshot id (the current one when there was nothing to write).
 
@@ -404,12 +405,12 @@ class DuckLake:
             tx.write(df, table, mode, where=where, merge_schema=merge_schema)
         return tx.snapshot_id if tx.snapshot_id is not None else tx.read_snapshot
 
-    def delete(self, table: str, condition=None, *, commit_properties: CommitProperties | None = None,
+    def delete(self, table: str | tuple[str, str], condition=None, *, commit_properties: CommitProperties | None = None,
                **commit_args: Any) -> int:
         """DELETE FROM table WHERE condition (SQL string or Column; None deletes every row); returns rows deleted."""
         return self._one(lambda tx: tx.delete(table, condition), commit_properties, commit_args)[0]
 
-    def update(self, table: str, condition=None, set: dict | None = None, *,  # noqa: A002 - delta's name
+    def update(self, table: str | tuple[str, str], condition=None, set: dict | None = None, *,  # noqa: A002 - delta's name
                commit_properties: CommitProperties | None = None, **commit_args: Any) -> int:
         """UPDATE table SET col = expr, ... WHERE condition (SQL strings or Columns); returns rows updated.
 
@@ -419,7 +420,7 @@ class DuckLake:
         condition, set = update_arguments(condition, set)  # noqa: A001
         return self._one(lambda tx: tx.update(table, condition, set), commit_properties, commit_args)[0]
 
-    def table(self, name: str) -> DuckLakeTable:
+    def table(self, name: str | tuple[str, str]) -> DuckLakeTable:
         """A handle with row-level operations, after delta-spark's DeltaTable."""
         self.table_info(name)  # fail early, naming what is missing
         return DuckLakeTable(self, name)

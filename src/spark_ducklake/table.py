@@ -13,7 +13,7 @@ if TYPE_CHECKING:
 class DuckLakeTable:
     """One table of a lake; every method that changes it commits one snapshot."""
 
-    def __init__(self, lake: DuckLake, name: str):
+    def __init__(self, lake: DuckLake, name: str | tuple[str, str]):
         self.lake = lake
         self.name = name
 

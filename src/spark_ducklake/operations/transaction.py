@@ -281,8 +281,8 @@ class Transaction:
         rename(self, name, new_name)
 
     # ----------------------------------------------------------------------------------------- DML
-    def write(self, df, table: str, mode: WriteMode = "append", *, where=None, merge_schema: bool = False,
-              one_file_if_small: bool = False) -> None:
+    def write(self, df, table: str | tuple[str, str], mode: WriteMode = "append", *, where=None,
+              merge_schema: bool = False, one_file_if_small: bool = False) -> None:
         """Stage a write (see DuckLake.write); a table created in this transaction can be written to.
         `one_file_if_small`: a small Spark DataFrame becomes one file, as DuckDB writes INSERT ... SELECT."""
         check_data(df)
