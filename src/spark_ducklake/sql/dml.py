@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from typing import Any
+
 import pyarrow as pa
 from sqlglot import exp
 
@@ -9,6 +11,7 @@ from ..catalog.database.spec_tables import T
 from ..dataplane.spark.conform import cast_by_name
 from ..dataplane.spark.types import to_spark_type
 from ..errors import SchemaMismatchError, UnsupportedSqlError
+from ..spec.arguments import WriteMode
 from .defaults import fill_values, has_defaults, is_default
 from .literal_rows import literal_rows
 from .literals import typed_values
@@ -46,14 +49,16 @@ def insert(ctx: QueryContext, tx, tree: exp.Insert):
         raise UnsupportedSqlError("INSERT without VALUES or a query is not supported by lake.sql")
     columns = {c.name.lower(): c for c in info.columns}
     targets = [columns.get(n.lower()) for n in names] if names is not None else list(info.columns)
-    mode = "overwrite" if tree.args.get("overwrite") else "append"
-    rows = None if names is not None or tree.args.get("by_name") else literal_rows(source, targets)
+    mode: WriteMode = "overwrite" if tree.args.get("overwrite") else "append"
+    # without a column list the values fill the table's columns in order
+    rows = None if names is not None or tree.args.get("by_name") else literal_rows(source, list(info.columns))
     if rows is not None:  # plain literals: an Arrow table, written in-process when small (no Spark start)
         return _write(ctx, tx, key, rows, mode)
     from pyspark.sql import functions as F
 
-    if not tree.args.get("by_name") and None not in targets:  # VALUES typed as the columns (literals.py)
-        source = typed_values(source, [to_spark_type(c) for c in targets])
+    known = [c for c in targets if c is not None]
+    if not tree.args.get("by_name") and len(known) == len(targets):  # VALUES typed as the columns (literals.py)
+        source = typed_values(source, [to_spark_type(c) for c in known])
     frame = run_query(ctx, _one_struct_column(source))
     if tree.args.get("by_name"):
         names = list(frame.columns)
@@ -65,12 +70,12 @@ def insert(ctx: QueryContext, tx, tree: exp.Insert):
     unknown = [n for n in names if n.lower() not in columns]
     if unknown:
         raise SchemaMismatchError(f"columns not in table {info.qualified_name}: {', '.join(unknown)}")
-    targets = [columns[n.lower()] for n in names]
-    got = [None] * len(targets)
-    if any(c.is_nested for c in targets):  # the values' types: their struct fields are matched by name
+    written = [columns[n.lower()] for n in names]
+    got: list[Any] = [None] * len(written)
+    if any(c.is_nested for c in written):  # the values' types: their struct fields are matched by name
         got = [f.dataType for f in frame.schema.fields]
     frame = frame.select(*[_fitted(F.col(f"`{src}`"), kind, col).alias(col.name)
-                           for src, kind, col in zip(frame.columns, got, targets, strict=True)])
+                           for src, kind, col in zip(frame.columns, got, written, strict=True)])
     if isinstance(source, exp.Values):  # rows written out in the statement: one file, as the reference writes
         frame = frame.coalesce(1)       # them (Spark would split even three rows over its partitions)
     return _write(ctx, tx, key, frame, mode)
@@ -81,7 +86,7 @@ def _fitted(value, got, col):
     return cast_by_name(value, got, col) if col.is_nested else value.cast(to_spark_type(col))
 
 
-def _write(ctx: QueryContext, tx, key: tuple[str, str], rows, mode: str):
+def _write(ctx: QueryContext, tx, key: tuple[str, str], rows, mode: WriteMode):
     """Append or overwrite with `rows` (a DataFrame or an Arrow table); the count of rows inserted."""
     # A small result is one file in its row order, as DuckDB writes it; literal rows are one file in either dialect.
     one_file = ctx.dialect == "duckdb" or isinstance(rows, pa.Table)
@@ -234,14 +239,14 @@ def _clause(ctx: QueryContext, builder, when: exp.When, target_alias: str, table
     if isinstance(then, exp.Var) and then.name.upper() == "DELETE" and kind != "not_matched":
         getattr(builder, f"when_{kind}_delete")(condition)
     elif isinstance(then, exp.Update) and kind != "not_matched":
-        values = then.expressions
-        if not values or (len(values) == 1 and isinstance(values[0], exp.Star)):
+        sets = then.expressions
+        if not sets or (len(sets) == 1 and isinstance(sets[0], exp.Star)):
             if kind != "matched":
                 raise UnsupportedSqlError(f"{text!r}: UPDATE SET * needs a source row (WHEN MATCHED)")
             builder.when_matched_update_all(condition)
         else:
             assignments = {}
-            for eq in values:
+            for eq in sets:
                 if not isinstance(eq, exp.EQ) or not isinstance(eq.this, exp.Column):
                     raise UnsupportedSqlError(f"MERGE assignment {eq.sql(dialect=ctx.dialect)!r} is not supported")
                 assignments[eq.this.name] = eq.expression.sql(dialect="spark")

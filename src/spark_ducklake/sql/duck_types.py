@@ -29,7 +29,7 @@ STAND_INS = {
 }
 
 
-def ducklake_type(dtype: exp.DataType) -> str | None:
+def ducklake_type(dtype: exp.Expr | None) -> str | None:
     """The DuckLake type of a parsed DuckDB column type Spark has no type for, else None."""
     return DUCKLAKE_TYPES.get(dtype.this) if isinstance(dtype, exp.DataType) else None
 

@@ -32,7 +32,7 @@ def duckdb_literals(tree: exp.Expression) -> exp.Expression:
     return tree
 
 
-def typed_values(source: exp.Expression | None, types: list) -> exp.Expression | None:
+def typed_values(source: exp.Expression, types: list) -> exp.Expression:
     """`INSERT ... VALUES`: each value cast to its column's Spark type (`types`, in VALUES order), as DuckDB casts
     them on insert; Spark would otherwise type the inline table first and refuse rows that mix, say, 'NaN' and 1.
     Nested columns are left to the insert's own cast; rows of another width are left for its arity error."""

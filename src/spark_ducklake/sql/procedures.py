@@ -44,10 +44,11 @@ class AddedFileRow(NamedTuple):
 
 @dataclass(frozen=True)
 class Function:
-    """One callable: how to run it, the NamedTuple of its rows (None: it returns a DataFrame), its parameters."""
+    """One callable: how to run it, the key of its rows' NamedTuple (`_row_fields`; None: it returns a DataFrame),
+    its parameters."""
 
     run: Callable
-    row: type | None
+    row: str | None
     params: tuple[str, ...] = ()  # positional parameter names, in order (also accepted as name => value)
     changes: bool = False  # changes the lake: not inside BEGIN ... COMMIT
     metadata: bool = False  # may be called without a catalog qualifier
@@ -144,7 +145,7 @@ def _set_commit_message(lake: DuckLake, a: dict) -> list:
     return []
 
 
-def _row_fields(key: str | None) -> tuple[str, ...]:
+def _row_fields(key: str) -> tuple[str, ...]:
     if key == "id":
         return SnapshotIdRow._fields
     if key == "added":
@@ -268,7 +269,7 @@ def _run(ctx: QueryContext, qualifier: str | None, func: exp.Func, in_transactio
     if function.changes and in_transaction and function.staged is None:
         raise UnsupportedSqlError(f"{name} changes the lake on its own: run it outside BEGIN ... COMMIT")
     arguments = _arguments(ctx, name, function, positional, named)
-    if function.changes and in_transaction:  # staged in the open transaction, committed with it
+    if function.changes and in_transaction and function.staged is not None:  # staged, committed with the transaction
         result = function.staged(current(ctx.lake), arguments)
     else:
         result = function.run(ctx.lake, arguments)

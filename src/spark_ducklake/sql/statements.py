@@ -5,7 +5,8 @@ from __future__ import annotations
 
 import functools
 import re
-from typing import TYPE_CHECKING
+from collections.abc import Callable
+from typing import TYPE_CHECKING, Any, cast
 
 import sqlglot
 from sqlglot import exp
@@ -96,14 +97,19 @@ _COMPRESSION = re.compile(r"\bUSING\s+COMPRESSION\b", re.IGNORECASE)
 _COMMENT_NULL = re.compile(r"^(\s*COMMENT\s+ON\s+.+\s+IS\s+)NULL(\s*)$", re.IGNORECASE | re.DOTALL)
 
 
+def _parse_one(text: str, dialect: str) -> exp.Expression:
+    # sqlglot types its result as the Expr trait; every node it builds is an Expression
+    return cast(exp.Expression, sqlglot.parse_one(text, read=reading(dialect)))
+
+
 def _parse(text: str, dialect: str) -> exp.Expression:
     try:
         null_comment = _COMMENT_NULL.match(text)
         if null_comment:  # sqlglot parses COMMENT ON ... IS 'text' only: NULL (clear it) goes in afterwards
-            tree = sqlglot.parse_one(_COMMENT_NULL.sub(r"\1''\2", text), read=reading(dialect))
+            tree = _parse_one(_COMMENT_NULL.sub(r"\1''\2", text), dialect)
             tree.set("expression", exp.Null())
             return tree
-        tree = sqlglot.parse_one(text, read=reading(dialect))
+        tree = _parse_one(text, dialect)
         if isinstance(tree, exp.Command) and str(tree.this).upper() == "ALTER":
             tree = parse_nested(text, dialect) or tree  # ADD / ALTER COLUMN of a struct field
     except sqlglot.errors.SqlglotError as exc:
@@ -161,9 +167,10 @@ def _run_one(lake: DuckLake, text: str, dialect: str, catalog_name: str):
         if word == "CHECKPOINT" and not (tree.expression and str(tree.expression.this).strip()):
             return call(ctx, f"{catalog_name}.checkpoint()", tx is not None)
         raise UnsupportedSqlError(f"{_head(text)} is not supported by lake.sql")
-    handlers = {exp.Create: _create, exp.Drop: _drop, exp.Alter: alter.run_alter, exp.Insert: dml.insert,
-                exp.Update: dml.update, exp.Delete: dml.delete, exp.Merge: dml.merge, exp.Comment: _comment,
-                exp.TruncateTable: dml.truncate}
+    handlers: dict[type, Callable[..., Any]] = {
+        exp.Create: _create, exp.Drop: _drop, exp.Alter: alter.run_alter, exp.Insert: dml.insert,
+        exp.Update: dml.update, exp.Delete: dml.delete, exp.Merge: dml.merge, exp.Comment: _comment,
+        exp.TruncateTable: dml.truncate}
     handler = handlers.get(type(tree))
     if handler is None:
         raise UnsupportedSqlError(f"{_head(text)} ({type(tree).__name__}) is not supported by lake.sql")
@@ -195,7 +202,8 @@ def _schema_paths(text: str, dialect: str) -> list[tuple[str, ...]] | None:
         if words[i:i + len(filler)] == filler:
             i += len(filler)
             break
-    paths, path = [], []
+    paths: list[tuple[str, ...]] = []
+    path: list[str] = []
     while i < len(tokens):
         token = tokens[i]
         if token.token_type in (TokenType.DOT, TokenType.COMMA) and not path:
@@ -354,14 +362,14 @@ def _create_table(ctx: QueryContext, tx, tree: exp.Create):
     special = {} if ctx.dialect != "duckdb" else {  # USMALLINT, TIME, UUID, ... (sql/duck_types.py)
         col.name: kind for col in columns if (kind := ducklake_type(col.args.get("kind"))) is not None}
     if defaults or special:  # `i INTEGER DEFAULT 42`: stored on the new column (sql/defaults.py)
-        result = create_table(ctx, tx, key, ddl, defaults, special)
+        create_table(ctx, tx, key, ddl, defaults, special)
     elif tx is None:
         return ctx.lake.create_table(key, ddl)
     else:
-        result = tx.create_table(key, ddl)
+        tx.create_table(key, ddl)
     if partition_keys is not None:
         tx.set_partitioning(key, partition_keys)
-    return result
+    return None
 
 
 def _replace_table(ctx: QueryContext, tx, tree: exp.Create):
