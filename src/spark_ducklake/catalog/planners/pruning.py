@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import datetime as dt
 import struct
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass
 from decimal import Decimal
 from functools import lru_cache
@@ -22,9 +22,9 @@ import sqlalchemy as sa
 import sqlglot
 from sqlglot import exp
 
-from ...spec.model import ColumnStats, DataFile, TableInfo
+from ...spec.bucket_hash import bucket_of
+from ...spec.model import Column, ColumnStats, DataFile, TableInfo
 from ...spec.types import parse_literal
-from ..changes.partitioning import bucket_of
 from ..database.spec_tables import T
 from ..reads.file_list import AGGREGATE, FileList, field_values, parse_joined, subset
 from ..reads.reader import driver_rows, no_gc
@@ -56,7 +56,7 @@ def parse_conditions(where: str) -> list[Condition]:
     return out
 
 
-def conjuncts(node: exp.Expression | None):
+def conjuncts(node: exp.Expr | None) -> Iterator[exp.Expr]:
     """The AND-ed parts of a predicate (parentheses looked through); none for no predicate."""
     if node is None:
         return
@@ -69,7 +69,7 @@ def conjuncts(node: exp.Expression | None):
         yield node
 
 
-def _literal(node: exp.Expression):
+def _literal(node: exp.Expr) -> Any:
     if isinstance(node, exp.Literal):
         return node.this if node.is_string else _number(node.this)
     if isinstance(node, exp.Neg) and isinstance(node.this, exp.Literal) and not node.this.is_string:
@@ -84,7 +84,7 @@ def _literal(node: exp.Expression):
 _NO = object()
 
 
-def _number(text: str):
+def _number(text: str) -> int | float | Decimal:
     # Spark's literal types: 12 is an integer, 1.5 an exact decimal, 1e300 a double.
     try:
         return int(text)
@@ -92,12 +92,12 @@ def _number(text: str):
         return float(text) if any(ch in text for ch in "eE") else Decimal(text)
 
 
-def _top_column(node: exp.Expression) -> bool:
+def _top_column(node: exp.Expr) -> bool:
     """A bare column name: `st.a` (a struct field, or a qualified name) could be mistaken for a column `a`."""
     return isinstance(node, exp.Column) and not node.table
 
 
-def _condition(node: exp.Expression) -> Condition | None:
+def _condition(node: exp.Expr) -> Condition | None:
     for klass, op in _OPS.items():
         if isinstance(node, klass):
             left, right = node.left, node.right
@@ -123,7 +123,7 @@ def _condition(node: exp.Expression) -> Condition | None:
 
 
 def may_match(cond: Condition, stats: ColumnStats | None, record_count: int,
-              decode: Callable[[str], object], type_: str | None = None) -> bool:
+              decode: Callable[[str], Any], type_: str | None = None) -> bool:
     """False only when the file's stats prove no row satisfies the condition (Spark's comparison semantics)."""
     if stats is None:
         return True
@@ -171,7 +171,7 @@ _FLOATS = {"float32", "float64"}
 _ANY_ZONE = dt.timedelta(hours=18)
 
 
-def _float32_wide(value: float, pick) -> float:
+def _float32_wide(value: float, pick: Callable[[float, float], float]) -> float:
     """A float bound widened to cover the float32 its text may stand for (a float32 column's shortest text reads
     back as a different double; a column widened from float32 holds such values too)."""
     try:
@@ -180,7 +180,7 @@ def _float32_wide(value: float, pick) -> float:
         return value
 
 
-def _literal_range(value) -> tuple[Any, ...]:
+def _literal_range(value: Any) -> tuple[Any, ...]:
     """(lowest, highest) instant a literal may stand for: itself, or for a zoneless timestamp compared with a
     timestamptz column, the same wall clock in any zone."""
     if isinstance(value, _Zoneless):
@@ -207,14 +207,15 @@ def _is_float(stats: ColumnStats) -> bool:
     return True
 
 
-def _coerce(value, like):
+def _coerce(value: Any, like: object) -> Any:
     """A predicate literal in the Python type of the decoded stats value."""
     aware = getattr(like, "tzinfo", None) is not None
-    return _coerce_to(value, type(like), aware)
+    # a class is hashable; mypy reads its unbound __hash__ as failing the Hashable protocol
+    return _coerce_to(value, type(like), aware)  # type: ignore[arg-type]
 
 
 @lru_cache(maxsize=4096)
-def _coerce_to(value, like_type: type, aware: bool):
+def _coerce_to(value: Any, like_type: type, aware: bool) -> Any:
     # Cached: pruning a big table coerces the same few literals once per file.
     if issubclass(like_type, bool) or isinstance(value, like_type):
         return value
@@ -234,11 +235,11 @@ def _coerce_to(value, like_type: type, aware: bool):
     return value
 
 
-def _decoder(type_: str) -> Callable[[str], object]:
+def _decoder(type_: str) -> Callable[[str], Any]:
     """parse_literal for one column type, memoized per distinct stats string (files share many values)."""
-    cache: dict[str, object] = {}
+    cache: dict[str, Any] = {}
 
-    def decode(text: str):
+    def decode(text: str) -> Any:
         try:
             return cache[text]
         except KeyError:
@@ -281,7 +282,7 @@ def prune_files(conn: sa.Connection, table: TableInfo, files: Sequence[DataFile]
     return _prune_buckets(conn, table, subset(files, np.flatnonzero(keep).tolist()), conditions, by_name)
 
 
-def _fields_needed(conditions: list[Condition], by_name: dict) -> set[str]:
+def _fields_needed(conditions: list[Condition], by_name: dict[str, Column]) -> set[str]:
     """The stats fields the conditions can use (the database builds and ships only those): `<` reads only minima,
     `>` only maxima, IS NULL neither; contains_nan and both bounds for a column checked file by file
     (may_match); column_id only when several columns are checked."""
@@ -345,7 +346,8 @@ def _may_match_columns(cond: Condition, rows: pa.Table, records: pa.Array, type_
                        pc.is_null(high_text) if cond.op not in ("<", "<=") else pa.scalar(False))
     arrow_type = pa.int64() if type_ in _INTEGERS else pa.date32() if type_ == "date" else pa.string()
     literal_type = int if type_ in _INTEGERS else dt.date if type_ == "date" else str
-    values = []
+    literals: list[Any] = []
+    values: list[Any] | None = literals  # None: a literal these bounds never compare with
     for value in cond.values:
         if isinstance(value, bool) or not isinstance(value, int | str) or \
                 (literal_type is int and not isinstance(value, int)):
@@ -364,7 +366,7 @@ def _may_match_columns(cond: Condition, rows: pa.Table, records: pa.Array, type_
         elif literal_type is str and not isinstance(value, str):
             values = None
             break
-        values.append(pa.scalar(value, arrow_type))
+        literals.append(pa.scalar(value, arrow_type))
     if values is None:
         compared = pa.array(np.ones(len(rows), dtype=bool))
     else:
@@ -378,7 +380,7 @@ def _may_match_columns(cond: Condition, rows: pa.Table, records: pa.Array, type_
     return _filled(pc.or_(pc.invert(has), decided))
 
 
-def _compare(op: str, low: pa.Array, high: pa.Array, values: list) -> pa.Array:
+def _compare(op: str, low: pa.Array, high: pa.Array, values: list[Any]) -> pa.Array:
     """Whether [low, high] may hold a value meeting `op` against the literal(s) (null bounds: null)."""
     if op in ("=", "in"):
         out = None
@@ -458,7 +460,7 @@ def _load_stats(conn: sa.Connection, table_id: int, column_ids: set[int], fields
         rows = driver_rows(conn, query)
     if not rows:
         return STATS_SCHEMA.empty_table()
-    columns = list(zip(*rows, strict=True))
+    columns: list[Sequence[Any]] = list(zip(*rows, strict=True))
     nan = STATS_SCHEMA.names.index("contains_nan")  # a driver's booleans (or their text) as 1/0
     columns[nan] = [None if v is None else int(v.lower() in ("1", "true") if isinstance(v, str) else bool(v))
                     for v in columns[nan]]
@@ -483,7 +485,7 @@ _BOUNDS = ("min_value", "max_value")
 _BOUND_SEPARATOR = "\x1e"
 
 
-def _aggregated_stats(conn: sa.Connection, where: tuple, aggregate: str, fields: set[str]) -> pa.Table | None:
+def _aggregated_stats(conn: sa.Connection, where: tuple[Any, ...], aggregate: str, fields: set[str]) -> pa.Table | None:
     """The stats as one aggregated text value per column; None when they do not split back into the rows."""
     fcs = T["ducklake_file_column_stats"]
     parts = [sa.func.count()]
@@ -492,7 +494,7 @@ def _aggregated_stats(conn: sa.Connection, where: tuple, aggregate: str, fields:
         col = fcs.c[name]
         if name in _BOUNDS:  # 'v' before every value: an empty string stays apart from NULL ('')
             value = sa.func.coalesce(sa.literal_column("'v'").concat(col), sa.literal_column("''"))
-            separator = sa.literal_column(f"'{_BOUND_SEPARATOR}'")
+            separator: sa.ColumnClause[Any] = sa.literal_column(f"'{_BOUND_SEPARATOR}'")
         else:
             if name == "contains_nan" or aggregate == "string_agg":  # PostgreSQL's boolean as 1/0; text of it
                 col = sa.cast(sa.cast(col, sa.Integer), sa.Text) if name == "contains_nan" else sa.cast(col, sa.Text)
@@ -502,7 +504,7 @@ def _aggregated_stats(conn: sa.Connection, where: tuple, aggregate: str, fields:
     count = row[0]
     if not count:
         return STATS_SCHEMA.empty_table()
-    texts = dict(zip(fetched, row[1:], strict=True))
+    texts: dict[str, Any] = dict(zip(fetched, row[1:], strict=True))
     columns = []
     for field in STATS_SCHEMA:
         text = texts.get(field.name)
@@ -515,7 +517,7 @@ def _aggregated_stats(conn: sa.Connection, where: tuple, aggregate: str, fields:
             values = pc.if_else(pc.equal(values, ""), pa.scalar(None, pa.large_string()),
                                 pc.utf8_slice_codeunits(values, 1)).cast(pa.string())
         else:
-            values = parse_joined(text, ",", field.type, count)
+            values = parse_joined(texts[field.name], ",", field.type, count)
             if values is None:
                 return None
         columns.append(values)
