@@ -89,6 +89,9 @@ class SchemaUpdate:
         self._layout = layout  # a transaction's: () -> (partition keys, sort keys) as it leaves them so far
         self._stage = stage  # a transaction's: takes the ALTER operation instead of committing it
         c = T["ducklake_column"]
+        self.read_snapshot: int | None
+        self.table: TableInfo
+        self.columns: list[Column]
         if pending is not None:  # created in the same transaction: not in the catalog yet
             self.read_snapshot, self.table = read_snapshot, pending
             self._next_id = 1 + max((n.column_id for top in pending.columns for n in top.walk()), default=0)
@@ -97,11 +100,10 @@ class SchemaUpdate:
         with ctx.connect() as conn:
             self.read_snapshot = read_snapshot if read_snapshot is not None else \
                 reader.latest_snapshot(conn).snapshot_id
-            self.table: TableInfo = reader.find_table(conn, self.read_snapshot, ctx.data_path,
-                                                      *parse_table_name(table))
+            self.table = reader.find_table(conn, self.read_snapshot, ctx.data_path, *parse_table_name(table))
             top = conn.execute(sa.select(sa.func.max(c.c.column_id)).where(c.c.table_id == self.table.table_id))
             self._next_id = (top.scalar() or 0) + 1  # column ids are never reused, even after a drop
-        self.columns: list[Column] = copy.deepcopy(self.table.columns)
+        self.columns = copy.deepcopy(self.table.columns)
         self.changed = False
 
     # ----------------------------------------------------------------------------------------- lookups
@@ -118,6 +120,7 @@ class SchemaUpdate:
             if not match:
                 raise NotFoundError(f"column {path!r} does not exist in table {self.table.qualified_name}")
             found = match[0]
+        assert found is not None  # split_path gives one part at least
         return siblings, found
 
     def _parent_of(self, path: str) -> tuple[list[Column], str, Column | None]:
@@ -172,6 +175,7 @@ class SchemaUpdate:
         elif self.table.table_id < 0:  # created in this transaction: no layout yet
             return
         else:
+            assert self.read_snapshot is not None  # __init__ read it for a table of the catalog
             with self.ctx.connect() as conn:
                 partition = current_spec(conn, self.table.table_id, self.read_snapshot).keys
                 sort = current_sort(conn, self.table.table_id, self.read_snapshot)
