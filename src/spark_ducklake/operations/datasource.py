@@ -136,6 +136,7 @@ class DuckLakeBatchSource(DuckLakeDataSource):
         # Spark refuses a reader that has pushFilters while its conf is off: the option picks the class
         pushdown = str(_option(self.options, "filterPushdown") or "false").strip().lower() == "true"
         cls = PushdownBatchReader if pushdown else DuckLakeBatchReader
+        assert self.schema_snapshot is not None  # schema() above (or Spark's call before) read it
         return cls(self.settings, self.table, self.schema_snapshot, schema)
 
 
@@ -173,7 +174,7 @@ class DuckLakeBatchReader(DataSourceReader):
             parts.append(FilePartition(inlined=plan.inlined))
         return parts or [FilePartition()]
 
-    def read(self, partition: FilePartition):
+    def read(self, partition: FilePartition):  # type: ignore[override]  # Spark hands back partitions() ones
         """The partition's rows alive at the snapshot, as Arrow record batches."""
         import pyarrow.compute as pc
 
@@ -206,7 +207,7 @@ class PushdownBatchReader(DuckLakeBatchReader):
 def _predicate(flt, names: set[str]) -> str | None:
     """Spark SQL for a pushed filter the catalog can prune by, or None."""
     kind = type(flt).__name__
-    attribute = getattr(flt, "attribute", ())
+    attribute: tuple[str, ...] = getattr(flt, "attribute", ())
     if len(attribute) != 1 or attribute[0].lower() not in names:
         return None  # nested fields are not pruned by
     column = "`" + attribute[0].replace("`", "``") + "`"
@@ -215,7 +216,8 @@ def _predicate(flt, names: set[str]) -> str | None:
         return None if literal is None else f"{column} {_FILTERS[kind]} {literal}"
     if kind == "In":
         literals = [_literal(v) for v in flt.value]
-        return None if not literals or None in literals else f"{column} IN ({', '.join(literals)})"
+        texts = [text for text in literals if text is not None]
+        return None if not literals or len(texts) != len(literals) else f"{column} IN ({', '.join(texts)})"
     if kind in ("IsNull", "IsNotNull"):
         return f"{column} IS {'NOT ' if kind == 'IsNotNull' else ''}NULL"
     return None
@@ -238,7 +240,7 @@ def _literal(value) -> str | None:
 def register(spark, lake: LakeContext | None = None) -> None:
     """Make `spark.read.format("ducklake")` and `spark.readStream.format("ducklake")` available (with `lake`'s
     catalog and data path as defaults); one class per format name, so the batch source reads streams too."""
-    source = DuckLakeBatchSource
+    source: type = DuckLakeBatchSource
     if lake is not None:
         pushdown = str(spark.conf.get("spark.sql.python.filterPushdown.enabled", "false")).lower()
         source = type("DuckLakeBatchSource", (DuckLakeBatchSource,), {"defaults": {

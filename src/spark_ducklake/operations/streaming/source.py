@@ -19,7 +19,7 @@ stops the query with an error telling to restart it.
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import pyarrow as pa
 from pyspark.sql import types as T
@@ -39,11 +39,14 @@ from ...spec.model import TableInfo
 from ...spec.names import parse_table_name as split_name
 from .catalog_ref import CatalogRef
 
+if TYPE_CHECKING:
+    from ..context import LakeContext
+
 try:  # Spark 4.2+: read limits and Trigger.AvailableNow for Python sources
     from pyspark.sql.streaming.datasource import ReadAllAvailable, ReadMaxFiles, SupportsTriggerAvailableNow
 except ImportError:  # pragma: no cover - older pyspark: every batch reads all available snapshots
-    ReadAllAvailable = ReadMaxFiles = None
-    SupportsTriggerAvailableNow = object
+    ReadAllAvailable = ReadMaxFiles = None  # type: ignore[assignment,misc]  # the classes, or None without them
+    SupportsTriggerAvailableNow = object  # type: ignore[assignment,misc]  # no mixin to add
 
 FORMAT = "ducklake"
 OFFSET_KEY = "snapshot_id"
@@ -69,11 +72,13 @@ class StreamOptions:
         if catalog is None or not table:
             raise ValueError("the ducklake source needs the catalog (option 'catalog_file', 'catalog_env' or "
                              "'catalog') and option 'table' (or a path)")
-        start = str(options.get("starting_snapshot", "earliest")).strip().lower()
-        if start not in ("earliest", "latest"):
-            if not start.isdigit():
-                raise ValueError(f"starting_snapshot must be 'earliest', 'latest' or a snapshot id, got {start!r}")
-            start = int(start)
+        start_text = str(options.get("starting_snapshot", "earliest")).strip().lower()
+        start: str | int = start_text
+        if start_text not in ("earliest", "latest"):
+            if not start_text.isdigit():
+                raise ValueError(f"starting_snapshot must be 'earliest', 'latest' or a snapshot id, got "
+                                 f"{start_text!r}")
+            start = int(start_text)
         limit = options.get("max_snapshots_per_trigger")
         if limit is not None and (not str(limit).isdigit() or int(limit) < 1):
             raise ValueError(f"max_snapshots_per_trigger must be a positive integer, got {limit!r}")
@@ -138,6 +143,7 @@ class DuckLakeDataSource(DataSource):
         if schema.fieldNames() != ours.fieldNames():
             raise ValueError(f"the ducklake source's schema is the table's: {ours.simpleString()}, not "
                              f"{schema.simpleString()}")
+        assert self.table is not None and self.schema_snapshot is not None  # schema() resolved them
         return DuckLakeStreamReader(self.settings, self.table, self.schema_snapshot, schema)
 
 
@@ -154,7 +160,7 @@ class DuckLakeStreamReader(DataSourceStreamReader, SupportsTriggerAvailableNow):
 
     def __init__(self, settings: StreamOptions, table: TableInfo, schema_snapshot: int, schema):
         self.settings, self.table, self.schema_snapshot, self.schema = settings, table, schema_snapshot, schema
-        self._lake = None
+        self._lake: LakeContext | None = None
         self._spans: dict = {}  # delete file -> snapshots its footer holds (files never change)
         self._until: int | None = None  # Trigger.AvailableNow: the newest snapshot when the query began
         self._last: int | None = None  # the newest offset handed out (for Spark without admission control)
@@ -164,10 +170,13 @@ class DuckLakeStreamReader(DataSourceStreamReader, SupportsTriggerAvailableNow):
         state["_lake"], state["_spans"] = None, {}  # executors never talk to the catalog
         return state
 
-    def _conn(self):
+    def _attached(self) -> LakeContext:
         if self._lake is None:
             self._lake = self.settings.attach()
-        return self._lake.engine.connect()
+        return self._lake
+
+    def _conn(self):
+        return self._attached().engine.connect()
 
     def initialOffset(self) -> dict:  # noqa: N802 - Spark's name
         """Where a new query starts: before the table's first snapshot, at the newest, or before the given one."""
@@ -178,7 +187,7 @@ class DuckLakeStreamReader(DataSourceStreamReader, SupportsTriggerAvailableNow):
             elif start == "earliest":
                 offset = self.table.begin_snapshot - 1
             else:
-                offset = reader.get_snapshot(conn, start).snapshot_id - 1
+                offset = reader.get_snapshot(conn, int(start)).snapshot_id - 1  # parse() made it an int
         self._last = offset
         return {OFFSET_KEY: offset}
 
@@ -196,6 +205,7 @@ class DuckLakeStreamReader(DataSourceStreamReader, SupportsTriggerAvailableNow):
     def latestOffset(self, start: dict | None = None, limit=None) -> dict:  # noqa: N802 - Spark's name
         """The end of the next batch: the newest snapshot, or fewer snapshots as the read limit says."""
         begin = start[OFFSET_KEY] if start else self._last
+        cap: int | None
         if ReadMaxFiles is not None and isinstance(limit, ReadMaxFiles):
             cap = limit.max_files
         elif limit is None:
@@ -221,7 +231,7 @@ class DuckLakeStreamReader(DataSourceStreamReader, SupportsTriggerAvailableNow):
             return []
         changes = self.settings.include_changes
         with self._conn() as conn:
-            if is_encrypted({"encrypted": self._lake.option("encrypted")}):  # tasks have no AES (docs/types.md)
+            if is_encrypted({"encrypted": self._attached().option("encrypted")}):  # tasks have no AES (docs/types.md)
                 raise ValueError(DATA_SOURCE_REFUSED.format(verb="stream", table=self.table.qualified_name,
                                                             method="table_changes"))
             stream_plan.check_columns(conn, self.table, last, self.schema_snapshot)
@@ -240,7 +250,7 @@ class DuckLakeStreamReader(DataSourceStreamReader, SupportsTriggerAvailableNow):
                 parts.append(BatchPartition(first, last, [], new))
         return parts
 
-    def read(self, partition: BatchPartition):
+    def read(self, partition: BatchPartition):  # type: ignore[override]  # Spark hands back partitions() ones
         """The partition's rows as Arrow record batches in the stream's schema."""
         full = to_arrow_schema(self.schema, timezone="UTC")
         changes = self.settings.include_changes
