@@ -19,7 +19,7 @@ from __future__ import annotations
 import functools
 from collections.abc import Iterator, Sequence
 from dataclasses import replace
-from typing import Any, overload
+from typing import Any, TypeGuard, overload
 
 import pyarrow as pa
 import pyarrow.compute as pc
@@ -346,7 +346,7 @@ def full_paths(files: Sequence[DataFile]) -> list[str]:
     return [f.path for f in files]
 
 
-def plain(files: Sequence[DataFile]) -> bool:
+def plain(files: Sequence[DataFile]) -> TypeGuard[FileList]:
     """Whether `files` is a FileList whose objects were never built: no file carries absent_columns, name_map or
     hive_values, so what a scan needs can be read from the columns."""
     return isinstance(files, FileList) and not files.annotated()

@@ -7,6 +7,8 @@ pass through the driver.
 
 from __future__ import annotations
 
+from collections.abc import Sequence
+
 import pyarrow as pa
 import pyarrow.parquet as pq
 
@@ -21,7 +23,7 @@ from . import types as spark_types
 from .workers import require_python_workers
 
 
-def read_with_arrow(spark, files: list[DataFile], present: list[Column], internal: dict[int, str],
+def read_with_arrow(spark, files: Sequence[DataFile], present: list[Column], internal: dict[int, str],
                     extra: ScanColumns, *, name_map=None):
     """DataFrame of the files' rows (internal column names, the snapshot and row id columns, and the position
     columns when `extra` asks); files with a `name_map` (catalog.name_maps) are matched by top-level name, their

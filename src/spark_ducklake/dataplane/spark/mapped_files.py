@@ -8,6 +8,8 @@ name the file's own columns. Columns whose values live in the file's hive path a
 
 from __future__ import annotations
 
+from collections.abc import Sequence
+
 from ...catalog.reads.name_maps import MappedField, NameMap
 from ...spec.internal_columns import ROW_ID_COLUMN, SNAPSHOT_ID_COLUMN
 from ...spec.model import Column, DataFile
@@ -40,7 +42,7 @@ def by_name_type(col: Column, mapped: MappedField | None):
     return spark_types.native_read_type(col)
 
 
-def read_mapped(spark, files: list[DataFile], present: list[Column], internal: dict[int, str], name_map: NameMap,
+def read_mapped(spark, files: Sequence[DataFile], present: list[Column], internal: dict[int, str], name_map: NameMap,
                 extra: ScanColumns):
     """The files' rows under the present columns (internal names), like the scan's native reader: the positions,
     snapshot and row id columns `extra` asks for."""
@@ -67,7 +69,7 @@ def read_mapped(spark, files: list[DataFile], present: list[Column], internal: d
     return frame.drop(HIVE_PATH)
 
 
-def _hive_lookup(spark, files: list[DataFile], columns: list[Column], internal: dict[int, str]):
+def _hive_lookup(spark, files: Sequence[DataFile], columns: list[Column], internal: dict[int, str]):
     """(file path, value of each hive-path column) per file."""
     from pyspark.sql import types as T
 

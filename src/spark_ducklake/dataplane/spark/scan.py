@@ -13,7 +13,7 @@ time, timestamp_ns, interval) make the scan read its files with pyarrow on the e
 from __future__ import annotations
 
 from collections import defaultdict
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import replace
 from functools import reduce
 
@@ -135,7 +135,7 @@ def _any_partial(files: Sequence[DataFile], snapshot_id: int) -> bool:
     return any(f.partial_max is not None and f.partial_max > snapshot_id for f in files)
 
 
-def without_deleted(spark, table: TableInfo, files: list[DataFile], internal: dict[int, str],
+def without_deleted(spark, table: TableInfo, files: Sequence[DataFile], internal: dict[int, str],
                     inlined_deletes: dict[int, list[int]], snapshot_id: int, extra: ScanColumns, *,
                     indexes: dict[int, int] | None = None, file_ids: bool = True) -> list:
     """Frames of the rows of `files` (each with deletes) not deleted at the snapshot, with position columns
@@ -168,11 +168,11 @@ def without_deleted(spark, table: TableInfo, files: list[DataFile], internal: di
         broadcast = by_size is not None and words > position_filter.BROADCAST_WORDS
         data = read_files(spark, table, files, internal, extra, indexes=indexes, file_ids=file_ids,
                           file_sizes=broadcast and not one)
-        if broadcast:
+        if broadcast and by_size is not None:  # broadcast only with the sizes
             bitmaps = {size: gone[f.data_file_id] for size, f in by_size.items() if len(gone[f.data_file_id])}
             return [position_filter.drop_deleted(spark, data, bitmaps, None if one else SIZE, POS)]
-        bitmaps = {spark_file_uri(f.path): gone[f.data_file_id] for f in files}  # in the plan: no join, no job
-        return [data.where(position_filter.not_deleted_in(bitmaps, PATH, POS))]
+        by_path = {spark_file_uri(f.path): gone[f.data_file_id] for f in files}  # in the plan: no join, no job
+        return [data.where(position_filter.not_deleted_in(by_path, PATH, POS))]
     data = read_files(spark, table, files, internal, extra, indexes=indexes)
     if not any(len(p) for p in gone.values()):  # partial delete files holding only later deletions
         return [data]
@@ -181,7 +181,7 @@ def without_deleted(spark, table: TableInfo, files: list[DataFile], internal: di
     return [data.join(F.broadcast(spark.createDataFrame(table_of)), [FILE, POS], "left_anti")]
 
 
-def _local_positions(files: list[DataFile], inlined_deletes: dict[int, list[int]],
+def _local_positions(files: Sequence[DataFile], inlined_deletes: dict[int, list[int]],
                      snapshot_id: int) -> dict[int, pa.Array]:
     """Data file id -> its positions deleted at the snapshot (delete file and inlined deletes), read on the driver
     (delete files in parallel: on object storage each read is a request)."""
@@ -200,7 +200,7 @@ def _local_positions(files: list[DataFile], inlined_deletes: dict[int, list[int]
     return out
 
 
-def _sizes_as_spark_sees(spark, table: TableInfo, files: list[DataFile]) -> dict[int, DataFile] | None:
+def _sizes_as_spark_sees(spark, table: TableInfo, files: Sequence[DataFile]) -> dict[int, DataFile] | None:
     """Files by the size Spark shows for them in `_metadata.file_size`, or None when that cannot key them: sizes
     not distinct, or not surely the catalog's (Spark Connect may be handed paths, whose sizes Spark reads from the
     store), or files read by another reader than Spark's native one (name mappings, encryption, pyarrow types)."""
@@ -225,7 +225,7 @@ def internal_names(table: TableInfo, names_stable: bool) -> dict[int, str]:
     return {c.column_id: c.name if names_stable else f"_dl_c{c.column_id}" for c in table.columns}
 
 
-def read_files(spark, table: TableInfo, files: list[DataFile], internal: dict[int, str], extra: ScanColumns, *,
+def read_files(spark, table: TableInfo, files: Sequence[DataFile], internal: dict[int, str], extra: ScanColumns, *,
                indexes: dict[int, int] | None = None, file_ids: bool = True, file_sizes: bool = False):
     """Every row of the data files under the table's columns (named by `internal`), deletes not applied, plus the
     columns `extra` asks for (its `row_ids` and `virtual` are the scan's, ignored here).
@@ -283,7 +283,7 @@ def _result_schema(table: TableInfo, extra: ScanColumns):
     return T.StructType(fields + virtual_fields(extra.virtual))
 
 
-def _group_by_missing(files: Sequence[DataFile], columns: list[Column]) -> dict[tuple, Sequence[DataFile]]:
+def _group_by_missing(files: Sequence[DataFile], columns: list[Column]) -> Mapping[tuple, Sequence[DataFile]]:
     """Files grouped by which top-level columns they lack (those read as the column's initial default) and by
     the name mapping they are read with (None: by field id)."""
     if plain(files):
@@ -301,7 +301,7 @@ def _group_by_missing(files: Sequence[DataFile], columns: list[Column]) -> dict[
     return groups
 
 
-def _group_columns(files: FileList, columns: list[Column]) -> dict[tuple, Sequence[DataFile]]:
+def _group_columns(files: FileList, columns: list[Column]) -> Mapping[tuple, Sequence[DataFile]]:
     """_group_by_missing of a FileList whose objects carry nothing (no absent_columns, no name map): decided by
     the snapshots alone, from the columns."""
     begin, whole = files.column("begin_snapshot"), pc.is_null(files.column("partial_max"))
@@ -323,7 +323,7 @@ def _default(col: Column):
     return F.lit(value).cast(spark_types.to_spark_type(col))
 
 
-def _native(spark, files: list[DataFile], present: list[Column], internal: dict[int, str], extra: ScanColumns,
+def _native(spark, files: Sequence[DataFile], present: list[Column], internal: dict[int, str], extra: ScanColumns,
             sizes: bool = False):
     from pyspark.sql import functions as F
     from pyspark.sql import types as T
@@ -360,7 +360,7 @@ def _same(a, b) -> bool:
     return a.simpleString() == b.simpleString()
 
 
-def _attach_file_ids(spark, data, files: list[DataFile], indexes: dict[int, int]):
+def _attach_file_ids(spark, data, files: Sequence[DataFile], indexes: dict[int, int]):
     from pyspark.sql import functions as F
 
     if len(files) == 1:  # one file (a scan of its own, to apply its deletes): constants, no join on its path
@@ -380,7 +380,7 @@ def _attach_file_ids(spark, data, files: list[DataFile], indexes: dict[int, int]
     return data.join(F.broadcast(lookup), PATH)
 
 
-def deleted_positions(spark, files: list[DataFile], inlined_deletes: dict[int, list[int]], snapshot_id: int):
+def deleted_positions(spark, files: Sequence[DataFile], inlined_deletes: dict[int, list[int]], snapshot_id: int):
     """(file id, position) of every row deleted as of the snapshot, from delete files and inlined deletes."""
     from pyspark.sql import functions as F
 
@@ -389,7 +389,8 @@ def deleted_positions(spark, files: list[DataFile], inlined_deletes: dict[int, l
                   if f.delete_file is not None and f.delete_file.format != "puffin"
                   and not f.delete_file.encrypted]
     secret = [(f.delete_file.path, f.data_file_id, f.delete_file.begin_snapshot, f.delete_file.encryption_key)
-              for f in files if f.delete_file is not None and f.delete_file.encrypted]
+              for f in files if f.delete_file is not None and f.delete_file.encrypted
+              and f.delete_file.encryption_key is not None]  # encrypted: it has a key
     if secret:
         parts.append(encrypted_delete_positions(spark, secret).where(F.col(DELETED) <= snapshot_id).select(FILE, POS))
     vectors = [(f.delete_file.path, f.data_file_id, f.delete_file.begin_snapshot, f.delete_file.partial_max)
