@@ -19,7 +19,7 @@ import pyarrow as pa
 import pyarrow.compute as pc
 from sqlglot import exp
 
-from ..catalog.changes.data import AppendFiles, InlineInsert
+from ..catalog.changes.data import AppendFiles, DeleteRows, InlineInsert
 from ..catalog.inlined import codec as inlined
 from ..dataplane.arrow.local_dml import stage_positions
 from ..dataplane.arrow.local_expressions import NotLocal, Scope, coerce_pair, eval_node, parse
@@ -96,17 +96,17 @@ def _classify(m: MergeBuilder, plan: PlannedScan, source: pa.Table) -> tuple[pa.
             v for c in m.clauses for v in (c.values or {}).values()]:
         if text is not None and not isinstance(text, str):
             raise NotLocal("a Spark Column in the MERGE")
-    check_syntax(m.condition, "merge condition")
+    check_syntax(_text(m.condition), "merge condition")
     for c in m.clauses:
         if c.condition is not None:
-            check_syntax(c.condition, f"when_{c.kind}_{c.action} condition")
+            check_syntax(_text(c.condition), f"when_{c.kind}_{c.action} condition")
         for k, v in (c.values or {}).items():
             check_syntax(v, f"value of {k}")
     target = read_plan(plan, row_ids=True, positions=True)
     names = _Names(m, [c.name for c in plan.table.columns], source.column_names)
     target = target.rename_columns([T + n for n in target.column_names])
     source = source.rename_columns([S + n for n in source.column_names])
-    keys, residual = _split(names.resolve(m.condition))
+    keys, residual = _split(names.resolve(_text(m.condition)))
     t_index, s_index = _join(target, source, keys)
     if residual is not None:
         keep = _mask(residual, _side_by_side(target.take(t_index), source.take(s_index)))
@@ -125,9 +125,16 @@ def _classify(m: MergeBuilder, plan: PlannedScan, source: pa.Table) -> tuple[pa.
     for index, clause in enumerate(m.clauses):
         hit = kind == KINDS.index(clause.kind)
         if clause.condition is not None and hit.any():
-            hit &= _mask(names.resolve(clause.condition), rows).to_numpy(zero_copy_only=False)
+            hit &= _mask(names.resolve(_text(clause.condition)), rows).to_numpy(zero_copy_only=False)
         action[(action == len(m.clauses)) & hit] = index
     return rows, action
+
+
+def _text(value: object) -> str:
+    """A condition the checks above found to be a SQL string (a Spark Column raised NotLocal there)."""
+    if not isinstance(value, str):
+        raise NotLocal("a Spark Column in the MERGE")
+    return value
 
 
 def _unmatched(count: int, matched: pa.Array) -> np.ndarray:
@@ -137,9 +144,10 @@ def _unmatched(count: int, matched: pa.Array) -> np.ndarray:
     return np.flatnonzero(~seen).astype(np.int64)
 
 
-def _split(condition: exp.Expression) -> tuple[list[tuple], exp.Expression | None]:
+def _split(condition: exp.Expr) -> tuple[list[tuple], exp.Expr | None]:
     """(target column, source column) pairs of the condition's top-level equalities, and the rest (or None)."""
-    conjuncts, todo = [], [condition]
+    conjuncts: list[exp.Expr] = []
+    todo: list[exp.Expr] = [condition]
     while todo:
         node = todo.pop()
         node = node.this if isinstance(node, exp.Paren) else node
@@ -190,7 +198,7 @@ def _side_by_side(a: pa.Table, b: pa.Table) -> pa.Table:
     return pa.Table.from_arrays(a.columns + b.columns, names=a.column_names + b.column_names)
 
 
-def _mask(node: exp.Expression, rows: pa.Table) -> pa.Array:
+def _mask(node: exp.Expr, rows: pa.Table) -> pa.Array:
     """Where `node` is true over `rows` (NULL: false)."""
     value = _values(node, rows)
     if not pa.types.is_boolean(value.type):
@@ -198,7 +206,7 @@ def _mask(node: exp.Expression, rows: pa.Table) -> pa.Array:
     return pc.fill_null(value, False)
 
 
-def _values(node: exp.Expression, rows: pa.Table) -> pa.Array:
+def _values(node: exp.Expr, rows: pa.Table) -> pa.Array:
     value = eval_node(node, Scope(rows))
     if isinstance(value, pa.Scalar):
         return pa.array([value.as_py()] * rows.num_rows, value.type)
@@ -258,7 +266,8 @@ def _stage(ctx, plan: PlannedScan, touched: pa.Table, outputs: dict) -> Staged[N
     limit = ctx.inlining_limit(plan.table)
     # the inlining limit holds for the statement's new rows, updated and inserted together
     new_rows = sum(rows.num_rows for rows in outputs.values() if rows is not None)
-    ops, files = [], []
+    ops: list[InlineInsert | AppendFiles | DeleteRows] = []
+    files: list[str] = []
     try:
         for kind in ("update", "insert"):
             rows = outputs[kind]
