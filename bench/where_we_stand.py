@@ -17,7 +17,8 @@ from dataclasses import dataclass
 HERE = os.path.dirname(os.path.abspath(__file__))
 PAGE = os.path.join(os.path.dirname(HERE), "docs", "benchmarks.md")  # the README links to it
 RESULT_DIRS = ("results/full_tpch", "results/full", "results/full_planning", "results/merge_on_read",
-               "results/small_data_transaction", "results/flush_under_load", "results/tpcds_sf1", "results")
+               "results/small_data_transaction", "results/flush_under_load", "results/tpcds_sf1",
+               "results/tpcds_sf1_maintenance", "results")
 START, END = "<!-- where-we-stand:start -->", "<!-- where-we-stand:end -->"
 
 
@@ -78,6 +79,10 @@ GOALS = (
     # issue 28: TPC-DS through lake.sql against Spark reading the lake's own files (bench/tpcds.py)
     Goal("TPC-DS through lake.sql, DuckDB dialect", "tpcds", r"^geometric mean, lake\.sql, DuckDB dialect", 1.05),
     Goal("TPC-DS through lake.sql, Spark dialect", "tpcds", r"^geometric mean, lake\.sql, Spark dialect", 1.05),
+    Goal("TPC-DS after deletes and a MERGE, DuckDB dialect", "tpcds_maintenance",
+         r"^geometric mean, lake\.sql, DuckDB dialect", 1.15),
+    Goal("TPC-DS after deletes and a MERGE, Spark dialect", "tpcds_maintenance",
+         r"^geometric mean, lake\.sql, Spark dialect", 1.15),
 )
 
 
