@@ -150,3 +150,37 @@ def test_a_statement_reads_one_snapshot_and_runs_again_without_translation(lake,
     assert current  # the new snapshot's views
     lake.close()
     assert not current & {t.name for t in spark.catalog.listTables(db)}  # and the handle's last ones with it
+
+
+@pytest.mark.lake(data_inlining_row_limit=0)
+def test_a_statement_never_names_a_view_dropped_to_make_room(lake, spark, monkeypatch):
+    """When a snapshot's views reach VIEW_LIMIT they are all dropped, before a statement makes its own: the
+    statement never runs with a view it made a moment earlier gone (Spark would log the failure as an ERROR)."""
+    from pyspark.sql import SparkSession
+
+    from spark_ducklake.dataplane.arrow.storage import is_connect
+    from spark_ducklake.sql import planning
+
+    if is_connect(spark):
+        pytest.skip("Spark Connect binds reads inside the plan: no views")
+    monkeypatch.setattr(planning, "VIEW_LIMIT", 4)
+    for name in ("a", "b", "c"):
+        lake.create_table(name, "i BIGINT")
+        lake.write(pa.table({"i": [1, 2, 3]}), name)
+    failed = []
+    run_sql = SparkSession.sql
+
+    def watched(self, text, *args, **kwargs):
+        try:
+            return run_sql(self, text, *args, **kwargs)
+        except Exception as exc:
+            failed.append(str(exc).splitlines()[0])
+            raise
+
+    monkeypatch.setattr(SparkSession, "sql", watched)
+    assert lake.sql("SELECT count(*) FROM a JOIN b USING (i)").collect()[0][0] == 3  # two views
+    # three new reads (pushed predicates): five views would pass the limit of four
+    query = "SELECT count(*) FROM a JOIN b USING (i) JOIN c USING (i) WHERE a.i > 1 AND b.i > 1 AND c.i > 1"
+    assert lake.sql(query).collect()[0][0] == 2
+    assert lake.sql(query).collect()[0][0] == 2  # again: its views are still there
+    assert not failed

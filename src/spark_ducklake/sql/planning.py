@@ -154,6 +154,7 @@ class PlanCache:
         (made on first use), bound for the call over Spark Connect or when a view went missing meanwhile."""
         if is_connect(spark) or not planned.frames:
             return spark.sql(planned.text, **planned.frames)
+        self._make_room(planned)
         names = {key: self._view(spark, frame) for key, frame in planned.frames.items()}
         if any(name is None for name in names.values()):
             return spark.sql(planned.text, **planned.frames)
@@ -165,6 +166,15 @@ class PlanCache:
                 raise
         return spark.sql(planned.text, **planned.frames)  # another statement dropped a view (a new snapshot)
 
+    def _make_room(self, planned: PlannedStatement) -> None:
+        """Drop the generation's views now if the statement's new ones would pass VIEW_LIMIT: once its views are
+        being made, none of them may go (its text would name a dropped view: a failed `spark.sql`, logged by
+        Spark as an ERROR, then bound again)."""
+        with self._lock:
+            missing = sum(id(frame) not in self._views for frame in planned.frames.values())
+            old = self._take_views() if len(self._views) + missing > VIEW_LIMIT else []
+        self._drop(old)
+
     def _view(self, spark, frame: DataFrame) -> str | None:
         """The qualified global temporary view of a statement's read, created on first use; None when the session
         changed meanwhile (the read is then bound for the call)."""
@@ -174,11 +184,9 @@ class PlanCache:
             found = self._views.get(id(frame))
             if found is not None:
                 return found[2]
-            old = self._take_views() if len(self._views) >= VIEW_LIMIT else []
             self._count += 1
             name = f"{VIEW_PREFIX}{self._token}_{self._count}"
             db = self._view_db
-        self._drop(old)
         if db is None:
             db = spark.conf.get("spark.sql.globalTempDatabase", "global_temp")
         frame.createOrReplaceGlobalTempView(name)
