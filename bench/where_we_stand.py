@@ -18,7 +18,7 @@ HERE = os.path.dirname(os.path.abspath(__file__))
 PAGE = os.path.join(os.path.dirname(HERE), "docs", "benchmarks.md")  # the README links to it
 RESULT_DIRS = ("results/full_tpch", "results/full", "results/full_planning", "results/merge_on_read",
                "results/small_data_transaction", "results/flush_under_load", "results/tpcds_sf1",
-               "results/tpcds_sf1_maintenance", "results")
+               "results/tpcds_sf1_median3", "results/tpcds_sf1_maintenance", "results")
 START, END = "<!-- where-we-stand:start -->", "<!-- where-we-stand:end -->"
 
 
