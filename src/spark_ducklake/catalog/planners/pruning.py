@@ -346,14 +346,14 @@ def _may_match_columns(cond: Condition, rows: pa.Table, records: pa.Array, type_
                        pc.is_null(high_text) if cond.op not in ("<", "<=") else pa.scalar(False))
     arrow_type = pa.int64() if type_ in _INTEGERS else pa.date32() if type_ == "date" else pa.string()
     literal_type = int if type_ in _INTEGERS else dt.date if type_ == "date" else str
-    literals: list[Any] = []
-    values: list[Any] | None = literals  # None: a literal these bounds never compare with
+    values: list[Any] = []
+    comparable = True  # False: a literal these bounds never compare with
     for value in cond.values:
         if isinstance(value, bool) or not isinstance(value, int | str) or \
                 (literal_type is int and not isinstance(value, int)):
             if literal_type is int:
                 return None  # a float or decimal literal: compared as Spark does, file by file
-            values = None  # a literal these values never compare with: nothing is provable
+            comparable = False  # a literal these values never compare with: nothing is provable
             break
         if literal_type is dt.date:
             try:
@@ -361,13 +361,13 @@ def _may_match_columns(cond: Condition, rows: pa.Table, records: pa.Array, type_
             except ValueError:
                 value = _NO
             if value is _NO:
-                values = None
+                comparable = False
                 break
         elif literal_type is str and not isinstance(value, str):
-            values = None
+            comparable = False
             break
-        literals.append(pa.scalar(value, arrow_type))
-    if values is None:
+        values.append(pa.scalar(value, arrow_type))
+    if not comparable:
         compared = pa.array(np.ones(len(rows), dtype=bool))
     else:
         try:
