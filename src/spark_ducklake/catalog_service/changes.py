@@ -13,8 +13,8 @@ from typing import Any
 import pyarrow as pa
 import pyarrow.parquet as pq
 
+from ..dataplane.arrow.conform import conform_arrow
 from ..dataplane.arrow.native_types import is_native
-from ..dataplane.spark.conform import conform_arrow
 from ..dataplane.spark.file_log import SCAN_LOG_PREFIX, write_file_log
 from ..dataplane.spark.types import to_spark_schema
 from ..errors import InvalidArgumentError

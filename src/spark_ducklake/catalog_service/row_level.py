@@ -13,11 +13,11 @@ import pyarrow.parquet as pq
 
 from ..catalog.changes.data import AppendFiles, InlineInsert
 from ..catalog.inlined import codec as inlined
+from ..dataplane.arrow.conform import conform_arrow
 from ..dataplane.arrow.local_dml import stage_positions
 from ..dataplane.arrow.local_scan import ROWID, read_new_files
 from ..dataplane.arrow.scan_columns import FILE, POS
 from ..dataplane.arrow.storage import delete_paths, filesystem
-from ..dataplane.spark.conform import conform_arrow
 from ..dataplane.spark.scan_plan import ScanPlan
 from ..dataplane.spark.write import describe_file
 from ..errors import ConflictError

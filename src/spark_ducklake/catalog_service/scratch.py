@@ -15,9 +15,9 @@ from typing import Any
 import pyarrow as pa
 import pyarrow.parquet as pq
 
+from ..dataplane.arrow.conform import conform_arrow
 from ..dataplane.arrow.local_scan import ROWID, read_plan
 from ..dataplane.arrow.scan_columns import FILE, POS
-from ..dataplane.spark.conform import conform_arrow
 from ..dataplane.spark.scan_plan import ScanPlan
 
 

@@ -21,6 +21,7 @@ from ..catalog.changes.sorting import SortKey
 from ..catalog.planners.compaction import TablePlan
 from ..spec.model import DataFile, NewDataFile, TableInfo
 from .arrow import local_compaction
+from .arrow.conform import conform_arrow
 from .arrow.delete_plan import DeletePlan
 from .arrow.local_dml import check_condition, matching_rows, stage_positions
 from .arrow.local_expressions import NotLocal
@@ -30,7 +31,6 @@ from .arrow.threshold import files_in_process, is_small, threshold_of
 from .arrow.write_options import WriteOptions
 from .spark import compaction_units
 from .spark import deletes as spark_deletes
-from .spark.conform import conform_arrow
 from .spark.expressions import check_expression
 
 

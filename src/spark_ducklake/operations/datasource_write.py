@@ -18,10 +18,10 @@ from urllib.parse import quote
 import pyarrow as pa
 from pyspark.sql.datasource import DataSourceArrowWriter, WriterCommitMessage
 
+from ..dataplane.arrow.conform import match_fields
 from ..dataplane.arrow.file_layout import estimated_row_width
 from ..dataplane.arrow.placement import placement
 from ..dataplane.arrow.storage import delete_paths
-from ..dataplane.spark.conform import match_fields
 from ..dataplane.spark.write_in_place import write_arrow_groups
 from ..spec import types
 from ..spec.bucket_hash import bucket_int64, bucket_many

@@ -11,6 +11,7 @@ from typing import TYPE_CHECKING
 
 from ..catalog.changes.data import AppendFiles, DeleteRows, InlineInsert
 from ..catalog.inlined import codec as inlined
+from ..dataplane.arrow.conform import conform_arrow
 from ..dataplane.arrow.local_dml import check_condition, matching_rows, stage_positions, updated_rows
 from ..dataplane.arrow.local_expressions import NotLocal
 from ..dataplane.arrow.local_scan import ROWID
@@ -19,7 +20,7 @@ from ..dataplane.arrow.storage import delete_paths
 from ..dataplane.engine import engine_for
 from ..dataplane.spark import deletes as spark_deletes
 from ..dataplane.spark import types
-from ..dataplane.spark.conform import cast_by_name, conform_arrow, value_types
+from ..dataplane.spark.conform import cast_by_name, value_types
 from ..dataplane.spark.delete_writes import restamp
 from ..dataplane.spark.expressions import check_expression
 from ..dataplane.spark.session import cached

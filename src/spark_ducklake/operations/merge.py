@@ -17,13 +17,14 @@ from typing import TYPE_CHECKING, Any
 
 import pyarrow as pa
 
+from ..dataplane.arrow.conform import default_of
 from ..dataplane.arrow.scan_columns import FILE, POS
 from ..dataplane.arrow.sql_syntax import check_syntax
 from ..dataplane.arrow.storage import delete_paths
 from ..dataplane.engine import engine_for
 from ..dataplane.spark import deletes as spark_deletes
 from ..dataplane.spark import types
-from ..dataplane.spark.conform import cast_by_name, default_of, value_types
+from ..dataplane.spark.conform import cast_by_name, value_types
 from ..dataplane.spark.expressions import check_resolves, empty_frame
 from ..dataplane.spark.session import cached
 from ..errors import DuckLakeError, SchemaMismatchError

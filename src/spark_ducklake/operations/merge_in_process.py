@@ -21,6 +21,7 @@ from sqlglot import exp
 
 from ..catalog.changes.data import AppendFiles, DeleteRows, InlineInsert
 from ..catalog.inlined import codec as inlined
+from ..dataplane.arrow.conform import conform_arrow, default_of, match_fields
 from ..dataplane.arrow.local_dml import stage_positions
 from ..dataplane.arrow.local_expressions import NotLocal, Scope, coerce_pair, eval_node, parse
 from ..dataplane.arrow.local_scan import ROWID, read_plan
@@ -28,7 +29,6 @@ from ..dataplane.arrow.planned_scan import PlannedScan
 from ..dataplane.arrow.scan_columns import FILE, POS
 from ..dataplane.arrow.sql_syntax import check_syntax
 from ..dataplane.arrow.storage import delete_paths
-from ..dataplane.spark.conform import conform_arrow, default_of, match_fields
 from ..spec import types
 from .delete_update import delete_op
 from .staging import Staged

@@ -15,12 +15,12 @@ from dataclasses import dataclass, replace
 import pyarrow as pa
 import pyarrow.compute as pc
 
+from ..dataplane.arrow.conform import conform_arrow
 from ..dataplane.arrow.local_dml import check_condition, updated_rows
 from ..dataplane.arrow.local_expressions import NotLocal, predicate_mask
 from ..dataplane.arrow.local_scan import ROWID, read_plan
 from ..dataplane.arrow.planned_scan import PlannedScan
 from ..dataplane.arrow.scan_columns import FILE, POS
-from ..dataplane.spark.conform import conform_arrow
 from ..spec.model import TableInfo
 
 ORIGINAL = "_dl_original"  # the row is as it was when the transaction began

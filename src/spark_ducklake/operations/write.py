@@ -12,6 +12,7 @@ from ..catalog.changes.ddl import CreateTable, TableRef
 from ..catalog.changes.partitioning import current_spec
 from ..catalog.changes.sorting import current_sort
 from ..catalog.inlined import codec as inlined
+from ..dataplane.arrow.conform import conform_arrow, not_null_message
 from ..dataplane.arrow.file_layout import estimated_row_width
 from ..dataplane.arrow.local_expressions import NotLocal
 from ..dataplane.arrow.local_scan import read_new_files
@@ -22,7 +23,7 @@ from ..dataplane.arrow.write_options import WriteOptions
 from ..dataplane.engine import ArrowEngine, engine_for
 from ..dataplane.spark import write as spark_write
 from ..dataplane.spark.columns import spark_col
-from ..dataplane.spark.conform import conform_arrow, conform_spark, not_null_message, plan_columns
+from ..dataplane.spark.conform import conform_spark, plan_columns
 from ..dataplane.spark.session import arrow_frame
 from ..dataplane.spark.sorting import sort_column
 from ..errors import ConstraintError

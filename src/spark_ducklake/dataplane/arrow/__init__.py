@@ -17,6 +17,7 @@ Files, by field id, on both planes:
 - geometry_arrow.py GEOMETRY values reduced to the WKB pyarrow writes; variant_footer.py: Parquet's VARIANT type
 - crypto/           encrypted files taken apart and put together (the AES runs on Spark: spark/encrypted/)
 - sql_syntax.py     checking user SQL strings with sqlglot before anything runs
+- conform.py        Arrow rows fitted to a table (order, casts, defaults, NOT NULL), by the Spark path's rule
 
 Small data in-process (the rule: threshold.py; 64 MiB by default, per handle or SPARK_DUCKLAKE_SMALL_DATA_BYTES):
 - local_expressions.py  a subset of Spark SQL (conditions, assignments) evaluated with pyarrow.compute

@@ -22,7 +22,7 @@ run on executors need only pyarrow, pandas and numpy (tests/deployment/test_user
 - compaction_units.py  compaction's groups of files rewritten into one file each, one Spark job per layout
 - write_in_place.py  Spark tasks running `arrow/task_writer.py`: files straight to their final names
 - partition.py       partition key columns of a DataFrame (bucket, calendar parts)
-- conform.py         fitting incoming data to a table (new-table columns, checks before a write)
+- conform.py         fitting Spark data to a table (new-table columns, a DataFrame checked and cast)
 - deletes.py         finding the positions a condition matches; delete_writes.py: one Spark job writing them
 - encrypted/         encrypted lakes: DuckDB's AES-GCM Parquet files read and written on Spark
 - types.py           DuckLake columns <-> Spark types; columns.py, sorting.py: Spark Columns for names, sort keys

@@ -19,9 +19,9 @@ from typing import TYPE_CHECKING
 from ...catalog.changes.partitioning import current_spec
 from ...catalog.changes.registered_files import AddDataFiles
 from ...catalog.reads import reader
+from ...dataplane.arrow.conform import not_null_message
 from ...dataplane.arrow.footers import AddPlan, describe, describe_batches, stats_of
 from ...dataplane.arrow.storage import filesystem
-from ...dataplane.spark.conform import not_null_message
 from ...dataplane.spark.workers import require_python_workers
 from ...errors import ConstraintError, NotFoundError, SchemaMismatchError
 from ...spec import paths
