@@ -3,7 +3,8 @@ files and input bytes, encryption) once and returns an engine, `ArrowEngine` (py
 `arrow/`) or `SparkEngine` (Spark jobs, `spark/`), with the same verbs: `stage_delete` finds the rows a
 condition matches and stages their deletion (delete files, inlined deletes, ended files) on either plane;
 `write_data_files` writes Arrow rows in-process (Spark's writer is still behind `operations/write.py`'s
-`write_files`, issue 29); `write_units` writes compaction's units (merged or rewritten files).
+`write_files`, issue 29); `write_units` writes compaction's units (merged or rewritten files); `read_rows`
+reads a plan's rows as Arrow (`lake.read_arrow`).
 
 An operation then reads as one straight path: `engine_for(...)`, then the verbs. Where the in-process plane
 cannot do a verb exactly as Spark does (a SQL string outside `arrow/local_expressions.py`'s subset, a layout
@@ -13,18 +14,20 @@ not in the operations. After pyiceberg's `io/` seam (`FileIO` picked once per ta
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from typing import Any
 
 import pyarrow as pa
 
 from ..catalog.changes.sorting import SortKey
 from ..catalog.planners.compaction import TablePlan
-from ..spec.model import DataFile, NewDataFile, TableInfo
+from ..spec.model import Column, DataFile, NewDataFile, TableInfo
 from .arrow import local_compaction
 from .arrow.conform import conform_arrow
 from .arrow.delete_plan import DeletePlan
 from .arrow.local_dml import check_condition, matching_rows, stage_positions
-from .arrow.local_expressions import NotLocal
+from .arrow.local_expressions import NotLocal, predicate_mask
+from .arrow.local_scan import encrypted_plan, read_plan
 from .arrow.local_write import check_layout, write_table_files
 from .arrow.planned_scan import PlannedScan
 from .arrow.threshold import files_in_process, is_small, threshold_of
@@ -32,6 +35,7 @@ from .arrow.write_options import WriteOptions
 from .spark import compaction_units
 from .spark import deletes as spark_deletes
 from .spark.expressions import check_expression
+from .spark.scan_plan import rows_as_arrow
 
 
 class SparkEngine:
@@ -53,6 +57,11 @@ class SparkEngine:
         """The rows `condition` matches, found on the executors, and their deletion staged."""
         check_expression(self.spark, plan.table, condition, "condition")
         return spark_deletes.plan_delete(self.spark, plan, condition, inline_limit)  # type: ignore[arg-type]
+
+    def read_rows(self, plan: PlannedScan, columns: list[Column], where: str | None) -> pa.Table:
+        """The plan's rows of `columns` (every column `where` names among them) where the SQL condition `where`
+        holds, read by Spark and handed over as Arrow (`lake.read(...).toArrow()`'s types, which pyarrow's match)."""
+        return rows_as_arrow(self.spark, plan, columns, where)  # type: ignore[arg-type]  # a ScanPlan
 
     def write_units(self, plan: TablePlan, options: WriteOptions, sort_keys: list[SortKey], *,
                     snapshot_ids: bool, live_at: int | None = None,
@@ -83,6 +92,15 @@ class ArrowEngine:
             return self.spark_engine.stage_delete(plan, condition, inline_limit)
         return stage_positions(plan, matches, inline_limit)
 
+    def read_rows(self, plan: PlannedScan, columns: list[Column], where: str | None) -> pa.Table:
+        """The plan's rows of `columns` (every column `where` names among them) where `where` holds, read with
+        pyarrow; encrypted delete files on Spark. NotLocal when `where` is outside `arrow/local_expressions.py`'s
+        subset: `lake.read_arrow` promises no Spark for a filter, so its caller says so instead of starting a JVM."""
+        if encrypted_plan(plan):
+            return self.spark_engine.read_rows(plan, columns, where)
+        rows = read_plan(plan, columns)
+        return rows if where is None else rows.filter(predicate_mask(where, rows))
+
     def write_data_files(self, data: pa.Table, table: TableInfo, options: WriteOptions,
                          row_ids: pa.Array | None = None) -> list[NewDataFile]:
         """Arrow rows written as the table's data files; NotLocal where only Spark writes them as the lake
@@ -111,7 +129,7 @@ class ArrowEngine:
 Engine = ArrowEngine | SparkEngine
 
 
-def engine_for(ctx: Any, files: list[DataFile] | None = None, extra_bytes: int = 0, *,
+def engine_for(ctx: Any, files: Sequence[DataFile] | None = None, extra_bytes: int = 0, *,
                any_size: bool = False) -> Engine:
     """The data plane of one operation over these files plus `extra_bytes` of other input: in-process when
     that is at most the small-data threshold (`arrow/threshold.py`) and nothing is encrypted, else Spark.

@@ -8,10 +8,9 @@ from typing import TYPE_CHECKING
 import pyarrow as pa
 from sqlglot import exp
 
-from ..dataplane.arrow.local_expressions import NotLocal, parse, predicate_mask
-from ..dataplane.arrow.local_scan import encrypted_plan, read_plan
+from ..dataplane.arrow.local_expressions import NotLocal, parse
 from ..dataplane.arrow.sql_syntax import check_syntax
-from ..dataplane.spark.expressions import check_expression
+from ..dataplane.engine import engine_for
 from ..errors import InvalidArgumentError, InvalidExpressionError, SchemaMismatchError
 
 if TYPE_CHECKING:
@@ -49,25 +48,11 @@ def read_arrow(ctx: LakeContext, table: str | tuple[str, str], *, columns: list[
             raise InvalidExpressionError(f"where {where!r}: no column {', '.join(missing)} in "
                                          f"{plan.table.qualified_name}")
         needed |= {by_name[n].column_id for n in names}
-    if encrypted_plan(plan):  # no AES in-process: Spark decrypts (spark/encrypted/), the result comes back as Arrow
-        return _via_spark(ctx, plan, picked, where)
-    rows = read_plan(plan, [c for c in plan.table.columns if c.column_id in needed])
-    if where is not None:
-        try:
-            rows = rows.filter(predicate_mask(where, rows))
-        except NotLocal as exc:
-            raise InvalidExpressionError(f"where {where!r} cannot be evaluated without Spark ({exc}); use "
-                                         "lake.read() for full Spark SQL") from None
+    # Data files only Spark decrypts go to Spark; whatever their size, the rest is read with pyarrow.
+    engine = engine_for(ctx, plan.files, any_size=True)
+    try:
+        rows = engine.read_rows(plan, [c for c in plan.table.columns if c.column_id in needed], where)
+    except NotLocal as exc:
+        raise InvalidExpressionError(f"where {where!r} cannot be evaluated without Spark ({exc}); use "
+                                     "lake.read() for full Spark SQL") from None
     return rows.select([c.name for c in picked])
-
-
-def _via_spark(ctx: LakeContext, plan, picked, where: str | None) -> pa.Table:
-    """The plan's rows read by Spark (`lake.read(...).toArrow()`, which read_arrow's types match)."""
-    from pyspark.sql import functions as F
-
-    spark = ctx.spark
-    frame = plan.to_dataframe(spark)
-    if where:
-        check_expression(spark, plan.table, where, "where")
-        frame = frame.where(where)
-    return frame.select(*[F.col("`" + c.name.replace("`", "``") + "`") for c in picked]).toArrow()

@@ -14,6 +14,7 @@ Spark.
 from __future__ import annotations
 
 import os
+from collections.abc import Sequence
 from typing import Protocol
 
 from ...catalog.reads.options import parse_size
@@ -57,7 +58,7 @@ def threshold_of(ctx: HasThreshold) -> int:
     return default_threshold() if value is None else value
 
 
-def scan_bytes(files: list[DataFile]) -> int:
+def scan_bytes(files: Sequence[DataFile]) -> int:
     """Bytes a scan of these files reads: data files plus their delete files."""
     total = 0
     for f in files:
@@ -72,7 +73,7 @@ def is_small(threshold: int, nbytes: int) -> bool:
     return threshold > 0 and nbytes <= threshold
 
 
-def files_in_process(ctx: HasThreshold, files: list[DataFile], extra_bytes: int = 0) -> bool:
+def files_in_process(ctx: HasThreshold, files: Sequence[DataFile], extra_bytes: int = 0) -> bool:
     """Whether an operation over these files (plus `extra_bytes` of other input) runs in-process: small enough,
     and none encrypted (only Spark decrypts: dataplane/spark/encrypted/)."""
     if any(f.encryption_key for f in files):
