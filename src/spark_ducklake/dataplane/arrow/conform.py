@@ -22,8 +22,9 @@ from ...spec.model import Column, TableInfo
 # comparison of the Spark path leaves them out.
 Shape = tuple[Any, ...]
 
-# DuckLake primitive type -> the Spark type users see for it (`dataplane/spark/types.py` `to_spark_type`).
-_SPARK_OF_COLUMN = {
+# DuckLake primitive type -> the class name of the Spark type users see for it (`dataplane/spark/types.py`
+# `to_spark_type` builds its types from this); nested and decimal types are built from their parts.
+SPARK_TYPE_NAMES = {
     "boolean": "BooleanType", "int8": "ByteType", "int16": "ShortType", "int32": "IntegerType",
     "int64": "LongType", "uint8": "ShortType", "uint16": "IntegerType", "uint32": "LongType",
     "float32": "FloatType", "float64": "DoubleType", "varchar": "StringType", "json": "StringType",
@@ -32,7 +33,7 @@ _SPARK_OF_COLUMN = {
     "uuid": "StringType", "time": "StringType", "timetz": "StringType", "interval": "StringType",
     "variant": "VariantType", "geometry": "BinaryType",
 }
-_WIDE_INTEGERS = {"uint64": 20, "int128": 38, "uint128": 38}  # read as decimal(p, 0)
+WIDE_INTEGER_DIGITS = {"uint64": 20, "int128": 38, "uint128": 38}  # Spark shows them as decimal(digits, 0)
 
 # Spark type -> the DuckLake type of a column created from it (`dataplane/spark/types.py` `columns_from_spark`);
 # Spark types missing here (TIME, intervals, NULL, geography) have none.
@@ -256,10 +257,10 @@ def _column_shape(col: Column) -> Shape:
     match = types.DECIMAL_TYPE.fullmatch(col.type)
     if match:
         return ("DecimalType", int(match.group(1)), int(match.group(2)))
-    if col.type in _WIDE_INTEGERS:
-        return ("DecimalType", _WIDE_INTEGERS[col.type], 0)
-    if col.type in _SPARK_OF_COLUMN:
-        return (_SPARK_OF_COLUMN[col.type],)
+    if col.type in WIDE_INTEGER_DIGITS:
+        return ("DecimalType", WIDE_INTEGER_DIGITS[col.type], 0)
+    if col.type in SPARK_TYPE_NAMES:
+        return (SPARK_TYPE_NAMES[col.type],)
     raise SchemaMismatchError(f"column {col.name!r}: DuckLake type {col.type!r} is not supported by spark-ducklake")
 
 

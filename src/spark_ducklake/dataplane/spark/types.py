@@ -10,18 +10,8 @@ from __future__ import annotations
 from ...errors import SchemaMismatchError
 from ...spec.model import Column
 from ...spec.types import DECIMAL_TYPE, FIELD_ID_KEY
+from ..arrow.conform import SPARK_TYPE_NAMES, WIDE_INTEGER_DIGITS
 from ..arrow.native_types import NOT_NATIVE
-
-# DuckLake primitive type -> Spark type class name; nested and decimal types are handled in to_spark_type.
-_SPARK_NAMES = {
-    "boolean": "BooleanType", "int8": "ByteType", "int16": "ShortType", "int32": "IntegerType",
-    "int64": "LongType", "uint8": "ShortType", "uint16": "IntegerType", "uint32": "LongType",
-    "float32": "FloatType", "float64": "DoubleType", "varchar": "StringType", "json": "StringType",
-    "blob": "BinaryType", "date": "DateType", "timestamp": "TimestampNTZType", "timestamptz": "TimestampType",
-    "timestamp_s": "TimestampNTZType", "timestamp_ms": "TimestampNTZType", "timestamp_ns": "TimestampNTZType",
-    "uuid": "StringType", "time": "StringType", "timetz": "StringType", "interval": "StringType",
-    "variant": "VariantType", "geometry": "BinaryType",  # geometry: its WKB (write_column turns it back)
-}
 
 
 def _spark_types():
@@ -43,12 +33,10 @@ def to_spark_type(col: Column):
     match = DECIMAL_TYPE.fullmatch(col.type)
     if match:
         return T.DecimalType(int(match.group(1)), int(match.group(2)))
-    if col.type in ("uint64",):
-        return T.DecimalType(20, 0)
-    if col.type in ("int128", "uint128"):
-        return T.DecimalType(38, 0)
-    if col.type in _SPARK_NAMES:
-        return getattr(T, _SPARK_NAMES[col.type])()
+    if col.type in WIDE_INTEGER_DIGITS:
+        return T.DecimalType(WIDE_INTEGER_DIGITS[col.type], 0)
+    if col.type in SPARK_TYPE_NAMES:
+        return getattr(T, SPARK_TYPE_NAMES[col.type])()
     raise SchemaMismatchError(f"column {col.name!r}: DuckLake type {col.type!r} is not supported by spark-ducklake")
 
 
