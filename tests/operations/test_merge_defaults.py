@@ -31,7 +31,7 @@ def _duckdb_agrees(lake, lake_catalog, reference, ours: list[tuple]) -> None:
 
 @pytest.mark.lake(small_data_threshold="64MB")
 def test_in_process_merge_insert_fills_defaults(lake, lake_catalog, reference):
-    """The pyarrow MERGE (operations/merge_in_process.py): named values, insert_all from a source without the column,
+    """The pyarrow MERGE (dataplane/arrow/merge_rows.py): named values, insert_all from a source without the column,
     and a source that gives the column (its value wins, NULL included)."""
     _table_with_default(lake)
     lake.table("t").merge(_source([2]), "t.id = s.id", target_alias="t", source_alias="s") \
@@ -52,7 +52,7 @@ def test_in_process_merge_insert_fills_defaults(lake, lake_catalog, reference):
 
 @pytest.mark.parametrize("inline_limit", [0, 100])
 def test_spark_merge_insert_fills_defaults(tmp_path, spark, reference, inline_limit):
-    """The Spark MERGE (operations/merge.py), the Python builder and lake.sql's MERGE in both dialects."""
+    """The Spark MERGE (dataplane/spark/merge_join.py), the Python builder and lake.sql's MERGE in both dialects."""
     from spark_ducklake import DuckLake
 
     catalog = f"sqlite:{tmp_path / 'meta.sqlite'}"

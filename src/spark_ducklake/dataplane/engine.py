@@ -4,12 +4,15 @@ files and input bytes, encryption) once and returns an engine, `ArrowEngine` (py
 condition matches and stages their deletion (delete files, inlined deletes, ended files) on either plane;
 `write_data_files` writes Arrow rows in-process (Spark's writer is still behind `operations/write.py`'s
 `write_files`, issue 29); `write_units` writes compaction's units (merged or rewritten files); `read_rows`
-reads a plan's rows as Arrow (`lake.read_arrow`).
+reads a plan's rows as Arrow (`lake.read_arrow`); `merge_rows` computes what a MERGE changes
+(`arrow/merge_rows.py`'s hash join or `spark/merge_join.py`'s Spark join) as a result with one interface on both
+planes (counts, `stage_deletes`, the updated and inserted rows as Arrow tables or Spark frames).
 
 An operation then reads as one straight path: `engine_for(...)`, then the verbs. Where the in-process plane
 cannot do a verb exactly as Spark does (a SQL string outside `arrow/local_expressions.py`'s subset, a layout
-the in-process writer does not write), `ArrowEngine` hands that verb to Spark itself: the fallback lives here,
-not in the operations. After pyiceberg's `io/` seam (`FileIO` picked once per table, `ArrowScan` the one reader).
+the in-process writer does not write, encrypted files, a Spark DataFrame input), `ArrowEngine` hands that verb
+to Spark itself: the fallback lives here, not in the operations. After pyiceberg's `io/` seam (`FileIO` picked
+once per table, `ArrowScan` the one reader).
 """
 
 from __future__ import annotations
@@ -29,13 +32,17 @@ from .arrow.local_dml import check_condition, matching_rows, stage_positions
 from .arrow.local_expressions import NotLocal, predicate_mask
 from .arrow.local_scan import encrypted_plan, read_plan
 from .arrow.local_write import check_layout, write_table_files
+from .arrow.merge_rows import ArrowMergeRows, MergeSpec
+from .arrow.merge_rows import merge_rows as arrow_merge_rows
 from .arrow.planned_scan import PlannedScan
 from .arrow.threshold import files_in_process, is_small, threshold_of
 from .arrow.write_options import WriteOptions
 from .spark import compaction_units
 from .spark import deletes as spark_deletes
 from .spark.expressions import check_expression
-from .spark.scan_plan import rows_as_arrow
+from .spark.merge_join import SparkMergeRows, merge_join
+from .spark.scan_plan import ScanPlan, rows_as_arrow
+from .spark.session import arrow_frame
 
 
 class SparkEngine:
@@ -62,6 +69,12 @@ class SparkEngine:
         """The plan's rows of `columns` (every column `where` names among them) where the SQL condition `where`
         holds, read by Spark and handed over as Arrow (`lake.read(...).toArrow()`'s types, which pyarrow's match)."""
         return rows_as_arrow(self.spark, plan, columns, where)  # type: ignore[arg-type]  # a ScanPlan
+
+    def merge_rows(self, spec: MergeSpec, plan: ScanPlan, source: Any) -> MergeRows:
+        """What a MERGE of `source` (a Spark DataFrame or a pyarrow Table) changes, joined on Spark; the joined rows
+        stay cached until the result's context exits."""
+        frame = arrow_frame(self.spark, source) if isinstance(source, pa.Table) else source
+        return merge_join(self.spark, spec, plan, frame)
 
     def write_units(self, plan: TablePlan, options: WriteOptions, sort_keys: list[SortKey], *,
                     snapshot_ids: bool, live_at: int | None = None,
@@ -110,6 +123,16 @@ class ArrowEngine:
         check_layout(table, options.sort_on_insert)
         return write_table_files(conform_arrow(data, table), table, options, row_ids=row_ids)
 
+    def merge_rows(self, spec: MergeSpec, plan: ScanPlan, source: Any) -> MergeRows:
+        """What a MERGE of a pyarrow `source` changes, joined with pyarrow; a Spark DataFrame source, an encrypted
+        target and what is outside `arrow/merge_rows.py`'s subset (NotLocal) are merged on Spark."""
+        if not isinstance(source, pa.Table) or any(f.encryption_key for f in plan.files):
+            return self.spark_engine.merge_rows(spec, plan, source)
+        try:
+            return arrow_merge_rows(spec, plan, source)
+        except NotLocal:
+            return self.spark_engine.merge_rows(spec, plan, source)
+
     def write_units(self, plan: TablePlan, options: WriteOptions, sort_keys: list[SortKey], *,
                     snapshot_ids: bool, live_at: int | None = None,
                     inlined_deletes: dict[int, list[int]] | None = None) -> list[list[NewDataFile]]:
@@ -127,6 +150,7 @@ class ArrowEngine:
 
 
 Engine = ArrowEngine | SparkEngine
+MergeRows = ArrowMergeRows | SparkMergeRows  # `merge_rows`' result: the same interface, Arrow or Spark rows
 
 
 def engine_for(ctx: Any, files: Sequence[DataFile] | None = None, extra_bytes: int = 0, *,

@@ -12,9 +12,9 @@ Imports `dataplane`, `catalog`, `spec` and `errors`; never `sql`, `lake` or `tab
                     datasource_write.py: what `df.write.format("ducklake")` tasks write and its planner commits
 - write.py          conform the data, inline it or stage Parquet files on Spark, commit once
 - delete_update.py  DELETE and UPDATE: executors find and rewrite rows, the driver commits once
-- merge.py          MERGE INTO with delta-spark's builder
+- merge.py          MERGE INTO with delta-spark's builder: the engine's `merge_rows` verb, then the deletes, updated
+                    and inserted rows staged
 - schema_change.py  `update_schema` (after pyiceberg's UpdateSchema) and its one-change shortcuts
-- merge_in_process.py  MERGE of a pyarrow/pandas source in-process: hash join, clauses in order, staged as on Spark
 - history.py        the change feed between two snapshots, and restoring a table; history_arrow.py: the feed
                     as pyarrow Tables, in-process
 - read_arrow.py     `lake.read_arrow` / `lake.to_pandas`

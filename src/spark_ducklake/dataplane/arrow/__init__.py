@@ -24,6 +24,7 @@ Small data in-process (the rule: threshold.py; 64 MiB by default, per handle or 
 - local_scan.py     a plan read with pyarrow: field ids, defaults, promotions, deletes, inlined rows
 - local_write.py    data files written with pyarrow: partitioning, sort keys, file sizes, stats as on Spark
 - local_dml.py      DELETE and UPDATE of small tables: positions found and delete files written in-process
+- merge_rows.py     MERGE of a pyarrow source: hash join, clauses in order; `MergeSpec`, the clauses both planes take
 - row_versions.py   every row version of data files (row ids, inserting snapshots), for compaction and the feed
 - local_compaction.py  merge_adjacent_files' units written with pyarrow
 """

@@ -1,41 +1,91 @@
-"""MERGE of a small pyarrow/pandas source into a small table in-process, with the Spark path's rules
-(`operations/merge.py`): each joined row takes the action of the first clause (in order) whose kind and condition
-hold; a source row may match several target rows, and a target row matched by several source rows is changed once
-(by the first of them), the counts being of matched pairs (DuckDB's numbers); target rows updated or deleted are
-staged as deletes, updated rows keep their row ids, and it all is one snapshot.
+"""MERGE rows computed in-process with pyarrow, by the Spark path's rules (`dataplane/spark/merge_join.py`): each
+joined row takes the action of the first clause (in order) whose kind and condition hold; a source row may match
+several target rows, and a target row matched by several source rows is changed once (by the first of them), the
+counts being of matched pairs (DuckDB's numbers). The result names the target positions to delete (rows updated or
+deleted), the new versions of updated rows (keeping their row ids) and the inserted rows; `operations/merge.py`
+stages them as one snapshot. `MergeSpec`, the clauses as `MergeBuilder` collects them, is defined here, so both
+planes take it.
 
 The join is a hash join on the condition's `target.col = source.col` conjuncts, the rest of the condition
-filtering the matched pairs. Conditions and values are SQL strings in `expressions.py`'s subset, columns named
+filtering the matched pairs. Conditions and values are SQL strings in `local_expressions.py`'s subset, columns named
 `alias.col` or, when only one side has them, `col`. Anything else (a condition without such an equality, Spark
 Columns, functions outside the subset, ambiguous names) raises `NotLocal`, and the MERGE runs on Spark.
 """
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
+from dataclasses import dataclass
+from typing import Any, Literal
 
 import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
 from sqlglot import exp
 
-from ..catalog.changes.data import AppendFiles, DeleteRows, InlineInsert
-from ..catalog.inlined import codec as inlined
-from ..dataplane.arrow.conform import conform_arrow, default_of, match_fields
-from ..dataplane.arrow.local_dml import stage_positions
-from ..dataplane.arrow.local_expressions import NotLocal, Scope, coerce_pair, eval_node, parse
-from ..dataplane.arrow.local_scan import ROWID, read_plan
-from ..dataplane.arrow.planned_scan import PlannedScan
-from ..dataplane.arrow.scan_columns import FILE, POS
-from ..dataplane.arrow.sql_syntax import check_syntax
-from ..dataplane.arrow.storage import delete_paths
-from ..spec import types
-from .delete_update import delete_op
-from .staging import Staged
-from .write import write_arrow_files
+from ...spec import types
+from .conform import default_of, match_fields
+from .delete_plan import DeletePlan
+from .local_dml import stage_positions
+from .local_expressions import NotLocal, Scope, coerce_pair, eval_node, parse
+from .local_scan import ROWID, read_plan
+from .planned_scan import PlannedScan
+from .scan_columns import FILE, POS
+from .sql_syntax import check_syntax
 
-if TYPE_CHECKING:
-    from .merge import MergeBuilder
+MergeKind = Literal["matched", "not_matched", "not_matched_by_source"]
+MergeAction = Literal["update", "delete", "insert"]
+
+
+@dataclass(frozen=True)
+class MergeClause:
+    """One when_... clause: the rows it applies to (`kind`), what it does, its condition (a SQL string or a Spark
+    Column; None: always) and its values (None with update/insert: every column from the source's same-named one)."""
+
+    kind: MergeKind
+    action: MergeAction
+    condition: object = None
+    values: dict[str, Any] | None = None
+
+
+@dataclass(frozen=True)
+class MergeSpec:
+    """A MERGE as both planes take it: the join condition, the two aliases and the clauses in order."""
+
+    condition: object
+    clauses: tuple[MergeClause, ...]
+    target_alias: str = "target"
+    source_alias: str = "source"
+
+
+@dataclass
+class ArrowMergeRows:
+    """What a MERGE changes, computed in-process. The same interface as Spark's `SparkMergeRows`: a context manager
+    (nothing to release here), the counts (matched pairs, DuckDB's numbers), `new_rows` (the statement's new rows, as
+    the inlining rule counts them: the rows written), `stage_deletes`, and the `updates` (table columns + `rowid`,
+    the ids kept) and `inserts` (the same columns, `rowid` null), each None when there are none."""
+
+    plan: PlannedScan
+    inserted: int
+    updated: int
+    deleted: int
+    touched: pa.Table  # FILE, POS of the target rows updated or deleted
+    updates: pa.Table | None
+    inserts: pa.Table | None
+
+    @property
+    def new_rows(self) -> int:
+        return sum(rows.num_rows for rows in (self.updates, self.inserts) if rows is not None)
+
+    def stage_deletes(self, inline_limit: int) -> DeletePlan:
+        """The deletion of the updated and deleted target rows staged (delete files written, or inlined)."""
+        return stage_positions(self.plan, self.touched, inline_limit)
+
+    def __enter__(self) -> ArrowMergeRows:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        return None
+
 
 T, S = "\x1ft.", "\x1fs."  # prefixes of the target's and the source's columns in the joined rows
 KINDS = ("matched", "not_matched", "not_matched_by_source")
@@ -44,8 +94,8 @@ KINDS = ("matched", "not_matched", "not_matched_by_source")
 class _Names:
     """Rewrites a condition's or value's columns to the joined rows' prefixed names."""
 
-    def __init__(self, m: MergeBuilder, target: list[str], source: list[str]):
-        self.aliases = {m.target_alias.lower(): T, m.source_alias.lower(): S}
+    def __init__(self, spec: MergeSpec, target: list[str], source: list[str]) -> None:
+        self.aliases = {spec.target_alias.lower(): T, spec.source_alias.lower(): S}
         self.sides = {T: {n.lower(): n for n in target}, S: {n.lower(): n for n in source}}
 
     def resolve(self, text: str) -> exp.Expression:
@@ -70,49 +120,45 @@ class _Names:
         return exp.column(side + self.sides[side][name], quoted=True)
 
 
-def merge_in_process(m: MergeBuilder, plan: PlannedScan, source: pa.Table) -> Staged[dict[str, int]] | None:
-    """The operations, staged files and rows per action (insert, update, delete) of the MERGE staged with pyarrow,
-    nothing committed; None when something is outside the in-process subset (nothing staged then)."""
-    try:
-        rows, action = _classify(m, plan, source)
-        kinds = np.array([c.action for c in m.clauses] + ["none"])[action]
-        counts = {k: int((kinds == k).sum()) for k in ("update", "delete", "insert")}  # pairs, as DuckDB counts
-        action = _once_per_target(m, rows, action)
-        outputs = {kind: _outputs(m, plan, rows, action, kind) for kind in ("update", "insert")}
-    except NotLocal:
-        return None
-    kinds = np.array([c.action for c in m.clauses] + ["none"])[action]
-    if not any(counts.values()):
-        return Staged([], [], counts)
+def merge_rows(spec: MergeSpec, plan: PlannedScan, source: pa.Table) -> ArrowMergeRows:
+    """What the MERGE of `source` into the plan's rows changes, computed with pyarrow, nothing staged; NotLocal when
+    something is outside the in-process subset (Spark merges it then)."""
+    rows, action = _classify(spec, plan, source)
+    kinds = np.array([c.action for c in spec.clauses] + ["none"])[action]
+    counts = {k: int((kinds == k).sum()) for k in ("update", "delete", "insert")}  # pairs, as DuckDB counts
+    action = _once_per_target(spec, rows, action)
+    updates, inserts = (_outputs(spec, plan, rows, action, kind) for kind in ("update", "insert"))
+    kinds = np.array([c.action for c in spec.clauses] + ["none"])[action]
     touched = rows.filter(pa.array(np.isin(kinds, ["update", "delete"])))
-    staged = _stage(m.ctx, plan, touched, outputs)
-    return None if staged is None else Staged(staged.ops, staged.files, counts)
+    return ArrowMergeRows(plan, inserted=counts["insert"], updated=counts["update"], deleted=counts["delete"],
+                          touched=pa.table({FILE: touched.column(T + FILE), POS: touched.column(T + POS)}),
+                          updates=updates, inserts=inserts)
 
 
-def _classify(m: MergeBuilder, plan: PlannedScan, source: pa.Table) -> tuple[pa.Table, np.ndarray]:
+def _classify(spec: MergeSpec, plan: PlannedScan, source: pa.Table) -> tuple[pa.Table, np.ndarray]:
     """The joined rows (target columns, rowid, file and position prefixed T, source columns prefixed S: matched
     pairs, then target rows and source rows without a match) and each row's clause index (len(clauses): none)."""
-    for text in [m.condition] + [c.condition for c in m.clauses] + [
-            v for c in m.clauses for v in (c.values or {}).values()]:
+    for text in [spec.condition] + [c.condition for c in spec.clauses] + [
+            v for c in spec.clauses for v in (c.values or {}).values()]:
         if text is not None and not isinstance(text, str):
             raise NotLocal("a Spark Column in the MERGE")
-    check_syntax(_text(m.condition), "merge condition")
-    for c in m.clauses:
+    check_syntax(_text(spec.condition), "merge condition")
+    for c in spec.clauses:
         if c.condition is not None:
             check_syntax(_text(c.condition), f"when_{c.kind}_{c.action} condition")
         for k, v in (c.values or {}).items():
             check_syntax(v, f"value of {k}")
     target = read_plan(plan, row_ids=True, positions=True)
-    names = _Names(m, [c.name for c in plan.table.columns], source.column_names)
+    names = _Names(spec, [c.name for c in plan.table.columns], source.column_names)
     target = target.rename_columns([T + n for n in target.column_names])
     source = source.rename_columns([S + n for n in source.column_names])
-    keys, residual = _split(names.resolve(_text(m.condition)))
+    keys, residual = _split(names.resolve(_text(spec.condition)))
     t_index, s_index = _join(target, source, keys)
     if residual is not None:
         keep = _mask(residual, _side_by_side(target.take(t_index), source.take(s_index)))
         t_index, s_index = t_index.filter(keep), s_index.filter(keep)
     # rows without a match take part only if a clause acts on their kind (else they get no action anyway)
-    wanted = {c.kind for c in m.clauses}
+    wanted = {c.kind for c in spec.clauses}
     lone_t = _unmatched(target.num_rows, t_index) if "not_matched_by_source" in wanted else np.empty(0, np.int64)
     lone_s = _unmatched(source.num_rows, s_index) if "not_matched" in wanted else np.empty(0, np.int64)
     nulls_t, nulls_s = pa.nulls(len(lone_s), pa.int64()), pa.nulls(len(lone_t), pa.int64())
@@ -121,12 +167,12 @@ def _classify(m: MergeBuilder, plan: PlannedScan, source: pa.Table) -> tuple[pa.
     kind = np.concatenate([np.zeros(len(t_index), np.int8), np.full(len(lone_t), 2, np.int8),
                            np.ones(len(lone_s), np.int8)])  # index into KINDS
     rows = _side_by_side(target.take(ti), source.take(si))
-    action = np.full(rows.num_rows, len(m.clauses))
-    for index, clause in enumerate(m.clauses):
+    action = np.full(rows.num_rows, len(spec.clauses))
+    for index, clause in enumerate(spec.clauses):
         hit = kind == KINDS.index(clause.kind)
         if clause.condition is not None and hit.any():
             hit &= _mask(names.resolve(_text(clause.condition)), rows).to_numpy(zero_copy_only=False)
-        action[(action == len(m.clauses)) & hit] = index
+        action[(action == len(spec.clauses)) & hit] = index
     return rows, action
 
 
@@ -144,7 +190,7 @@ def _unmatched(count: int, matched: pa.Array) -> np.ndarray:
     return np.flatnonzero(~seen).astype(np.int64)
 
 
-def _split(condition: exp.Expr) -> tuple[list[tuple], exp.Expr | None]:
+def _split(condition: exp.Expr) -> tuple[list[tuple[str, str]], exp.Expr | None]:
     """(target column, source column) pairs of the condition's top-level equalities, and the rest (or None)."""
     conjuncts: list[exp.Expr] = []
     todo: list[exp.Expr] = [condition]
@@ -175,7 +221,7 @@ def _split(condition: exp.Expr) -> tuple[list[tuple], exp.Expr | None]:
     return keys, residual
 
 
-def _join(target: pa.Table, source: pa.Table, keys: list[tuple]) -> tuple[pa.Array, pa.Array]:
+def _join(target: pa.Table, source: pa.Table, keys: list[tuple[str, str]]) -> tuple[pa.Array, pa.Array]:
     """Positions (target, source) of the pairs whose keys are equal (NULL never equals)."""
     left, right = {"_dl_ti": pa.array(np.arange(target.num_rows), pa.int64())}, {
         "_dl_si": pa.array(np.arange(source.num_rows), pa.int64())}
@@ -213,9 +259,9 @@ def _values(node: exp.Expr, rows: pa.Table) -> pa.Array:
     return value.combine_chunks() if isinstance(value, pa.ChunkedArray) else value
 
 
-def _once_per_target(m: MergeBuilder, rows: pa.Table, action: np.ndarray) -> np.ndarray:
+def _once_per_target(spec: MergeSpec, rows: pa.Table, action: np.ndarray) -> np.ndarray:
     """`action` with one matched pair per target row: the first source row (pairs are in source order) wins."""
-    matched = np.isin(action, [i for i, c in enumerate(m.clauses) if c.kind == "matched"])
+    matched = np.isin(action, [i for i, c in enumerate(spec.clauses) if c.kind == "matched"])
     if not matched.any():
         return action
     ids = rows.column(T + ROWID).to_numpy(zero_copy_only=False)
@@ -226,17 +272,17 @@ def _once_per_target(m: MergeBuilder, rows: pa.Table, action: np.ndarray) -> np.
     action = action.copy()
     later = np.ones(len(where), dtype=bool)
     later[first] = False
-    action[where[later]] = len(m.clauses)  # no clause: the pair does nothing
+    action[where[later]] = len(spec.clauses)  # no clause: the pair does nothing
     return action
 
 
-def _outputs(m: MergeBuilder, plan: PlannedScan, rows: pa.Table, action: np.ndarray, kind: str) -> pa.Table | None:
+def _outputs(spec: MergeSpec, plan: PlannedScan, rows: pa.Table, action: np.ndarray, kind: str) -> pa.Table | None:
     """The table's columns (in its Arrow types) and `rowid` of the rows whose clause's action is `kind`."""
     parts = []
     target_schema = types.to_arrow_schema(plan.table.columns)
-    names = _Names(m, [c.name for c in plan.table.columns], [n[len(S):] for n in rows.column_names
+    names = _Names(spec, [c.name for c in plan.table.columns], [n[len(S):] for n in rows.column_names
                                                             if n.startswith(S)])
-    for index, clause in enumerate(m.clauses):
+    for index, clause in enumerate(spec.clauses):
         if clause.action != kind or not (action == index).any():
             continue
         mine = rows.filter(pa.array(action == index))
@@ -259,37 +305,3 @@ def _outputs(m: MergeBuilder, plan: PlannedScan, rows: pa.Table, action: np.ndar
         arrays.append(mine.column(T + ROWID).combine_chunks())
         parts.append(pa.Table.from_arrays(arrays, names=[c.name for c in plan.table.columns] + [ROWID]))
     return pa.concat_tables(parts) if parts else None
-
-
-def _stage(ctx, plan: PlannedScan, touched: pa.Table, outputs: dict) -> Staged[None] | None:
-    """Stage the writes (updated rows keep their row ids), then the deletes; None if a write needs Spark."""
-    limit = ctx.inlining_limit(plan.table)
-    # the inlining limit holds for the statement's new rows, updated and inserted together
-    new_rows = sum(rows.num_rows for rows in outputs.values() if rows is not None)
-    ops: list[InlineInsert | AppendFiles | DeleteRows] = []
-    files: list[str] = []
-    try:
-        for kind in ("update", "insert"):
-            rows = outputs[kind]
-            if rows is None or not rows.num_rows:
-                continue
-            ids = rows.column(ROWID).combine_chunks() if kind == "update" else None
-            data = conform_arrow(rows.drop_columns([ROWID]), plan.table)
-            if new_rows <= limit and inlined.inlinable(plan.table.columns, ctx.engine, data):
-                ops.append(InlineInsert(plan.table, data, row_ids=None if ids is None else ids.to_pylist()))
-                continue
-            written = write_arrow_files(ctx, data, plan.table, plan.snapshot_id, options_table=plan.table,
-                                        row_ids=ids)
-            if written is None:
-                delete_paths(files)
-                return None
-            ops.append(AppendFiles(plan.table, written))
-            files += [f.path for f in written]
-        matches = pa.table({FILE: touched.column(T + FILE), POS: touched.column(T + POS)})
-        staged = stage_positions(plan, matches, limit)
-    except BaseException:
-        delete_paths(files)
-        raise
-    if not staged.empty:
-        ops.insert(0, delete_op(plan, staged))
-    return Staged(ops, [d.path for d in staged.delete_files] + files, None)
