@@ -25,7 +25,6 @@ Imports `dataplane`, `catalog`, `spec` and `errors`; never `sql`, `lake` or `tab
   - staged_names.py    RENAME and DROP of tables, also of tables created in the transaction
   - staged_layout.py   SET/RESET PARTITIONED BY and SORTED BY
   - staged_flush.py    `CALL flush_inlined_data(...)` inside BEGIN ... COMMIT
-  - staged_compose.py  DELETE / UPDATE in a transaction that see its staged rows: the net change, in-process
 - maintenance/      flush, compaction, expire, cleanup, add_data_files, checkpoint
 - streaming/        Structured Streaming: the `ducklake` stream source and the exactly-once sink
 """

@@ -21,6 +21,7 @@ from ..dataplane.arrow.local_dml import stage_positions
 from ..dataplane.arrow.local_expressions import NotLocal
 from ..dataplane.arrow.local_scan import ROWID
 from ..dataplane.arrow.scan_columns import FILE, POS
+from ..dataplane.arrow.statement_rows import delete_rows, marked_rows, net_change, update_rows
 from ..dataplane.arrow.storage import delete_paths
 from ..dataplane.engine import engine_for
 from ..dataplane.spark import deletes as spark_deletes
@@ -35,7 +36,6 @@ from ..spec.model import TableInfo
 from ..spec.names import parse_table_name as split_name
 from ..spec.names import spark_name
 from .delete_update import delete_op, insert_versions, stage_rows
-from .staged_compose import delete_rows, marked_rows, net_change, update_rows
 from .staging import Staged
 from .write import stage_write
 

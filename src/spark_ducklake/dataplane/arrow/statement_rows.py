@@ -1,27 +1,30 @@
-"""A DELETE or UPDATE that sees rows staged earlier in its transaction, on small data: the rows found with pyarrow.
+"""A DELETE or UPDATE applied with pyarrow to a table as its transaction sees it (rows staged earlier included),
+and the net change that takes the table from how the transaction began to how it is after the statement.
 
-The Spark path's steps (operations/staged_changes.py), with Arrow tables: the table as the transaction sees it is
-read with its positions and row ids, each row marked as unchanged since the transaction began or not; the statement
-is applied; then the table's net change against how it began is split out: the positions of the rows that existed
-then and are gone or changed now, the rows whose ids existed then (updated versions, which keep them) and the new
-rows. staged_changes.py stages those as the Spark path does. Conditions and assignments outside
-`expressions.py`'s subset raise `NotLocal` before anything is written. Imports no pyspark.
+The table as the transaction sees it is read with its positions and row ids, each row marked as unchanged since
+the transaction began or not (`marked_rows`); the statement is applied (`delete_rows`, `update_rows`); then the
+net change is split out (`net_change`): the positions of the rows that existed then and are gone or changed now,
+the rows whose ids existed then (updated versions, which keep them) and the new rows. The same steps on Spark
+are `dataplane/spark/statement_rows.py`; `engine.py`'s `restage` verb picks the plane. Conditions and
+assignments outside `local_expressions.py`'s subset raise `NotLocal` before anything is written. Imports no
+pyspark.
 """
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from dataclasses import dataclass, replace
 
 import pyarrow as pa
 import pyarrow.compute as pc
 
-from ..dataplane.arrow.conform import conform_arrow
-from ..dataplane.arrow.local_dml import check_condition, updated_rows
-from ..dataplane.arrow.local_expressions import NotLocal, predicate_mask
-from ..dataplane.arrow.local_scan import ROWID, read_plan
-from ..dataplane.arrow.planned_scan import PlannedScan
-from ..dataplane.arrow.scan_columns import FILE, POS
-from ..spec.model import TableInfo
+from ...spec.model import TableInfo
+from .conform import conform_arrow
+from .local_dml import check_condition, updated_rows
+from .local_expressions import NotLocal, predicate_mask
+from .local_scan import ROWID, read_plan
+from .planned_scan import PlannedScan
+from .scan_columns import FILE, POS
 
 ORIGINAL = "_dl_original"  # the row is as it was when the transaction began
 _NO_FILE = -1  # inlined rows' file in the anti-join (no data file has a negative id)
@@ -57,19 +60,20 @@ def marked_rows(now: PlannedScan, files: list[int], inlined: list[int]) -> pa.Ta
     return rows.append_column(ORIGINAL, pc.fill_null(unchanged, False))
 
 
-def _hits(now: PlannedScan, table: TableInfo, rows: pa.Table, condition) -> pa.Array:
-    check_condition(replace(now, table=table), condition)
-    return predicate_mask(condition, rows)
+def _hits(now: PlannedScan, table: TableInfo, rows: pa.Table, condition: object) -> pa.Array:
+    check_condition(replace(now, table=table), condition)  # NotLocal for a Spark Column: a string or None now
+    return predicate_mask(condition if isinstance(condition, str) else None, rows)
 
 
-def delete_rows(now: PlannedScan, table: TableInfo, rows: pa.Table, condition) -> Statement:
+def delete_rows(now: PlannedScan, table: TableInfo, rows: pa.Table, condition: object) -> Statement:
     """DELETE over the marked rows."""
     hit = _hits(now, table, rows, condition)
     kept = rows.filter(pc.invert(hit))
     return Statement(kept, None, rows.num_rows - kept.num_rows)
 
 
-def update_rows(now: PlannedScan, table: TableInfo, rows: pa.Table, assignments: dict, condition) -> Statement:
+def update_rows(now: PlannedScan, table: TableInfo, rows: pa.Table, assignments: Mapping[str, object],
+                condition: object) -> Statement:
     """UPDATE over the marked rows: the matched rows' new versions keep their row ids."""
     if any(not isinstance(v, str) for v in assignments.values()):
         raise NotLocal("a Spark Column assignment")
