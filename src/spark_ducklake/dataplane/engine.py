@@ -1,24 +1,30 @@
 """One choice per operation between the two data planes: `engine_for` looks at what an operation touches (its
-files and input bytes, encryption) once and returns an engine, `ArrowEngine` (pyarrow on the driver,
-`arrow/`) or `SparkEngine` (Spark jobs, `spark/`), with the same verbs: `stage_delete` finds the rows a
-condition matches and stages their deletion (delete files, inlined deletes, ended files) on either plane;
-`write_data_files` writes Arrow rows in-process (Spark's writer is still behind `operations/write.py`'s
-`write_files`, issue 29); `write_units` writes compaction's units (merged or rewritten files); `read_rows`
-reads a plan's rows as Arrow (`lake.read_arrow`); `merge_rows` computes what a MERGE changes
-(`arrow/merge_rows.py`'s hash join or `spark/merge_join.py`'s Spark join) as a result with one interface on both
-planes (counts, `stage_deletes`, the updated and inserted rows as Arrow tables or Spark frames).
+files and input bytes, encryption) once and returns an engine, `ArrowEngine` (pyarrow on the driver, `arrow/`) or
+`SparkEngine` (Spark jobs, `spark/`), with the same verbs:
 
-An operation then reads as one straight path: `engine_for(...)`, then the verbs. Where the in-process plane
-cannot do a verb exactly as Spark does (a SQL string outside `arrow/local_expressions.py`'s subset, a layout
-the in-process writer does not write, encrypted files, a Spark DataFrame input), `ArrowEngine` hands that verb
-to Spark itself: the fallback lives here, not in the operations. After pyiceberg's `io/` seam (`FileIO` picked
-once per table, `ArrowScan` the one reader).
+- `read_rows`: a plan's rows as Arrow (`lake.read_arrow`)
+- `stage_delete`: the rows a condition matches, their deletion staged (delete files, inlined deletes, ended files)
+- `update_rows`: the rows an UPDATE matches and their new versions
+- `merge_rows`: what a MERGE changes (`arrow/merge_rows.py`'s hash join, `spark/merge_join.py`'s join)
+- `restage`: a transaction's DELETE or UPDATE of a table it already changed, as its net change
+  (`arrow/statement_rows.py`, `spark/statement_rows.py`) handed to the caller's staging
+- `change_feed`: a table's changes between two snapshots as Arrow
+- `write_data_files`: Arrow rows written as a table's files (Spark's writer is still behind
+  `operations/write.py`'s `write_files`)
+- `write_units`: compaction's units (merged or rewritten files)
+
+Row results have one interface on both planes (counts, `stage_deletes`, rows as Arrow tables or Spark frames);
+the operation turns them into catalog operations. An operation then reads as one straight path: `engine_for(...)`,
+then the verbs. Where the in-process plane cannot do a verb exactly as Spark does (a SQL string outside
+`arrow/local_expressions.py`'s subset, a layout the in-process writer does not write, encrypted files, a Spark
+DataFrame input), `ArrowEngine` hands that verb to Spark itself: the fallback lives here, not in the operations.
+After pyiceberg's `io/` seam (`FileIO` picked once per table, `ArrowScan` the one reader).
 """
 
 from __future__ import annotations
 
-from collections.abc import Sequence
-from typing import Any
+from collections.abc import Callable, Mapping, Sequence
+from typing import Any, TypeVar
 
 import pyarrow as pa
 
@@ -26,6 +32,7 @@ from ..catalog.changes.sorting import SortKey
 from ..catalog.planners.compaction import TablePlan
 from ..spec.model import Column, DataFile, NewDataFile, TableInfo
 from .arrow import local_compaction
+from .arrow import statement_rows as arrow_statements
 from .arrow.conform import conform_arrow
 from .arrow.delete_plan import DeletePlan
 from .arrow.local_dml import check_condition, matching_rows, stage_positions
@@ -35,14 +42,18 @@ from .arrow.local_write import check_layout, write_table_files
 from .arrow.merge_rows import ArrowMergeRows, MergeSpec
 from .arrow.merge_rows import merge_rows as arrow_merge_rows
 from .arrow.planned_scan import PlannedScan
+from .arrow.statement_rows import NetRows, TableInTransaction
 from .arrow.threshold import files_in_process, is_small, threshold_of
 from .arrow.write_options import WriteOptions
 from .spark import compaction_units
 from .spark import deletes as spark_deletes
+from .spark import statement_rows as spark_statements
 from .spark.expressions import check_expression
 from .spark.merge_join import SparkMergeRows, merge_join
 from .spark.scan_plan import ScanPlan, rows_as_arrow
 from .spark.session import arrow_frame
+
+T = TypeVar("T")
 
 
 class SparkEngine:
@@ -85,6 +96,12 @@ class SparkEngine:
         return compaction_units.write_units(self.spark, plan, options, sort_keys=sort_keys,
                                             snapshot_ids=snapshot_ids, live_at=live_at,
                                             inlined_deletes=inlined_deletes)
+
+    def restage(self, view: TableInTransaction, condition: Any, assignments: Mapping[str, Any] | None,
+                inline_limit: int, stage: Callable[[NetRows], T]) -> tuple[int, T | None]:
+        """A transaction's DELETE (`assignments` None) or UPDATE applied on Spark to the table as the transaction
+        sees it; its net change handed to `stage` as DataFrames: (the rows it matched, what `stage` returned)."""
+        return spark_statements.restage(self.spark, view, condition, assignments, inline_limit, stage)
 
 
 class ArrowEngine:
@@ -147,6 +164,17 @@ class ArrowEngine:
                 return local_compaction.merge_units(plan, options, sort_keys)
         return self.spark_engine.write_units(plan, options, sort_keys, snapshot_ids=snapshot_ids, live_at=live_at,
                                              inlined_deletes=inlined_deletes)
+
+    def restage(self, view: TableInTransaction, condition: Any, assignments: Mapping[str, Any] | None,
+                inline_limit: int, stage: Callable[[NetRows], T]) -> tuple[int, T | None]:
+        """A transaction's DELETE (`assignments` None) or UPDATE applied with pyarrow to the table as the
+        transaction sees it; its net change handed to `stage` as Arrow tables. NotLocal (a string outside the
+        in-process subset, or raised by `stage`: rows it can only write on Spark) hands the whole statement to
+        Spark, after the files written so far are deleted."""
+        try:
+            return arrow_statements.restage(view, condition, assignments, inline_limit, stage)
+        except NotLocal:
+            return self.spark_engine.restage(view, condition, assignments, inline_limit, stage)
 
 
 Engine = ArrowEngine | SparkEngine

@@ -5,29 +5,57 @@ The table as the transaction sees it is read with its positions and row ids, eac
 the transaction began or not (`marked_rows`); the statement is applied (`delete_rows`, `update_rows`); then the
 net change is split out (`net_change`): the positions of the rows that existed then and are gone or changed now,
 the rows whose ids existed then (updated versions, which keep them) and the new rows. The same steps on Spark
-are `dataplane/spark/statement_rows.py`; `engine.py`'s `restage` verb picks the plane. Conditions and
-assignments outside `local_expressions.py`'s subset raise `NotLocal` before anything is written. Imports no
-pyspark.
+are `dataplane/spark/statement_rows.py`; `engine.py`'s `restage` verb picks the plane. `restage` runs the steps,
+stages the deletion of the rows gone (`local_dml.stage_positions`) and hands the net change (`NetRows`, shared with
+the Spark plane) to the caller's staging. Conditions and assignments outside `local_expressions.py`'s subset raise
+`NotLocal` before anything is written. Imports no pyspark.
 """
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, replace
+from typing import Any, TypeVar
 
 import pyarrow as pa
 import pyarrow.compute as pc
 
 from ...spec.model import TableInfo
 from .conform import conform_arrow
-from .local_dml import check_condition, updated_rows
+from .delete_plan import DeletePlan
+from .local_dml import check_condition, stage_positions, updated_rows
 from .local_expressions import NotLocal, predicate_mask
 from .local_scan import ROWID, read_plan
 from .planned_scan import PlannedScan
 from .scan_columns import FILE, POS
+from .storage import delete_paths
 
 ORIGINAL = "_dl_original"  # the row is as it was when the transaction began
 _NO_FILE = -1  # inlined rows' file in the anti-join (no data file has a negative id)
+T = TypeVar("T")
+
+
+@dataclass
+class TableInTransaction:
+    """A table as its transaction began and as the transaction sees it, and which rows are unchanged since."""
+
+    table: TableInfo  # the columns new rows are written with (as the transaction's ALTERs leave them)
+    original: PlannedScan | None  # at the transaction's snapshot (None for a table created in it)
+    now: PlannedScan  # the table with the transaction's staged changes
+    files: list[int]  # data files whose visible rows are unchanged since the transaction began
+    inlined: list[int]  # inlined row ids unchanged since it began
+
+
+@dataclass
+class NetRows:
+    """A statement's net change, as a caller stages it: rows are Arrow tables in-process, Spark DataFrames on
+    Spark (valid while the caller's staging runs)."""
+
+    deletes: DeletePlan  # the deletion of the rows that existed when the transaction began and are gone or changed
+    versions: Any  # the table's columns and rowid: rows whose ids existed then (updated versions keep them)
+    version_count: int
+    fresh: Any  # the table's columns: rows new in the transaction
+    fresh_count: int
 
 
 @dataclass
@@ -109,3 +137,27 @@ def _keyed(positions: pa.Table) -> pa.Table:
     """Positions with a join key for their file that is never NULL (inlined rows have no file)."""
     return positions.append_column("_k_file", pc.fill_null(positions.column(FILE), _NO_FILE))
 
+
+
+def restage(view: TableInTransaction, condition: object, assignments: Mapping[str, object] | None,
+            inline_limit: int, stage: Callable[[NetRows], T]) -> tuple[int, T | None]:
+    """A DELETE (`assignments` None) or UPDATE applied to the table as the transaction sees it, the deletion of
+    the rows it leaves gone staged, and the net change handed to `stage`: (the rows the statement matched, what
+    `stage` returned; None when it matched nothing). The delete files are deleted again if `stage` fails."""
+    rows = marked_rows(view.now, view.files, view.inlined)
+    if assignments is None:
+        after = delete_rows(view.now, view.table, rows, condition)
+    else:
+        after = update_rows(view.now, view.table, rows, assignments, condition)
+    if not after.matched:
+        return 0, None
+    net = net_change(view.original, view.table, after)
+    deletes = DeletePlan()
+    if view.original is not None and net.gone.num_rows:
+        deletes = stage_positions(view.original, net.gone, inline_limit)
+    try:
+        staged = stage(NetRows(deletes, net.kept_ids, net.kept_ids.num_rows, net.fresh, net.fresh.num_rows))
+    except BaseException:
+        delete_paths([d.path for d in deletes.delete_files])
+        raise
+    return after.matched, staged
