@@ -19,7 +19,7 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from dataclasses import dataclass, replace
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 import pyarrow as pa
 
@@ -38,6 +38,8 @@ from .staging import Staged
 from .write import stage_write
 
 if TYPE_CHECKING:
+    from ..dataplane.arrow.planned_scan import PlannedScan
+    from .context import LakeContext
     from .transaction import Transaction
 
 DATA_OPS = (AppendFiles, InlineInsert, DeleteRows, ReplaceAll)
@@ -149,9 +151,8 @@ def _net_ops(tx: Transaction, current: _Current) -> Callable[[NetRows], Staged[N
         if not net.deletes.empty:
             ops.append(delete_op(view.original, net.deletes))
         try:
-            if net.version_count:
-                # written with the columns as altered; updated rows existed when the transaction began: original set
-                plan = replace(view.original, table=view.table)  # type: ignore[type-var]
+            if net.version_count and view.original is not None:  # versions are of rows that existed then
+                plan = replace(view.original, table=view.table)  # written with the columns as altered
                 inserted = _stage_versions(ctx, plan, net.versions, net.version_count)
                 ops += inserted.ops
                 files += inserted.files
@@ -167,14 +168,14 @@ def _net_ops(tx: Transaction, current: _Current) -> Callable[[NetRows], Staged[N
     return stage
 
 
-def _stage_versions(ctx, plan, rows, count: int) -> Staged[None]:
+def _stage_versions(ctx: LakeContext, plan: PlannedScan, rows: Any, count: int) -> Staged[None]:
     """Updated row versions (the table's columns and rowid: an Arrow table or a Spark DataFrame) staged as an
     insert keeping their row ids; NotLocal when Arrow rows are to be written on Spark (the engine then runs the
     statement there)."""
     if isinstance(rows, pa.Table):
         inserted = insert_versions(ctx, plan, rows.drop_columns([ROWID]), rows.column(ROWID))
         if inserted is None:
-            raise NotLocal("updated rows too large to write in-process")
+            raise NotLocal("updated rows written on Spark (their size, the table's layout or encryption)")
         return inserted
     return stage_rows(ctx, plan, rows, count, keep_ids=True)
 
