@@ -5,10 +5,10 @@ The table as the transaction sees it is read with its positions and row ids, eac
 the transaction began or not (`marked_rows`); the statement is applied (`delete_rows`, `update_rows`); then the
 net change is split out (`net_change`): the positions of the rows that existed then and are gone or changed now,
 the rows whose ids existed then (updated versions, which keep them) and the new rows. The same steps on Spark
-are `dataplane/spark/statement_rows.py`; `engine.py`'s `restage` verb picks the plane. `restage` runs the steps,
-stages the deletion of the rows gone (`local_dml.stage_positions`) and hands the net change (`NetRows`, shared with
-the Spark plane) to the caller's staging. Conditions and assignments outside `local_expressions.py`'s subset raise
-`NotLocal` before anything is written. Imports no pyspark.
+are `dataplane/spark/statement_rows.py`; the engines' `restage` verb (`engine.py`) runs one or the other. Here
+`restage` runs the steps, stages the deletion of the rows gone (`local_dml.stage_positions`) and hands the net
+change (`NetRows`, shared with the Spark plane) to the caller's staging. Conditions and assignments outside
+`local_expressions.py`'s subset raise `NotLocal` before anything is written. Imports no pyspark.
 """
 
 from __future__ import annotations
