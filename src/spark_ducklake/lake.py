@@ -38,8 +38,7 @@ from .dataplane.spark.virtual_columns import check_virtual
 from .errors import AlreadyExistsError, InvalidArgumentError, NotFoundError
 from .operations.context import LakeContext
 from .operations.error_causes import translate_methods
-from .operations.history import change_plan, restore_table
-from .operations.history_arrow import feed_arrow
+from .operations.history import change_plan, feed_arrow, restore_table
 from .operations.maintenance.add_files import add_data_files
 from .operations.maintenance.checkpoint import checkpoint
 from .operations.maintenance.cleanup import cleanup_old_files, delete_orphaned_files

@@ -13,6 +13,7 @@ from typing import Any
 import pyarrow as pa
 import pyarrow.parquet as pq
 
+from ..dataplane.arrow.change_rows import changes as change_rows
 from ..dataplane.arrow.conform import conform_arrow
 from ..dataplane.arrow.native_types import is_native
 from ..dataplane.spark.file_log import SCAN_LOG_PREFIX, write_file_log
@@ -20,7 +21,6 @@ from ..dataplane.spark.types import to_spark_schema
 from ..errors import InvalidArgumentError
 from ..lake import DuckLake
 from ..operations.history import change_plan
-from ..operations.history_arrow import changes as change_rows
 from ..spec import types
 from .fields import EPOCH, UnsupportedRequestError, request_table
 from .scratch import Scratch, write_parquet

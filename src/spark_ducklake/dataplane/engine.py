@@ -29,10 +29,12 @@ from typing import Any, TypeVar
 import pyarrow as pa
 
 from ..catalog.changes.sorting import SortKey
+from ..catalog.planners.change_feed import ChangePlan
 from ..catalog.planners.compaction import TablePlan
 from ..spec.model import Column, DataFile, NewDataFile, TableInfo
 from .arrow import local_compaction
 from .arrow import statement_rows as arrow_statements
+from .arrow.change_rows import FeedKind, feed_rows
 from .arrow.conform import conform_arrow
 from .arrow.delete_plan import DeletePlan
 from .arrow.local_dml import check_condition, matching_rows, stage_positions
@@ -45,6 +47,7 @@ from .arrow.planned_scan import PlannedScan
 from .arrow.statement_rows import NetRows, TableInTransaction
 from .arrow.threshold import files_in_process, is_small, threshold_of
 from .arrow.write_options import WriteOptions
+from .spark import change_feed as spark_feed
 from .spark import compaction_units
 from .spark import deletes as spark_deletes
 from .spark import statement_rows as spark_statements
@@ -80,6 +83,12 @@ class SparkEngine:
         """The plan's rows of `columns` (every column `where` names among them) where the SQL condition `where`
         holds, read by Spark and handed over as Arrow (`lake.read(...).toArrow()`'s types, which pyarrow's match)."""
         return rows_as_arrow(self.spark, plan, columns, where)  # type: ignore[arg-type]  # a ScanPlan
+
+    def change_feed(self, plan: ChangePlan, kind: FeedKind) -> pa.Table:
+        """One change feed of the plan (`kind`: changes, insertions or deletions), computed on Spark, as Arrow."""
+        feed = {"changes": spark_feed.changes, "insertions": spark_feed.insertions,
+                "deletions": spark_feed.deletions}[kind]
+        return feed(self.spark, plan).toArrow()
 
     def merge_rows(self, spec: MergeSpec, plan: ScanPlan, source: Any) -> MergeRows:
         """What a MERGE of `source` (a Spark DataFrame or a pyarrow Table) changes, joined on Spark; the joined rows
@@ -130,6 +139,13 @@ class ArrowEngine:
             return self.spark_engine.read_rows(plan, columns, where)
         rows = read_plan(plan, columns)
         return rows if where is None else rows.filter(predicate_mask(where, rows))
+
+    def change_feed(self, plan: ChangePlan, kind: FeedKind) -> pa.Table:
+        """One change feed of the plan as Arrow, computed with pyarrow; encrypted delete files (only Spark
+        decrypts them; `engine_for` already sent encrypted data files there) on Spark."""
+        if plan.delete_keys:
+            return self.spark_engine.change_feed(plan, kind)
+        return feed_rows(plan, kind)
 
     def write_data_files(self, data: pa.Table, table: TableInfo, options: WriteOptions,
                          row_ids: pa.Array | None = None) -> list[NewDataFile]:

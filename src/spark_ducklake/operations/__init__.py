@@ -15,8 +15,8 @@ Imports `dataplane`, `catalog`, `spec` and `errors`; never `sql`, `lake` or `tab
 - merge.py          MERGE INTO with delta-spark's builder: the engine's `merge_rows` verb, then the deletes, updated
                     and inserted rows staged
 - schema_change.py  `update_schema` (after pyiceberg's UpdateSchema) and its one-change shortcuts
-- history.py        the change feed between two snapshots, and restoring a table; history_arrow.py: the feed
-                    as pyarrow Tables, in-process
+- history.py        the change feed between two snapshots (as pyarrow Tables: the engine's `change_feed`), and
+                    restoring a table
 - read_arrow.py     `lake.read_arrow` / `lake.to_pandas`
 - transaction.py    many operations staged, committed as one snapshot or not at all; staged inside it:
   - staged_changes.py  row-level changes to one table, each seeing the ones before it (read-your-writes)

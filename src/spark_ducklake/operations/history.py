@@ -1,4 +1,5 @@
-"""A table's history: the change feed between two snapshots, and restoring a table to an earlier snapshot.
+"""A table's history: the change feed between two snapshots (its plan; `feed_arrow`: as Arrow on the plane the
+engine picks), and restoring a table to an earlier snapshot.
 
 Restore writes one new snapshot (history is kept) in which the table holds exactly the rows it held then, under
 its *current* schema: columns added since read their default, dropped columns stay dropped, renamed ones keep
@@ -12,14 +13,17 @@ from __future__ import annotations
 from datetime import datetime
 from typing import TYPE_CHECKING, Any
 
+import pyarrow as pa
 import sqlalchemy as sa
 
 from ..catalog.changes.data import DeleteRows
 from ..catalog.database.spec_tables import T
 from ..catalog.planners.change_feed import ChangePlan, lower_bound, plan_changes, upper_bound
 from ..catalog.reads import reader
+from ..dataplane.arrow.change_rows import FeedKind
 from ..dataplane.arrow.scan_columns import DELETED, FILE, POS
 from ..dataplane.arrow.storage import delete_paths
+from ..dataplane.engine import engine_for
 from ..dataplane.spark import deletes as spark_deletes
 from ..dataplane.spark.change_feed import INSERTED, ROWID, row_versions
 from ..dataplane.spark.delete_writes import restamp
@@ -42,6 +46,13 @@ def change_plan(ctx: LakeContext, table: str, start: int | datetime, end: int | 
             raise NotFoundError(f"snapshot {last} is newer than the attached snapshot {ctx.pinned_snapshot}")
         info = reader.find_table(conn, last, ctx.data_path, schema, name)
         return plan_changes(conn, info, first, last)
+
+
+def feed_arrow(ctx: LakeContext, table: str, start: int | datetime, end: int | datetime, kind: FeedKind) -> pa.Table:
+    """One change feed (`kind`: changes, insertions or deletions) as a pyarrow Table, on the plane `engine_for`
+    picks for the files it reads."""
+    plan = change_plan(ctx, table, start, end)
+    return engine_for(ctx, plan.files).change_feed(plan, kind)
 
 
 def restore_table(ctx: LakeContext, table: str, version: int | None, timestamp: datetime | None,

@@ -27,5 +27,6 @@ Small data in-process (the rule: threshold.py; 64 MiB by default, per handle or 
 - merge_rows.py     MERGE of a pyarrow source: hash join, clauses in order; `MergeSpec`, the clauses both planes take
 - statement_rows.py a transaction's DELETE / UPDATE of a table it already changed: the net change, in-process
 - row_versions.py   every row version of data files (row ids, inserting snapshots), for compaction and the feed
+- change_rows.py    the change feed (changes, insertions, deletions) computed with pyarrow
 - local_compaction.py  merge_adjacent_files' units written with pyarrow
 """

@@ -1,52 +1,32 @@
-"""The change feed in-process: `table_changes_arrow`, `table_insertions_arrow`, `table_deletions_arrow`.
+"""The change feed with pyarrow: the rows of `table_changes`, `table_insertions` and `table_deletions` as Arrow.
 
-The same rows as `dataplane/spark/change_feed.py` (whose docstring gives the rules), computed with pyarrow on the driver
-when the data files the feed reads are at most the small-data threshold; larger feeds run on Spark and are
-collected to Arrow. Every row version gets the snapshot that inserted it and the first one that deleted it (delete
-files, deletion vectors, inlined deletes, a file's end); a delete and an insert of one row id in one snapshot are
-an update's pre- and postimage.
+The same rows as `dataplane/spark/change_feed.py` (whose docstring gives the rules), computed on the driver: the
+engine's `change_feed` verb runs them when the files the feed reads are at most the small-data threshold
+(`lake.table_changes_arrow`), and the catalog service's change scans. Every row version gets the snapshot that
+inserted it and the first one that deleted it (delete files, deletion vectors, inlined deletes, a file's end); a
+delete and an insert of one row id in one snapshot are an update's pre- and postimage.
 """
 
 from __future__ import annotations
 
-from datetime import datetime
-from typing import TYPE_CHECKING
+from typing import Literal
 
 import pyarrow as pa
 import pyarrow.compute as pc
 import pyarrow.parquet as pq
 
-from ..catalog.inlined import tables as inlined_tables
-from ..catalog.planners.change_feed import ChangePlan
-from ..dataplane.arrow.deletion_vectors import positions_table
-from ..dataplane.arrow.local_scan import ROWID, visible_schema
-from ..dataplane.arrow.row_versions import INSERTED, read_versions
-from ..dataplane.arrow.scan_columns import DELETED, FILE, POS
-from ..dataplane.arrow.storage import filesystem
-from ..dataplane.engine import engine_for
-from ..dataplane.spark import change_feed
-from ..spec.internal_columns import INLINED_ROW_ID, SNAPSHOT_ID_COLUMN
-from .history import change_plan
-
-if TYPE_CHECKING:
-    from .context import LakeContext
+from ...catalog.inlined import tables as inlined_tables
+from ...catalog.planners.change_feed import ChangePlan
+from ...spec.internal_columns import INLINED_ROW_ID, SNAPSHOT_ID_COLUMN
+from .deletion_vectors import positions_table
+from .local_scan import ROWID, visible_schema
+from .row_versions import INSERTED, read_versions
+from .scan_columns import DELETED, FILE, POS
+from .storage import filesystem
 
 SNAPSHOT_ID, CHANGE_TYPE = "snapshot_id", "change_type"
 FILE_END = "_dl_file_end"
-KINDS = ("changes", "insertions", "deletions")
-
-
-def feed_arrow(ctx: LakeContext, table: str, start: int | datetime, end: int | datetime, kind: str) -> pa.Table:
-    """One change feed (`kind`: changes, insertions or deletions) as a pyarrow Table: in-process when small,
-    else on Spark."""
-    plan = change_plan(ctx, table, start, end)
-    # engine_for sends encrypted data files to Spark; encrypted delete files too: decrypted by Spark only
-    if engine_for(ctx, plan.files).in_process and not plan.delete_keys:
-        return {"changes": changes, "insertions": insertions, "deletions": deletions}[kind](plan)
-
-    spark_feed = {"changes": change_feed.changes, "insertions": change_feed.insertions,
-                  "deletions": change_feed.deletions}[kind]
-    return spark_feed(ctx.spark, plan).toArrow()
+FeedKind = Literal["changes", "insertions", "deletions"]  # table_changes, table_insertions, table_deletions
 
 
 def row_versions(plan: ChangePlan) -> pa.Table:
@@ -164,3 +144,8 @@ def _shape(rows: pa.Table, snapshot: pa.ChunkedArray, plan: ChangePlan) -> pa.Ta
     names = [c.name for c in plan.table.columns]
     return pa.Table.from_arrays([snapshot, rows.column(ROWID)] + [rows.column(n) for n in names],
                                 names=[SNAPSHOT_ID, ROWID, *names])
+
+
+def feed_rows(plan: ChangePlan, kind: FeedKind) -> pa.Table:
+    """One change feed of the plan as Arrow: `kind` names it."""
+    return {"changes": changes, "insertions": insertions, "deletions": deletions}[kind](plan)
