@@ -20,7 +20,6 @@ then the verbs. Where the in-process plane cannot do a verb exactly as Spark doe
 DataFrame input), `ArrowEngine` hands that verb to Spark itself: the fallback lives here, not in the operations.
 After pyiceberg's `io/` seam (`FileIO` picked once per table, `ArrowScan` the one reader).
 """
-
 from __future__ import annotations
 
 from collections.abc import Callable, Mapping, Sequence
@@ -32,12 +31,12 @@ from ..catalog.changes.sorting import SortKey
 from ..catalog.planners.change_feed import ChangePlan
 from ..catalog.planners.compaction import TablePlan
 from ..spec.model import Column, DataFile, NewDataFile, TableInfo
-from .arrow import local_compaction
+from .arrow import local_compaction, local_dml
 from .arrow import statement_rows as arrow_statements
 from .arrow.change_rows import FeedKind, feed_rows
 from .arrow.conform import conform_arrow
 from .arrow.delete_plan import DeletePlan
-from .arrow.local_dml import check_condition, matching_rows, stage_positions
+from .arrow.local_dml import LocalUpdate, check_condition, matching_rows, stage_positions
 from .arrow.local_expressions import NotLocal, predicate_mask
 from .arrow.local_scan import encrypted_plan, read_plan
 from .arrow.local_write import check_layout, write_table_files
@@ -51,6 +50,7 @@ from .spark import change_feed as spark_feed
 from .spark import compaction_units
 from .spark import deletes as spark_deletes
 from .spark import statement_rows as spark_statements
+from .spark import updates as spark_updates
 from .spark.expressions import check_expression
 from .spark.merge_join import SparkMergeRows, merge_join
 from .spark.scan_plan import ScanPlan, rows_as_arrow
@@ -58,11 +58,11 @@ from .spark.session import arrow_frame
 
 T = TypeVar("T")
 
+RowUpdate = LocalUpdate | spark_updates.SparkUpdate  # an UPDATE's matched rows on either plane: same interface
+
 
 class SparkEngine:
     """The verbs as Spark jobs; the session is taken from the context once, at the first verb that needs it."""
-
-    in_process = False
 
     def __init__(self, ctx: Any) -> None:
         self.ctx = ctx  # a LakeContext (operations/context.py): its Spark session, checked on each use
@@ -96,6 +96,12 @@ class SparkEngine:
         frame = arrow_frame(self.spark, source) if isinstance(source, pa.Table) else source
         return merge_join(self.spark, spec, plan, frame)
 
+    def update_rows(self, plan: PlannedScan, assignments: Mapping[str, Any], condition: Any) -> RowUpdate:
+        """The rows `condition` matches and their new versions (`assignments`: column -> SQL string or Column),
+        one cached frame; the strings are checked first."""
+        spark_updates.check_update(self.spark, plan.table, assignments, condition)
+        return spark_updates.update_rows(self.spark, plan, assignments, condition)  # type: ignore[arg-type]
+
     def write_units(self, plan: TablePlan, options: WriteOptions, sort_keys: list[SortKey], *,
                     snapshot_ids: bool, live_at: int | None = None,
                     inlined_deletes: dict[int, list[int]] | None = None) -> list[list[NewDataFile]]:
@@ -115,8 +121,6 @@ class SparkEngine:
 
 class ArrowEngine:
     """The verbs with pyarrow on the driver; a verb outside what it does exactly as Spark goes to Spark."""
-
-    in_process = True
 
     def __init__(self, ctx: Any) -> None:
         self.ctx = ctx
@@ -146,6 +150,13 @@ class ArrowEngine:
         if plan.delete_keys:
             return self.spark_engine.change_feed(plan, kind)
         return feed_rows(plan, kind)
+
+    def update_rows(self, plan: PlannedScan, assignments: Mapping[str, Any], condition: Any) -> RowUpdate:
+        """The rows `condition` matches and their new versions, computed with pyarrow."""
+        try:
+            return local_dml.update_rows(plan, assignments, condition)
+        except NotLocal:  # a condition or an assignment outside the in-process subset: Spark evaluates them
+            return self.spark_engine.update_rows(plan, assignments, condition)
 
     def write_data_files(self, data: pa.Table, table: TableInfo, options: WriteOptions,
                          row_ids: pa.Array | None = None) -> list[NewDataFile]:

@@ -23,7 +23,8 @@ Small data in-process (the rule: threshold.py; 64 MiB by default, per handle or 
 - local_expressions.py  a subset of Spark SQL (conditions, assignments) evaluated with pyarrow.compute
 - local_scan.py     a plan read with pyarrow: field ids, defaults, promotions, deletes, inlined rows
 - local_write.py    data files written with pyarrow: partitioning, sort keys, file sizes, stats as on Spark
-- local_dml.py      DELETE and UPDATE of small tables: positions found and delete files written in-process
+- local_dml.py      DELETE and UPDATE of small tables: positions found and delete files written in-process, an
+                    UPDATE's new versions computed (`LocalUpdate`)
 - merge_rows.py     MERGE of a pyarrow source: hash join, clauses in order; `MergeSpec`, the clauses both planes take
 - statement_rows.py a transaction's DELETE / UPDATE of a table it already changed: the net change, in-process
 - row_versions.py   every row version of data files (row ids, inserting snapshots), for compaction and the feed

@@ -3,13 +3,15 @@
 The decisions are the Spark path's (dataplane/spark/deletes.py): a data file whose every row is gone is ended; few
 positions become inlined deletes; otherwise one delete file per touched data file, merged with the file's old
 one into a partial delete file. Conditions and assignments outside `expressions.py`'s subset raise `NotLocal`
-before anything is written, and the operation runs on Spark instead.
+before anything is written, and the operation runs on Spark instead. An UPDATE's matched rows and their new
+versions are one `LocalUpdate`, with the interface of `spark/updates.py`'s `SparkUpdate`.
 """
 
 from __future__ import annotations
 
 from collections import Counter
 from collections.abc import Mapping
+from typing import Any
 
 import pyarrow as pa
 import pyarrow.compute as pc
@@ -20,7 +22,7 @@ from ...spec.uuid7 import new_uuid
 from .delete_files import write_delete_file
 from .delete_plan import DeletePlan, replaces_old_file, split_deletes
 from .local_expressions import NotLocal, check, evaluate, predicate_mask
-from .local_scan import read_plan, visible_schema
+from .local_scan import ROWID, read_plan, visible_schema
 from .planned_scan import PlannedScan
 from .scan_columns import FILE, POS
 from .sql_syntax import check_syntax
@@ -72,6 +74,35 @@ def updated_rows(plan: PlannedScan, matches: pa.Table, assignments: Mapping[str,
                                     names=[c.name for c in plan.table.columns])
     except (pa.ArrowInvalid, pa.ArrowNotImplementedError) as exc:
         raise NotLocal(str(exc)) from exc
+
+
+class LocalUpdate:
+    """The matched rows of an UPDATE read with pyarrow: their positions (`matches`) and their new versions. A
+    context manager like `SparkUpdate`, holding nothing to release."""
+
+    def __init__(self, plan: PlannedScan, matches: pa.Table, new_versions: pa.Table) -> None:
+        self.plan = plan
+        self.matches = matches  # the old versions, with `_dl_file`, `_dl_pos` and `rowid`
+        self.new_versions = new_versions  # the table's columns in its Arrow types, and `rowid`
+
+    def __enter__(self) -> LocalUpdate:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        return None
+
+    def stage_deletes(self, inline_limit: int) -> DeletePlan:
+        """The deletion of the old versions staged (delete files written, inlined deletes, ended files)."""
+        return stage_positions(self.plan, self.matches, inline_limit)
+
+
+def update_rows(plan: PlannedScan, assignments: Mapping[str, object], condition: Any) -> LocalUpdate:
+    """The rows `condition` matches with `assignments` applied, read and computed now; NotLocal (before anything
+    is written) for a condition or an assignment outside the in-process subset."""
+    check_condition(plan, condition)
+    matches = matching_rows(plan, condition, row_ids=True)
+    new_rows = updated_rows(plan, matches, assignments)
+    return LocalUpdate(plan, matches, new_rows.append_column(ROWID, matches.column(ROWID)))
 
 
 def stage_positions(plan: PlannedScan, matches: pa.Table, inline_limit: int) -> DeletePlan:

@@ -26,6 +26,7 @@ run on executors need only pyarrow, pandas and numpy (tests/deployment/test_user
 - deletes.py         finding the positions a condition matches; delete_writes.py: one Spark job writing them
 - merge_join.py      MERGE rows on Spark: the full outer join, clauses in order, new values per clause
 - statement_rows.py  a transaction's DELETE / UPDATE of a table it already changed: the net change, on Spark
+- updates.py         an UPDATE's matched rows and their new versions, one cached frame (`SparkUpdate`)
 - encrypted/         encrypted lakes: DuckDB's AES-GCM Parquet files read and written on Spark
 - types.py           DuckLake columns <-> Spark types; columns.py, sorting.py: Spark Columns for names, sort keys
 - expressions.py     checking user SQL strings against a DataFrame; ddl.py: DDL column lists to Spark types
