@@ -22,7 +22,7 @@ from ..dataplane.spark.scan_plan import ScanPlan
 from ..dataplane.spark.write import describe_file
 from ..errors import ConflictError
 from ..lake import DuckLake
-from ..operations.delete_update import delete_op, insert_versions
+from ..operations.delete_update import delete_op, insert_arrow
 from ..operations.write import load_layout
 from ..spec.internal_columns import ROW_ID_COLUMN
 from .fields import UnsupportedRequestError, local_path, request_table, request_text
@@ -72,7 +72,7 @@ def _commit_row_level(lake: DuckLake, origins: dict[str, pa.Table], name: tuple[
             rows = pa.concat_tables(versions)
             ids = located.column(ROWID).slice(located.num_rows - rows.num_rows)
             data = conform_arrow(rows.drop_columns([_OLD_FILE, _OLD_POS]), plan.table)
-            inserted = insert_versions(ctx, plan, data, ids, any_size=True, new_rows=new_rows)  # no Spark here
+            inserted = insert_arrow(ctx, plan, data, ids, any_size=True, new_rows=new_rows)  # no Spark here
             if inserted is None:
                 raise UnsupportedRequestError(f"the lake catalog cannot write updated rows of {name[0]}.{name[1]}"
                                               " keeping their row ids: its layout or types are written by Spark "

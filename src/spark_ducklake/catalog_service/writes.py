@@ -43,7 +43,7 @@ def begin_write(lake: DuckLake, request: dict[str, Any]) -> dict[str, Any]:
         info = lake.context.table_info(name)
         columns = info.columns
         staging_root = info.path
-    # DELETE writes only positions, UPDATE's new row versions are written here (insert_versions, partitioned
+    # DELETE writes only positions, UPDATE's new row versions are written here (insert_arrow, partitioned
     # as DuckLake.update writes them): Spark's writer adds no data file of the table for either. Rows Spark
     # writes into a partitioned table are partitioned here at commit (rewritten_files).
     row_level = request.get("row_level")

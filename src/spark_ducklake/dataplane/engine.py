@@ -195,9 +195,8 @@ class ArrowEngine:
     def restage(self, view: TableInTransaction, condition: Any, assignments: Mapping[str, Any] | None,
                 inline_limit: int, stage: Callable[[NetRows], T]) -> tuple[int, T | None]:
         """A transaction's DELETE (`assignments` None) or UPDATE applied with pyarrow to the table as the
-        transaction sees it; its net change handed to `stage` as Arrow tables. NotLocal (a string outside the
-        in-process subset, or raised by `stage`: rows it can only write on Spark) hands the whole statement to
-        Spark, after the files written so far are deleted."""
+        transaction sees it; its net change handed to `stage` as Arrow tables. A condition or assignment outside
+        the in-process subset (NotLocal) hands the whole statement to Spark before anything is written."""
         try:
             return arrow_statements.restage(view, condition, assignments, inline_limit, stage)
         except NotLocal:

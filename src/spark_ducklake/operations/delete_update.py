@@ -65,62 +65,62 @@ def stage_update(ctx: LakeContext, plan, assignments: dict, condition) -> Staged
             return Staged([], [], 0)
         written = [d.path for d in staged.delete_files]
         try:
-            insert = stage_versions(ctx, plan, update.new_versions, staged.deleted_rows)
+            insert = stage_new_rows(ctx, plan, update.new_versions, staged.deleted_rows, keep_ids=True)
         except BaseException:
             delete_paths(written)
             raise
     return Staged([delete_op(plan, staged), *insert.ops], written + insert.files, staged.deleted_rows)
 
 
-def stage_versions(ctx: LakeContext, plan, rows, new_rows: int) -> Staged[None]:
-    """The insert operation (and its files) for new row versions keeping their row ids: `rows` (the table's
-    columns + `rowid`) as Arrow rows (`insert_versions`; written on Spark when they cannot be written in-process)
-    or a Spark DataFrame (`stage_rows`)."""
+def stage_new_rows(ctx: LakeContext, plan, rows, new_rows: int, *, keep_ids: bool) -> Staged[None]:
+    """The insert operation (and its files) of a statement's new rows: `rows` holds the table's columns and
+    `rowid`, as Arrow rows or a Spark DataFrame; with `keep_ids` the rows keep those ids (an UPDATE's or MERGE's new
+    versions), else they get new ones at commit. Inlined when the statement's new rows (`new_rows`: all of a
+    MERGE's updated and inserted rows) are at most the inlining limit, else files; Arrow rows are written
+    in-process where they can be (`insert_arrow`), else on Spark as one statement's file."""
     if not isinstance(rows, pa.Table):
-        return stage_rows(ctx, plan, rows, new_rows, keep_ids=True)
+        return _stage_frame(ctx, plan, rows, new_rows, keep_ids=keep_ids)
     data = conform_arrow(rows.drop_columns([ROWID]), plan.table)
-    inserted = insert_versions(ctx, plan, data, rows.column(ROWID), new_rows=new_rows)
+    ids = rows.column(ROWID) if keep_ids else None
+    inserted = insert_arrow(ctx, plan, data, ids, new_rows=new_rows)
     if inserted is not None:
         return inserted
     # Only Spark writes them as the lake wants (too large, encrypted, a layout the in-process writer refuses):
     # the rows found in-process go there as they are, row ids included, as one statement's file.
-    frame = frame_of_arrow(ctx, spark_safe(data.append_column(ROWID, rows.column(ROWID))), one_file=True)
-    return _write_versions(ctx, plan, frame, keep_ids=True)
+    kept = data if ids is None else data.append_column(ROWID, ids)
+    return _write_on_spark(ctx, plan, frame_of_arrow(ctx, spark_safe(kept), one_file=True), keep_ids=keep_ids)
 
 
-def insert_versions(ctx: LakeContext, plan, data, ids, *, any_size: bool = False,
-                    new_rows: int | None = None) -> Staged[None] | None:
-    """The insert operation (and its files) for new row versions (Arrow, the table's columns) keeping the row ids
-    `ids`: inlined when the statement's new rows (`new_rows`, default these) are few, else files written in-process
-    (above the small-data threshold too with `any_size`); None when they are to be written on Spark. `ids`: a
-    ChunkedArray."""
-    ids = ids.combine_chunks()
+def insert_arrow(ctx: LakeContext, plan, data: pa.Table, ids: pa.ChunkedArray | None, *,
+                 any_size: bool = False, new_rows: int | None = None) -> Staged[None] | None:
+    """The insert operation (and its files) for Arrow rows (the table's columns), keeping the row ids `ids` if
+    given: inlined when the statement's new rows (`new_rows`, default these) are few, else files written
+    in-process (above the small-data threshold too with `any_size`); None when they are to be written on Spark."""
+    row_ids = None if ids is None else ids.combine_chunks()
     few = (data.num_rows if new_rows is None else new_rows) <= ctx.inlining_limit(plan.table)
     if few and inlined.inlinable(plan.table.columns, ctx.engine, data):
-        return Staged([InlineInsert(plan.table, data, row_ids=ids.to_pylist())], [], None)
-    written = write_arrow_files(ctx, data, plan.table, plan.snapshot_id, options_table=plan.table, row_ids=ids,
+        listed = None if row_ids is None else row_ids.to_pylist()
+        return Staged([InlineInsert(plan.table, data, row_ids=listed)], [], None)
+    written = write_arrow_files(ctx, data, plan.table, plan.snapshot_id, options_table=plan.table, row_ids=row_ids,
                                 any_size=any_size)
     if written is None:
         return None
     return Staged([AppendFiles(plan.table, written)], [f.path for f in written], None)
 
 
-def stage_rows(ctx: LakeContext, plan, rows, new_rows: int, *, keep_ids: bool) -> Staged[None]:
-    """The insert operation (and its files) for `rows` (table columns + `rowid`): inlined when the statement's new
-    rows (`new_rows`, all of a MERGE's updated and inserted rows) are at most the inlining limit, else files; ids
-    kept if asked."""
+def _stage_frame(ctx: LakeContext, plan, rows, new_rows: int, *, keep_ids: bool) -> Staged[None]:
+    """`stage_new_rows` for a Spark DataFrame: fetched and inlined when few, else written on Spark."""
     if new_rows <= ctx.inlining_limit(plan.table):
         small = rows.toArrow()
-        data = conform_arrow(small.drop_columns(["rowid"]), plan.table)
+        data = conform_arrow(small.drop_columns([ROWID]), plan.table)
         if inlined.inlinable(plan.table.columns, ctx.engine, data):
-            ids = small.column("rowid").to_pylist() if keep_ids else None
+            ids = small.column(ROWID).to_pylist() if keep_ids else None
             return Staged([InlineInsert(plan.table, data, row_ids=ids)], [], None)
-    return _write_versions(ctx, plan, rows, keep_ids=keep_ids)
+    return _write_on_spark(ctx, plan, rows, keep_ids=keep_ids)
 
 
-def _write_versions(ctx: LakeContext, plan, rows, *, keep_ids: bool) -> Staged[None]:
+def _write_on_spark(ctx: LakeContext, plan, rows, *, keep_ids: bool) -> Staged[None]:
     """`rows` (a Spark DataFrame: table columns + `rowid`) written as the table's files on Spark."""
     files = write_files(ctx, rows if keep_ids else rows.drop(ROWID), plan.table, plan.snapshot_id,
                         options_table=plan.table, row_ids=keep_ids)
     return Staged([AppendFiles(plan.table, files)], [f.path for f in files], None)
-

@@ -31,7 +31,7 @@ from ..errors import InvalidArgumentError, NotFoundError
 from ..spec.commit_properties import CommitProperties
 from ..spec.names import parse_table_name as split_name
 from ..spec.names import spark_name
-from .delete_update import stage_rows
+from .delete_update import stage_new_rows
 
 if TYPE_CHECKING:
     from .context import LakeContext
@@ -89,7 +89,7 @@ def restore_table(ctx: LakeContext, table: str, version: int | None, timestamp: 
         try:
             count = older.count()
             if count:
-                inserted = stage_rows(ctx, current, older, count, keep_ids=True)
+                inserted = stage_new_rows(ctx, current, older, count, keep_ids=True)
                 ops += inserted.ops
                 written += inserted.files
         except BaseException:

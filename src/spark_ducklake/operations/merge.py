@@ -18,19 +18,15 @@ from typing import TYPE_CHECKING, Any
 
 import pyarrow as pa
 
-from ..catalog.changes.data import AppendFiles, InlineInsert
-from ..catalog.inlined import codec as inlined
-from ..dataplane.arrow.conform import conform_arrow
-from ..dataplane.arrow.local_scan import ROWID
 from ..dataplane.arrow.merge_rows import MergeAction, MergeClause, MergeKind, MergeSpec
 from ..dataplane.arrow.storage import delete_paths
 from ..dataplane.engine import engine_for
 from ..errors import DuckLakeError, SchemaMismatchError
 from ..spec.arguments import check_assignments, check_condition, check_data
-from .delete_update import delete_op, insert_versions, stage_rows
+from .delete_update import delete_op, stage_new_rows
 from .error_causes import translate_methods
 from .staging import Staged
-from .write import frame_of_arrow, is_pandas, write_arrow_files
+from .write import is_pandas
 
 if TYPE_CHECKING:
     from .context import LakeContext
@@ -134,37 +130,10 @@ def stage_merge(m: MergeBuilder, plan) -> Staged[MergeResult]:
                 written += [d.path for d in staged.delete_files]
             for new, keep_ids in ((rows.updates, True), (rows.inserts, False)):
                 if new is not None:
-                    inserted = _stage_new_rows(m.ctx, plan, new, rows.new_rows, keep_ids=keep_ids)
+                    inserted = stage_new_rows(m.ctx, plan, new, rows.new_rows, keep_ids=keep_ids)
                     ops += inserted.ops
                     written += inserted.files
         except BaseException:
             delete_paths(written)
             raise
     return Staged(ops, written, outcome)
-
-
-def _stage_new_rows(ctx: LakeContext, plan, rows, new_rows: int, *, keep_ids: bool) -> Staged[None]:
-    """The insert operation (and its files) of updated or inserted rows (table columns + `rowid`, Arrow or Spark):
-    inlined when the statement's `new_rows` are at most the inlining limit, else files; Arrow rows are written
-    in-process where `write_arrow_files` can, else as a Spark frame."""
-    if not isinstance(rows, pa.Table):
-        return stage_rows(ctx, plan, rows, new_rows, keep_ids=keep_ids)
-    data = conform_arrow(rows.drop_columns([ROWID]), plan.table)
-    if keep_ids:
-        staged = insert_versions(ctx, plan, data, rows.column(ROWID), new_rows=new_rows)
-    else:
-        staged = _insert_new(ctx, plan, data, new_rows)
-    if staged is not None:
-        return staged
-    return stage_rows(ctx, plan, frame_of_arrow(ctx, rows), new_rows, keep_ids=keep_ids)  # written on Spark
-
-
-def _insert_new(ctx: LakeContext, plan, data: pa.Table, new_rows: int) -> Staged[None] | None:
-    """`insert_versions` for rows that get new ids: inlined when the statement's `new_rows` are few, else files
-    written in-process; None when they are to be written on Spark."""
-    if new_rows <= ctx.inlining_limit(plan.table) and inlined.inlinable(plan.table.columns, ctx.engine, data):
-        return Staged([InlineInsert(plan.table, data)], [], None)
-    written = write_arrow_files(ctx, data, plan.table, plan.snapshot_id, options_table=plan.table)
-    if written is None:
-        return None
-    return Staged([AppendFiles(plan.table, written)], [f.path for f in written], None)

@@ -19,27 +19,21 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from dataclasses import dataclass, replace
-from typing import TYPE_CHECKING, Any
-
-import pyarrow as pa
+from typing import TYPE_CHECKING
 
 from ..catalog.changes.data import AppendFiles, DeleteRows, InlineInsert, ReplaceAll
 from ..catalog.changes.ddl import TableRef
-from ..dataplane.arrow.local_expressions import NotLocal
-from ..dataplane.arrow.local_scan import ROWID
 from ..dataplane.arrow.statement_rows import NetRows, TableInTransaction
 from ..dataplane.arrow.storage import delete_paths
 from ..dataplane.engine import engine_for
 from ..errors import DuckLakeError, SchemaMismatchError
 from ..spec.internal_columns import INLINED_ROW_ID
 from ..spec.names import parse_table_name as split_name
-from .delete_update import delete_op, insert_versions, stage_rows
+from .delete_update import delete_op, stage_new_rows
 from .staging import Staged
 from .write import stage_write
 
 if TYPE_CHECKING:
-    from ..dataplane.arrow.planned_scan import PlannedScan
-    from .context import LakeContext
     from .transaction import Transaction
 
 DATA_OPS = (AppendFiles, InlineInsert, DeleteRows, ReplaceAll)
@@ -153,7 +147,7 @@ def _net_ops(tx: Transaction, current: _Current) -> Callable[[NetRows], Staged[N
         try:
             if net.version_count and view.original is not None:  # versions are of rows that existed then
                 plan = replace(view.original, table=view.table)  # written with the columns as altered
-                inserted = _stage_versions(ctx, plan, net.versions, net.version_count)
+                inserted = stage_new_rows(ctx, plan, net.versions, net.version_count, keep_ids=True)
                 ops += inserted.ops
                 files += inserted.files
             if net.fresh_count:
@@ -166,18 +160,6 @@ def _net_ops(tx: Transaction, current: _Current) -> Callable[[NetRows], Staged[N
         return Staged(ops, [d.path for d in net.deletes.delete_files] + files, None)
 
     return stage
-
-
-def _stage_versions(ctx: LakeContext, plan: PlannedScan, rows: Any, count: int) -> Staged[None]:
-    """Updated row versions (the table's columns and rowid: an Arrow table or a Spark DataFrame) staged as an
-    insert keeping their row ids; NotLocal when Arrow rows are to be written on Spark (the engine then runs the
-    statement there)."""
-    if isinstance(rows, pa.Table):
-        inserted = insert_versions(ctx, plan, rows.drop_columns([ROWID]), rows.column(ROWID))
-        if inserted is None:
-            raise NotLocal("updated rows written on Spark (their size, the table's layout or encryption)")
-        return inserted
-    return stage_rows(ctx, plan, rows, count, keep_ids=True)
 
 
 def _stage_fresh(tx: Transaction, current: _Current, rows) -> Staged[None]:
