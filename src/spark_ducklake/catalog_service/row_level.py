@@ -22,8 +22,8 @@ from ..dataplane.spark.scan_plan import ScanPlan
 from ..dataplane.spark.write import describe_file
 from ..errors import ConflictError
 from ..lake import DuckLake
-from ..operations.delete_update import delete_op, insert_arrow
-from ..operations.write import load_layout
+from ..operations.delete_update import delete_op, inlined_insert
+from ..operations.write import load_layout, write_arrow_here
 from ..spec.internal_columns import ROW_ID_COLUMN
 from .fields import UnsupportedRequestError, local_path, request_table, request_text
 from .writes import adopt_files, is_rewritten, rewritten_files
@@ -72,13 +72,17 @@ def _commit_row_level(lake: DuckLake, origins: dict[str, pa.Table], name: tuple[
             rows = pa.concat_tables(versions)
             ids = located.column(ROWID).slice(located.num_rows - rows.num_rows)
             data = conform_arrow(rows.drop_columns([_OLD_FILE, _OLD_POS]), plan.table)
-            inserted = insert_arrow(ctx, plan, data, ids, any_size=True, new_rows=new_rows)  # no Spark here
-            if inserted is None:
-                raise UnsupportedRequestError(f"the lake catalog cannot write updated rows of {name[0]}.{name[1]}"
-                                              " keeping their row ids: its layout or types are written by Spark "
-                                              "(use DuckLake.update)")
-            ops += inserted.ops
-            written += inserted.files
+            inline = inlined_insert(ctx, plan, data, ids, new_rows)
+            if inline is not None:
+                ops.append(inline)
+            else:  # no Spark here: pyarrow writes them whatever their size
+                rewritten = write_arrow_here(ctx, data.append_column(ROWID, ids), plan.table, snapshot, keep_ids=True)
+                if rewritten is None:
+                    raise UnsupportedRequestError(f"the lake catalog cannot write updated rows of {name[0]}.{name[1]}"
+                                                  " keeping their row ids: its layout or types are written by Spark "
+                                                  "(use DuckLake.update)")
+                ops.append(AppendFiles(plan.table, rewritten))
+                written += [f.path for f in rewritten]
         if files:
             rows = read_new_files(files, plan.table.columns) if new_rows <= limit else None
             table = dataclasses.replace(plan.table)  # a copy: the layout is loaded in

@@ -20,7 +20,7 @@ from ..dataplane.spark.types import to_spark_schema
 from ..dataplane.spark.write import describe_file, writer_options
 from ..errors import InvalidArgumentError
 from ..lake import DuckLake
-from ..operations.write import load_layout, write_arrow_files
+from ..operations.write import load_layout, write_arrow_here
 from ..spec.model import Column, NewDataFile, TableInfo
 from ..spec.uuid7 import new_uuid
 from .fields import UnsupportedRequestError, request_table, request_text, spark_struct
@@ -43,7 +43,7 @@ def begin_write(lake: DuckLake, request: dict[str, Any]) -> dict[str, Any]:
         info = lake.context.table_info(name)
         columns = info.columns
         staging_root = info.path
-    # DELETE writes only positions, UPDATE's new row versions are written here (insert_arrow, partitioned
+    # DELETE writes only positions, UPDATE's new row versions are written here (write_arrow_here, partitioned
     # as DuckLake.update writes them): Spark's writer adds no data file of the table for either. Rows Spark
     # writes into a partitioned table are partitioned here at commit (rewritten_files).
     row_level = request.get("row_level")
@@ -132,8 +132,7 @@ def rewritten_files(lake: DuckLake, table: TableInfo, files: list[NewDataFile], 
     not split rows by DuckLake's partition values, bucket() included, nor give list elements and map keys and
     values their field ids): with pyarrow in the service, whatever their size, as the new versions of an
     UPDATE are."""
-    written = write_arrow_files(lake.context, read_new_files(files, table.columns), table, snapshot,
-                           options_table=table, any_size=True)
+    written = write_arrow_here(lake.context, read_new_files(files, table.columns), table, snapshot)
     if written is None:
         raise UnsupportedRequestError(f"the lake catalog cannot write the table {table.qualified_name} in Spark "
                                       "SQL: its layout is written by Spark (use DuckLake.write)")

@@ -9,8 +9,8 @@ files and input bytes, encryption) once and returns an engine, `ArrowEngine` (py
 - `restage`: a transaction's DELETE or UPDATE of a table it already changed, as its net change
   (`arrow/statement_rows.py`, `spark/statement_rows.py`) handed to the caller's staging
 - `change_feed`: a table's changes between two snapshots as Arrow
-- `write_data_files`: Arrow rows written as a table's files (Spark's writer is still behind
-  `operations/write.py`'s `write_files`)
+- `write_data_files`: rows (Arrow or a Spark frame) written as a table's files
+- `sort_rows`: Arrow rows in a table's sort order (rows to inline)
 - `write_units`: compaction's units (merged or rewritten files)
 
 Row results have one interface on both planes (counts, `stage_deletes`, rows as Arrow tables or Spark frames);
@@ -38,8 +38,8 @@ from .arrow.conform import conform_arrow
 from .arrow.delete_plan import DeletePlan
 from .arrow.local_dml import LocalUpdate, check_condition, matching_rows, stage_positions
 from .arrow.local_expressions import NotLocal, predicate_mask
-from .arrow.local_scan import encrypted_plan, read_plan
-from .arrow.local_write import check_layout, write_table_files
+from .arrow.local_scan import ROWID, encrypted_plan, read_plan
+from .arrow.local_write import check_layout, sorted_rows, write_table_files
 from .arrow.merge_rows import ArrowMergeRows, MergeSpec
 from .arrow.merge_rows import merge_rows as arrow_merge_rows
 from .arrow.planned_scan import PlannedScan
@@ -47,7 +47,7 @@ from .arrow.statement_rows import NetRows, TableInTransaction
 from .arrow.threshold import files_in_process, is_small, threshold_of
 from .arrow.write_options import WriteOptions
 from .spark import change_feed as spark_feed
-from .spark import compaction_units
+from .spark import compaction_units, row_writes
 from .spark import deletes as spark_deletes
 from .spark import statement_rows as spark_statements
 from .spark import updates as spark_updates
@@ -55,6 +55,7 @@ from .spark.expressions import check_expression
 from .spark.merge_join import SparkMergeRows, merge_join
 from .spark.scan_plan import ScanPlan, rows_as_arrow
 from .spark.session import arrow_frame
+from .spark.sorting import sort_column
 
 T = TypeVar("T")
 
@@ -101,6 +102,18 @@ class SparkEngine:
         one cached frame; the strings are checked first."""
         spark_updates.check_update(self.spark, plan.table, assignments, condition)
         return spark_updates.update_rows(self.spark, plan, assignments, condition)  # type: ignore[arg-type]
+
+    def write_data_files(self, rows: Any, table: TableInfo, options: WriteOptions, *, keep_ids: bool = False,
+                         one_file: bool = False) -> list[NewDataFile]:
+        """Rows (a Spark DataFrame conformed to the table, or Arrow rows) written as the table's data files by
+        Spark's writer; with `keep_ids` their `rowid` column is kept as their row ids, and Arrow rows are then the
+        table's Arrow rows already. Arrow rows are one file with `one_file`."""
+        return row_writes.write_rows(self.spark, rows, table, options, keep_ids=keep_ids, one_file=one_file)
+
+    def sort_rows(self, rows: pa.Table, table: TableInfo) -> pa.Table:
+        """Arrow rows (the table's columns) in the table's sort order, sorted by Spark."""
+        frame = arrow_frame(self.spark, rows).orderBy(*[sort_column(k) for k in table.sort_keys or []])
+        return conform_arrow(frame.toArrow(), table)
 
     def write_units(self, plan: TablePlan, options: WriteOptions, sort_keys: list[SortKey], *,
                     snapshot_ids: bool, live_at: int | None = None,
@@ -158,14 +171,35 @@ class ArrowEngine:
         except NotLocal:  # a condition or an assignment outside the in-process subset: Spark evaluates them
             return self.spark_engine.update_rows(plan, assignments, condition)
 
-    def write_data_files(self, data: pa.Table, table: TableInfo, options: WriteOptions,
-                         row_ids: pa.Array | None = None) -> list[NewDataFile]:
-        """Arrow rows written as the table's data files; NotLocal where only Spark writes them as the lake
-        wants (encrypted lakes: the AES runs on Spark; layouts outside `local_write.check_layout`)."""
+    def write_data_files(self, rows: Any, table: TableInfo, options: WriteOptions, *, keep_ids: bool = False,
+                         one_file: bool = False) -> list[NewDataFile]:
+        """Arrow rows (the table's columns, and `rowid` kept as their row ids with `keep_ids`) written as the
+        table's data files with pyarrow; a Spark DataFrame, and rows only Spark writes as the lake wants
+        (`writes_in_process`), are written by Spark."""
+        if not isinstance(rows, pa.Table) or not self.writes_in_process(table, options):
+            return self.spark_engine.write_data_files(rows, table, options, keep_ids=keep_ids, one_file=one_file)
+        ids = rows.column(ROWID).combine_chunks() if keep_ids else None
+        data = conform_arrow(rows.drop_columns([ROWID]) if keep_ids else rows, table)
+        return write_table_files(data, table, options, row_ids=ids)
+
+    def writes_in_process(self, table: TableInfo, options: WriteOptions) -> bool:
+        """Whether pyarrow writes the table's files as the lake wants: not encrypted (the AES runs on Spark,
+        `spark/encrypted/`) and a layout `local_write.check_layout` takes."""
         if options.encrypted:
-            raise NotLocal("encrypted files are written on Spark (dataplane/spark/encrypted/)")
-        check_layout(table, options.sort_on_insert)
-        return write_table_files(conform_arrow(data, table), table, options, row_ids=row_ids)
+            return False
+        try:
+            check_layout(table, options.sort_on_insert)
+        except NotLocal:
+            return False
+        return True
+
+    def sort_rows(self, rows: pa.Table, table: TableInfo) -> pa.Table:
+        """Arrow rows (the table's columns) in the table's sort order, sorted with pyarrow; sort expressions
+        outside the in-process subset on Spark."""
+        try:
+            return sorted_rows(rows, table)
+        except NotLocal:
+            return self.spark_engine.sort_rows(rows, table)
 
     def merge_rows(self, spec: MergeSpec, plan: ScanPlan, source: Any) -> MergeRows:
         """What a MERGE of a pyarrow `source` changes, joined with pyarrow; a Spark DataFrame source, an encrypted

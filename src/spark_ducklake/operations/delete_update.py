@@ -20,10 +20,9 @@ from ..dataplane.arrow.local_scan import ROWID
 from ..dataplane.arrow.storage import delete_paths
 from ..dataplane.engine import engine_for
 from ..dataplane.spark.delete_writes import restamp
-from ..dataplane.spark.scan import spark_safe
 from ..errors import SchemaMismatchError
 from .staging import Staged
-from .write import frame_of_arrow, write_arrow_files, write_files
+from .write import write_rows
 
 if TYPE_CHECKING:
     from .context import LakeContext
@@ -76,36 +75,28 @@ def stage_new_rows(ctx: LakeContext, plan, rows, new_rows: int, *, keep_ids: boo
     """The insert operation (and its files) of a statement's new rows: `rows` holds the table's columns and
     `rowid`, as Arrow rows or a Spark DataFrame; with `keep_ids` the rows keep those ids (an UPDATE's or MERGE's new
     versions), else they get new ones at commit. Inlined when the statement's new rows (`new_rows`: all of a
-    MERGE's updated and inserted rows) are at most the inlining limit, else files; Arrow rows are written
-    in-process where they can be (`insert_arrow`), else on Spark as one statement's file."""
+    MERGE's updated and inserted rows) are at most the inlining limit, else files (`write_rows`: Arrow rows
+    in-process where they can be, else on Spark as one statement's file)."""
     if not isinstance(rows, pa.Table):
         return _stage_frame(ctx, plan, rows, new_rows, keep_ids=keep_ids)
     data = conform_arrow(rows.drop_columns([ROWID]), plan.table)
     ids = rows.column(ROWID) if keep_ids else None
-    inserted = insert_arrow(ctx, plan, data, ids, new_rows=new_rows)
-    if inserted is not None:
-        return inserted
-    # Only Spark writes them as the lake wants (too large, encrypted, a layout the in-process writer refuses):
-    # the rows found in-process go there as they are, row ids included, as one statement's file.
+    inline = inlined_insert(ctx, plan, data, ids, new_rows)
+    if inline is not None:
+        return Staged([inline], [], None)
     kept = data if ids is None else data.append_column(ROWID, ids)
-    return _write_on_spark(ctx, plan, frame_of_arrow(ctx, spark_safe(kept), one_file=True), keep_ids=keep_ids)
+    files = write_rows(ctx, kept, plan.table, plan.snapshot_id, options_table=plan.table, keep_ids=keep_ids,
+                       one_file=True)
+    return Staged([AppendFiles(plan.table, files)], [f.path for f in files], None)
 
 
-def insert_arrow(ctx: LakeContext, plan, data: pa.Table, ids: pa.ChunkedArray | None, *,
-                 any_size: bool = False, new_rows: int | None = None) -> Staged[None] | None:
-    """The insert operation (and its files) for Arrow rows (the table's columns), keeping the row ids `ids` if
-    given: inlined when the statement's new rows (`new_rows`, default these) are few, else files written
-    in-process (above the small-data threshold too with `any_size`); None when they are to be written on Spark."""
-    row_ids = None if ids is None else ids.combine_chunks()
-    few = (data.num_rows if new_rows is None else new_rows) <= ctx.inlining_limit(plan.table)
-    if few and inlined.inlinable(plan.table.columns, ctx.engine, data):
-        listed = None if row_ids is None else row_ids.to_pylist()
-        return Staged([InlineInsert(plan.table, data, row_ids=listed)], [], None)
-    written = write_arrow_files(ctx, data, plan.table, plan.snapshot_id, options_table=plan.table, row_ids=row_ids,
-                                any_size=any_size)
-    if written is None:
+def inlined_insert(ctx: LakeContext, plan, data: pa.Table, ids: pa.ChunkedArray | None,
+                   new_rows: int) -> InlineInsert | None:
+    """Arrow rows (the table's columns) inlined, keeping the row ids `ids` if given, when the statement's new
+    rows are at most the inlining limit and the catalog can hold their values; else None (they are files)."""
+    if new_rows > ctx.inlining_limit(plan.table) or not inlined.inlinable(plan.table.columns, ctx.engine, data):
         return None
-    return Staged([AppendFiles(plan.table, written)], [f.path for f in written], None)
+    return InlineInsert(plan.table, data, row_ids=None if ids is None else ids.to_pylist())
 
 
 def _stage_frame(ctx: LakeContext, plan, rows, new_rows: int, *, keep_ids: bool) -> Staged[None]:
@@ -116,11 +107,6 @@ def _stage_frame(ctx: LakeContext, plan, rows, new_rows: int, *, keep_ids: bool)
         if inlined.inlinable(plan.table.columns, ctx.engine, data):
             ids = small.column(ROWID).to_pylist() if keep_ids else None
             return Staged([InlineInsert(plan.table, data, row_ids=ids)], [], None)
-    return _write_on_spark(ctx, plan, rows, keep_ids=keep_ids)
-
-
-def _write_on_spark(ctx: LakeContext, plan, rows, *, keep_ids: bool) -> Staged[None]:
-    """`rows` (a Spark DataFrame: table columns + `rowid`) written as the table's files on Spark."""
-    files = write_files(ctx, rows if keep_ids else rows.drop(ROWID), plan.table, plan.snapshot_id,
-                        options_table=plan.table, row_ids=keep_ids)
+    files = write_rows(ctx, rows if keep_ids else rows.drop(ROWID), plan.table, plan.snapshot_id,
+                       options_table=plan.table, keep_ids=keep_ids)
     return Staged([AppendFiles(plan.table, files)], [f.path for f in files], None)

@@ -1,8 +1,10 @@
-"""Orchestrating a write: conform the data, inline it or stage Parquet files on Spark, then commit once."""
+"""Orchestrating a write: conform the data, inline it or stage Parquet files on the plane `engine_for` picks (pyarrow
+on the driver for small Arrow rows, else Spark), then commit once."""
 
 from __future__ import annotations
 
 from collections.abc import Callable
+from functools import partial
 from typing import TYPE_CHECKING
 
 import pyarrow as pa
@@ -12,21 +14,14 @@ from ..catalog.changes.ddl import CreateTable, TableRef
 from ..catalog.changes.partitioning import current_spec
 from ..catalog.changes.sorting import current_sort
 from ..catalog.inlined import codec as inlined
-from ..dataplane.arrow.conform import conform_arrow, not_null_message
+from ..dataplane.arrow.conform import conform_arrow
 from ..dataplane.arrow.file_layout import estimated_row_width
-from ..dataplane.arrow.local_expressions import NotLocal
 from ..dataplane.arrow.local_scan import read_new_files
-from ..dataplane.arrow.local_write import sorted_rows
 from ..dataplane.arrow.storage import delete_paths
 from ..dataplane.arrow.threshold import threshold_of
 from ..dataplane.arrow.write_options import WriteOptions
 from ..dataplane.engine import ArrowEngine, engine_for
-from ..dataplane.spark import write as spark_write
-from ..dataplane.spark.columns import spark_col
 from ..dataplane.spark.conform import conform_spark, plan_columns
-from ..dataplane.spark.session import arrow_frame
-from ..dataplane.spark.sorting import sort_column
-from ..errors import ConstraintError
 from ..spec import paths
 from ..spec.model import PartitionSpec, TableInfo
 from .staging import Staged
@@ -65,22 +60,30 @@ def load_layout(ctx: LakeContext, table: TableInfo, snapshot_id: int, conn=None)
             table.sort_keys = current_sort(conn, table.table_id, snapshot_id)
 
 
-def write_arrow_files(ctx: LakeContext, data: pa.Table, table: TableInfo, snapshot_id: int, *,
-                      options_table: TableInfo | None, row_ids: pa.Array | None = None,
-                      options: Callable[[str], str | None] | None = None,
-                      any_size: bool = False) -> list | None:
-    """Write Arrow rows (the table's columns) as data files in-process with pyarrow when they are small
-    (dataplane/arrow/threshold.py) and the table's layout allows it; None: the caller writes on Spark.
-    `options`: the lake options of `options_table` if the caller has read them (LakeContext.options_of).
-    `any_size`: whatever their size (a caller without Spark that holds the rows already: the catalog service)."""
-    engine = engine_for(ctx, extra_bytes=data.nbytes, any_size=any_size)
-    if not isinstance(engine, ArrowEngine):
-        return None
+def write_rows(ctx: LakeContext, rows, table: TableInfo, snapshot_id: int, *, options_table: TableInfo | None,
+               options: Callable[[str], str | None] | None = None, keep_ids: bool = False,
+               one_file: bool = False) -> list:
+    """Rows written as the table's files, partitioned and sorted as the table is at the snapshot (looked up once per
+    TableInfo); nothing committed. `rows`: Arrow rows (the table's columns, with `rowid` kept as their ids with
+    `keep_ids`; one file with `one_file` if written on Spark) or a Spark DataFrame conformed to the table. The
+    plane is `engine_for`'s for their size. `options_table` scopes the lake options (None for a table not yet
+    created); `options`: those options if the caller has read them (LakeContext.options_of)."""
     load_layout(ctx, table, snapshot_id)
-    try:
-        return engine.write_data_files(data, table, _write_options(ctx, options_table, options), row_ids=row_ids)
-    except NotLocal:  # encrypted lakes, layouts only Spark writes as the lake wants: the caller writes on Spark
+    engine = engine_for(ctx, extra_bytes=rows.nbytes if isinstance(rows, pa.Table) else 0)
+    return engine.write_data_files(rows, table, _write_options(ctx, options_table, options), keep_ids=keep_ids,
+                                   one_file=one_file)
+
+
+def write_arrow_here(ctx: LakeContext, rows: pa.Table, table: TableInfo, snapshot_id: int, *,
+                     keep_ids: bool = False) -> list | None:
+    """`write_rows` of Arrow rows with pyarrow in this process whatever their size, for a caller without Spark (the
+    catalog service); None when only Spark writes them as the lake wants (`ArrowEngine.writes_in_process`)."""
+    load_layout(ctx, table, snapshot_id)
+    engine = engine_for(ctx, any_size=True)
+    options = ctx.write_options(table)
+    if not isinstance(engine, ArrowEngine) or not engine.writes_in_process(table, options):
         return None
+    return engine.write_data_files(rows, table, options, keep_ids=keep_ids)
 
 
 # DuckDB's row group size: with `one_file_if_small` (lake.sql's duckdb dialect), a Spark DataFrame of at most this
@@ -94,43 +97,6 @@ def small_frame_rows(ctx: LakeContext, table: TableInfo) -> int:
     """Rows up to which a Spark DataFrame is written in-process (0: never): SMALL_FRAME_ROWS, fewer when the
     table's rows are so wide that many would pass the small-data threshold."""
     return min(SMALL_FRAME_ROWS, threshold_of(ctx) // estimated_row_width(table.columns))
-
-
-def write_files(ctx: LakeContext, frame, table: TableInfo, snapshot_id: int, *, options_table: TableInfo | None,
-                row_ids: bool = False, options: Callable[[str], str | None] | None = None) -> list:
-    """Write a conformed DataFrame as the table's Parquet files, partitioned and sorted as the table is at the
-    snapshot (looked up once per TableInfo); nothing committed. `options_table` scopes the lake options (None for
-    a table not yet created); `options`: those options if the caller has read them."""
-    load_layout(ctx, table, snapshot_id)
-    required = [c for c in table.columns if not c.nullable]
-    try:
-        return spark_write.write_data_files(ctx.spark, _not_null_guard(frame, table, required), table,
-                                options=_write_options(ctx, options_table, options), row_ids=row_ids)
-    except Exception as exc:
-        # The executors' raise_error: the staged files are gone with the failed job (write_data_files).
-        broken = next((m for m in (not_null_message(table, c) for c in required) if m in str(exc)), None)
-        if broken is None:
-            raise
-        raise ConstraintError(broken) from None
-
-
-def _not_null_guard(frame, table: TableInfo, required: list):
-    """`frame` whose NOT NULL columns fail the Spark job on a NULL (checked on the executors, in the same pass
-    that writes the files)."""
-    if not required:
-        return frame
-    # Spark's optimizer folds `IS NULL` of a column its schema says is never NULL to false (NullPropagation), so
-    # a guard there checks nothing, yet building it costs py4j calls and a plan analysis on every write (a quarter
-    # second on a busy driver): only the columns the frame may hold NULLs in are guarded.
-    may_be_null = {f.name: f.nullable for f in frame.schema.fields}
-    required = [c for c in required if may_be_null.get(c.name, True)]
-    if not required:
-        return frame
-    from pyspark.sql import functions as F
-
-    return frame.withColumns({
-        c.name: F.when(spark_col(c.name).isNull(), F.raise_error(F.lit(not_null_message(table, c))))
-        .otherwise(spark_col(c.name)) for c in required})
 
 
 def schema_of(data):
@@ -150,54 +116,36 @@ def stage_write(ctx: LakeContext, data, table: TableInfo, ref: TableRef | None, 
     in its round of catalog reads; else they are read when needed."""
     if is_pandas(data):
         data = pa.Table.from_pandas(data, preserve_index=False)
-    is_arrow = isinstance(data, pa.Table)
-    staged: Staged[None] = Staged([], [], None)
-    if replace_all:
-        staged.ops.append(ReplaceAll(table))
+    staged: Staged[None] = Staged([ReplaceAll(table)] if replace_all else [], [], None)
     if limit is None:
         limit = ctx.inlining_limit(table if replace_existing else None)
-    small = None
     options_table = table if ref is None else None
-    if is_arrow:
-        if data.num_rows <= limit:
-            small = conform_arrow(data, table)
-        else:
-            local = write_arrow_files(ctx, data, table, read_snapshot, options_table=options_table, options=options)
-            if local is not None:
-                return _with_files(staged, local, table, ref)
-            data = frame_of_arrow(ctx, data, one_file_if_small)
-    if small is None:
+    files_of = partial(write_rows, ctx, table=table, snapshot_id=read_snapshot, options_table=options_table,
+                       options=options, one_file=one_file_if_small)
+    if isinstance(data, pa.Table):
+        small, rest = (conform_arrow(data, table) if data.num_rows <= limit else None), data
+    else:
         conformed = conform_spark(data, table)  # schema errors surface before any Spark job runs
-        cap = small_frame_rows(ctx, table) if one_file_if_small and not is_arrow else 0
+        small, rest = None, conformed
+        cap = small_frame_rows(ctx, table) if one_file_if_small else 0
         if cap > 0:  # one job fetches the head both checks need
             head = conformed.limit(max(limit, cap) + 1).toArrow()
-            if head.num_rows <= limit:
-                small = conform_arrow(head, table)
-            elif head.num_rows <= cap:  # a small frame: one file in-process, rows in the frame's order
-                local = write_arrow_files(ctx, head, table, read_snapshot, options_table=options_table, options=options)
-                if local is not None:
-                    return _with_files(staged, local, table, ref)
-        elif limit > 0 and not is_arrow and inlined.inlinable(table.columns, ctx.engine):
+            small = conform_arrow(head, table) if head.num_rows <= limit else None
+            rest = head if head.num_rows <= cap else conformed  # a small frame: one file, in the frame's row order
+        elif limit > 0 and inlined.inlinable(table.columns, ctx.engine):
             # Written first, inlined after if few: a head fetched first would compute the frame twice.
-            files = write_files(ctx, conformed, table, read_snapshot, options_table=options_table, options=options)
+            files = files_of(conformed)
             small = _few_rows(files, conformed, table, limit)
             if small is None or not inlined.inlinable(table.columns, ctx.engine, small):
                 return _with_files(staged, files, table, ref)
             delete_paths([f.path for f in files])
-    if small is not None and not inlined.inlinable(table.columns, ctx.engine, small):
-        small = None  # values DuckDB could not read back from this catalog's text form: write Parquet
-        if is_arrow:
-            local = write_arrow_files(ctx, data, table, read_snapshot, options_table=options_table, options=options)
-            if local is not None:
-                return _with_files(staged, local, table, ref)
-            conformed = conform_spark(frame_of_arrow(ctx, data, one_file_if_small), table)
-    if small is not None:
-        if small.num_rows:
-            small = _sorted_inline(ctx, small, table, read_snapshot, options_table, options)
-            staged.ops.append(InlineInsert(table, small, ref))
-        return staged
-    files = write_files(ctx, conformed, table, read_snapshot, options_table=options_table, options=options)
-    return _with_files(staged, files, table, ref)
+    # Values DuckDB could not read back from this catalog's text form are written as Parquet too.
+    if small is None or not inlined.inlinable(table.columns, ctx.engine, small):
+        return _with_files(staged, files_of(rest), table, ref)
+    if small.num_rows:
+        staged.ops.append(InlineInsert(table, _sorted_inline(ctx, small, table, read_snapshot, options_table, options),
+                                       ref))
+    return staged
 
 
 def _few_rows(files: list, frame, table: TableInfo, limit: int) -> pa.Table | None:
@@ -219,11 +167,7 @@ def _sorted_inline(ctx: LakeContext, small: pa.Table, table: TableInfo, snapshot
     load_layout(ctx, table, snapshot_id)
     if not table.sort_keys or not _write_options(ctx, options_table, options).sort_on_insert:
         return small
-    try:
-        return sorted_rows(small, table)
-    except NotLocal:
-        frame = frame_of_arrow(ctx, small).orderBy(*[sort_column(k) for k in table.sort_keys])
-        return conform_arrow(frame.toArrow(), table)
+    return engine_for(ctx, extra_bytes=small.nbytes).sort_rows(small, table)
 
 
 def _with_files(staged: Staged[None], files: list, table: TableInfo, ref: TableRef | None) -> Staged[None]:
@@ -235,13 +179,6 @@ def _with_files(staged: Staged[None], files: list, table: TableInfo, ref: TableR
 
 def _write_options(ctx: LakeContext, table: TableInfo | None, options: Callable[[str], str | None] | None = None):
     return WriteOptions.from_lake_options(options) if options else ctx.write_options(table)
-
-
-def frame_of_arrow(ctx: LakeContext, data: pa.Table, one_file: bool = False):
-    """A Spark DataFrame of Arrow data (dataplane/spark/session.py `arrow_frame`), in one partition when `one_file`
-    (rows written out in a statement are one file, as the reference writes them)."""
-    frame = arrow_frame(ctx.spark, data)
-    return frame.coalesce(1) if one_file else frame
 
 
 def is_pandas(data) -> bool:

@@ -19,6 +19,7 @@ run on executors need only pyarrow, pandas and numpy (tests/deployment/test_user
 - mapped_files.py    reading files without field ids by name (add_data_files, name mappings)
 - change_feed.py     table_insertions / table_deletions / table_changes between two snapshots
 - write.py           writing a DataFrame as DuckLake data files (native Parquet writer, field ids)
+- row_writes.py      a write's rows (a DataFrame or Arrow rows) to `write.py`, NOT NULL columns guarded
 - compaction_units.py  compaction's groups of files rewritten into one file each, one Spark job per layout
 - write_in_place.py  Spark tasks running `arrow/task_writer.py`: files straight to their final names
 - partition.py       partition key columns of a DataFrame (bucket, calendar parts)
