@@ -109,7 +109,7 @@ def schema_of(data):
 def stage_write(ctx: LakeContext, data, table: TableInfo, ref: TableRef | None, *, replace_all: bool,
                 read_snapshot: int, replace_existing: bool, limit: int | None = None,
                 one_file_if_small: bool = False, options: Callable[[str], str | None] | None = None) -> Staged[None]:
-    """Conform `data`, then inline it or write its files on Spark (after ending every row of the table first when
+    """Conform `data`, then inline it or write its files (`write_rows`, after ending every row of the table first when
     `replace_all`); returns the operations, nothing committed. `one_file_if_small`: a small Spark DataFrame is
     written in-process as one file, in its row order (SMALL_FRAME_ROWS); an Arrow table that goes to Spark is one
     file. `options`: the lake options in force for the table (LakeContext.options_of), if the caller has read them
@@ -123,15 +123,16 @@ def stage_write(ctx: LakeContext, data, table: TableInfo, ref: TableRef | None, 
     files_of = partial(write_rows, ctx, table=table, snapshot_id=read_snapshot, options_table=options_table,
                        options=options, one_file=one_file_if_small)
     if isinstance(data, pa.Table):
-        small, rest = (conform_arrow(data, table) if data.num_rows <= limit else None), data
+        small = conform_arrow(data, table) if data.num_rows <= limit else None
+        unless_inlined = data
     else:
         conformed = conform_spark(data, table)  # schema errors surface before any Spark job runs
-        small, rest = None, conformed
+        small, unless_inlined = None, conformed
         cap = small_frame_rows(ctx, table) if one_file_if_small else 0
         if cap > 0:  # one job fetches the head both checks need
             head = conformed.limit(max(limit, cap) + 1).toArrow()
             small = conform_arrow(head, table) if head.num_rows <= limit else None
-            rest = head if head.num_rows <= cap else conformed  # a small frame: one file, in the frame's row order
+            unless_inlined = head if head.num_rows <= cap else conformed  # a small frame: one file, rows in order
         elif limit > 0 and inlined.inlinable(table.columns, ctx.engine):
             # Written first, inlined after if few: a head fetched first would compute the frame twice.
             files = files_of(conformed)
@@ -141,7 +142,7 @@ def stage_write(ctx: LakeContext, data, table: TableInfo, ref: TableRef | None, 
             delete_paths([f.path for f in files])
     # Values DuckDB could not read back from this catalog's text form are written as Parquet too.
     if small is None or not inlined.inlinable(table.columns, ctx.engine, small):
-        return _with_files(staged, files_of(rest), table, ref)
+        return _with_files(staged, files_of(unless_inlined), table, ref)
     if small.num_rows:
         staged.ops.append(InlineInsert(table, _sorted_inline(ctx, small, table, read_snapshot, options_table, options),
                                        ref))
