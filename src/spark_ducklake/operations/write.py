@@ -168,7 +168,9 @@ def _sorted_inline(ctx: LakeContext, small: pa.Table, table: TableInfo, snapshot
     load_layout(ctx, table, snapshot_id)
     if not table.sort_keys or not _write_options(ctx, options_table, options).sort_on_insert:
         return small
-    return engine_for(ctx, extra_bytes=small.nbytes).sort_rows(small, table)
+    # Inlined rows are few by definition: sorted in-process whatever the small-data threshold (Spark for sort
+    # expressions pyarrow does not evaluate).
+    return engine_for(ctx, any_size=True).sort_rows(small, table)
 
 
 def _with_files(staged: Staged[None], files: list, table: TableInfo, ref: TableRef | None) -> Staged[None]:
