@@ -72,7 +72,7 @@ def _commit_row_level(lake: DuckLake, origins: dict[str, pa.Table], name: tuple[
             rows = pa.concat_tables(versions)
             ids = located.column(ROWID).slice(located.num_rows - rows.num_rows)
             data = conform_arrow(rows.drop_columns([_OLD_FILE, _OLD_POS]), plan.table)
-            inline = inlined_insert(ctx, plan, data, ids, new_rows)
+            inline = inlined_insert(ctx, plan, data, ids, few=new_rows <= limit)
             if inline is not None:
                 ops.append(inline)
             else:  # no Spark here: pyarrow writes them whatever their size

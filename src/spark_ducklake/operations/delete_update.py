@@ -77,11 +77,12 @@ def stage_new_rows(ctx: LakeContext, plan, rows, new_rows: int, *, keep_ids: boo
     versions), else they get new ones at commit. Inlined when the statement's new rows (`new_rows`: all of a
     MERGE's updated and inserted rows) are at most the inlining limit, else files (`write_rows`: Arrow rows
     in-process where they can be, else on Spark as one statement's file)."""
+    few = new_rows <= ctx.inlining_limit(plan.table)
     if not isinstance(rows, pa.Table):
-        return _stage_frame(ctx, plan, rows, new_rows, keep_ids=keep_ids)
+        return _stage_frame(ctx, plan, rows, few=few, keep_ids=keep_ids)
     data = conform_arrow(rows.drop_columns([ROWID]), plan.table)
     ids = rows.column(ROWID) if keep_ids else None
-    inline = inlined_insert(ctx, plan, data, ids, new_rows)
+    inline = inlined_insert(ctx, plan, data, ids, few=few)
     if inline is not None:
         return Staged([inline], [], None)
     kept = data if ids is None else data.append_column(ROWID, ids)
@@ -90,23 +91,24 @@ def stage_new_rows(ctx: LakeContext, plan, rows, new_rows: int, *, keep_ids: boo
     return Staged([AppendFiles(plan.table, files)], [f.path for f in files], None)
 
 
-def inlined_insert(ctx: LakeContext, plan, data: pa.Table, ids: pa.ChunkedArray | None,
-                   new_rows: int) -> InlineInsert | None:
+def inlined_insert(ctx: LakeContext, plan, data: pa.Table, ids: pa.ChunkedArray | None, *,
+                   few: bool) -> InlineInsert | None:
     """Arrow rows (the table's columns) inlined, keeping the row ids `ids` if given, when the statement's new
-    rows are at most the inlining limit and the catalog can hold their values; else None (they are files)."""
-    if new_rows > ctx.inlining_limit(plan.table) or not inlined.inlinable(plan.table.columns, ctx.engine, data):
+    rows are `few` (at most the inlining limit, which the caller has looked up) and the catalog can hold their
+    values; else None (they are files)."""
+    if not few or not inlined.inlinable(plan.table.columns, ctx.engine, data):
         return None
     return InlineInsert(plan.table, data, row_ids=None if ids is None else ids.to_pylist())
 
 
-def _stage_frame(ctx: LakeContext, plan, rows, new_rows: int, *, keep_ids: bool) -> Staged[None]:
+def _stage_frame(ctx: LakeContext, plan, rows, *, few: bool, keep_ids: bool) -> Staged[None]:
     """`stage_new_rows` for a Spark DataFrame: fetched and inlined when few, else written on Spark."""
-    if new_rows <= ctx.inlining_limit(plan.table):
+    if few:
         small = rows.toArrow()
         data = conform_arrow(small.drop_columns([ROWID]), plan.table)
-        if inlined.inlinable(plan.table.columns, ctx.engine, data):
-            ids = small.column(ROWID).to_pylist() if keep_ids else None
-            return Staged([InlineInsert(plan.table, data, row_ids=ids)], [], None)
+        inline = inlined_insert(ctx, plan, data, small.column(ROWID) if keep_ids else None, few=True)
+        if inline is not None:
+            return Staged([inline], [], None)
     files = write_rows(ctx, rows if keep_ids else rows.drop(ROWID), plan.table, plan.snapshot_id,
                        options_table=plan.table, keep_ids=keep_ids)
     return Staged([AppendFiles(plan.table, files)], [f.path for f in files], None)
