@@ -16,6 +16,9 @@
 #               (tests marked `servers`; dbt in its own venv, scripts/dbt_venv.sh)
 #   6 s3        storage tests with data on a local S3 server (scripts/s3.sh)
 #   7 wheel     the wheel, installed with no extras into a fresh venv, runs scripts/smoke_tour.py
+#   8 workers   the tests marked `python_workers`, on a local session and over Spark Connect side by side, after
+#               the other lanes: Spark gives a non-daemon Python worker a fixed 10 s to start and connect back, and
+#               on two cores busy with four lanes that start took longer (the local and Connect lanes skip them)
 # SPARK_DUCKLAKE_LANES="catalog local" runs a subset (`local` is both halves).
 set -uo pipefail
 cd "$(dirname "$0")/.."
@@ -25,7 +28,7 @@ bash scripts/setup.sh test || exit 1
 .venv/bin/mypy || exit 1  # configured in pyproject.toml ([tool.mypy])
 
 lanes=""
-for lane in ${SPARK_DUCKLAKE_LANES:-catalog local plugin connect user cluster servers s3 wheel}; do
+for lane in ${SPARK_DUCKLAKE_LANES:-catalog local plugin connect user cluster servers s3 wheel workers}; do
     [ "$lane" = local ] && lanes+=" local1 local2" || lanes+=" $lane"
 done
 pytest=(.venv/bin/python -m pytest -q --durations=25)
@@ -53,7 +56,7 @@ lane_local() {
     # Per-backend `catalog` cases on SQLite and PostgreSQL, on all four for the tests marked `every_backend` (the
     # interop ones); the catalog lane runs every test on every backend.
     SPARK_DUCKLAKE_TEST_BACKENDS_UNMARKED=sqlite,postgres \
-        "${pytest[@]}" -m "spark and not cluster and not s3 and not servers" "$@"
+        "${pytest[@]}" -m "spark and not cluster and not s3 and not servers and not python_workers" "$@"
 }
 lane_local1() { lane_local tests/*/test_[a-e]*.py "$@"; }
 lane_local2() { lane_local --ignore-glob='*/test_[a-e]*.py' --ignore-glob='*/catalog_service/*' "$@"; }
@@ -65,7 +68,8 @@ lane_connect() {
     # only: the backend does not change how data moves. Tests marked `own_session` (the catalog plugin's, a JVM
     # class, and those starting Connect servers of their own) would run the same again over Connect.
     SPARK_DUCKLAKE_SMALL_DATA_BYTES=0 SPARK_DUCKLAKE_TEST_CONNECT=1 SPARK_DUCKLAKE_TEST_BACKENDS=sqlite \
-        "${pytest[@]}" -m "spark and not cluster and not s3 and not own_session" --deselect tests/catalog/test_concurrency.py "$@"
+        "${pytest[@]}" -m "spark and not cluster and not s3 and not own_session and not python_workers" \
+        --deselect tests/catalog/test_concurrency.py "$@"
 }
 lane_user() {
     bash scripts/cluster.sh worker-venv "$state/cluster" >/dev/null || return 1
@@ -102,6 +106,17 @@ lane_s3() {
     return $rc
 }
 lane_wheel() { bash scripts/wheel_smoke.sh; }
+lane_workers() {  # the local lanes' and the Connect lane's settings, the two side by side
+    local log="$state/workers-connect.log" connect rc=0
+    SPARK_DUCKLAKE_SMALL_DATA_BYTES=0 SPARK_DUCKLAKE_TEST_CONNECT=1 SPARK_DUCKLAKE_TEST_BACKENDS=sqlite \
+        "${pytest[@]}" -m "spark and python_workers and not own_session" "$@" >"$log" 2>&1 &
+    connect=$!
+    SPARK_DUCKLAKE_TEST_BACKENDS_UNMARKED=sqlite,postgres "${pytest[@]}" -m "spark and python_workers" "$@" || rc=$?
+    wait "$connect" || rc=$?
+    echo "--- the same tests over Spark Connect:"
+    cat "$log"
+    return $rc
+}
 
 run_group() {  # run_group LANE...: the lanes one after another
     local lane
@@ -130,6 +145,7 @@ else
         wait "${entry%%:*}"
         cat "${entry#*:}"
     done
+    [[ " $lanes " == *" workers "* ]] && run_group workers
 fi
 
 for lane in $lanes; do

@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
+import itertools
 import os
+import re
 import uuid
 
 import pytest
@@ -110,7 +112,7 @@ def mysql_catalog(new_mysql_catalog):
 
 # Fixtures that start Spark (a session, a Connect server): a test whose fixture closure holds one is marked `spark`.
 SPARK_FIXTURES = frozenset({"spark", "connect_url", "cluster"})
-# Set by scripts/test.sh's `catalog` lane; `-m "not spark ..."` alone does it too (see _spark_free).
+# Set by scripts/test.sh's `catalog` lane; `-m "not spark ..."` alone does it too (see selects_no_spark).
 NO_SPARK_ENV = "SPARK_DUCKLAKE_TEST_NO_SPARK"
 # Set by scripts/test.sh: the catalog backends the lane's `catalog` cases run on (the Connect and user lanes), and
 # those of the tests not marked `every_backend` (the local lane).
@@ -166,9 +168,9 @@ def catalog(request, tmp_path):
     return request.getfixturevalue("pg_catalog")
 
 
-def _spark_free(config) -> bool:
+def selects_no_spark(config) -> bool:
     """Whether this run selects no Spark test: SPARK_DUCKLAKE_TEST_NO_SPARK=1, or a `-m` expression that a test
-    marked `spark` never passes, whatever its other marks (e.g. "not spark and not s3")."""
+    marked `spark` never passes, whatever its other marks (e.g. "not spark and not s3"; "spark and not s3" is not)."""
     if os.environ.get(NO_SPARK_ENV) == "1":
         return True
     expression = config.getoption("markexpr", "") or ""
@@ -179,8 +181,11 @@ def _spark_free(config) -> bool:
     except ImportError:
         return False
     compiled = Expression.compile(expression)
-    return not any(compiled.evaluate(lambda name, others=others, **_: name == "spark" or others)
-                   for others in (False, True))
+    others = sorted(set(re.findall(r"[\w:+\-.\[\]\\/]+", expression)) - {"and", "or", "not", "spark"})
+    bits = itertools.product((False, True), repeat=len(others))
+    assignments = (dict(zip(others, values, strict=True)) for values in bits)  # each mark on or off, spark on
+    return not any(compiled.evaluate(lambda name, marks=marks, **_: name == "spark" or marks.get(name, False))
+                   for marks in assignments)
 
 
 def _no_spark(*_args, **_kwargs):
@@ -200,7 +205,7 @@ def _default_version(request, monkeypatch):
 def forbid_spark_when_spark_free(request):
     """In a Spark-free run, starting a Spark session fails loudly: a test that needs Spark without saying so
     (no `spark` fixture, no `spark` mark) would otherwise slow the catalog lane down unnoticed."""
-    if not _spark_free(request.config):
+    if not selects_no_spark(request.config):
         yield
         return
     patch = pytest.MonkeyPatch()

@@ -76,6 +76,7 @@ def _exercise(lake, spark, tmp_path: Path) -> list[str]:
 
 @pytest.mark.spark
 @pytest.mark.own_session
+@pytest.mark.python_workers
 def test_connect_event_log_plans_and_confs_hold_no_catalog_password(pg_catalog, tmp_path):
     events = tmp_path / "events"
     events.mkdir()
@@ -94,6 +95,7 @@ def test_connect_event_log_plans_and_confs_hold_no_catalog_password(pg_catalog, 
         assert TABLE in plan and PASSWORD not in plan
 
 
+@pytest.mark.python_workers
 def test_plans_confs_and_py4j_log_hold_no_catalog_password(spark, pg_catalog, tmp_path, caplog):
     catalog = f"{pg_catalog} password={PASSWORD}"
     lake = DuckLake.attach(catalog, str(tmp_path / "data"), spark=spark, data_inlining_row_limit=0)

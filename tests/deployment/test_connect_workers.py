@@ -43,6 +43,7 @@ def _python_workers(root: int) -> int:
 
 @pytest.mark.spark
 @pytest.mark.own_session
+@pytest.mark.python_workers
 @pytest.mark.skipif(not os.path.isdir("/proc"), reason="counts processes through /proc")
 def test_many_sessions_leave_few_python_workers(tmp_path):
     def identity(batches):  # pickled by value: the workers cannot import this test module

@@ -210,6 +210,7 @@ def test_reference_binary_reads_the_rest_of_the_catalog(tmp_path):
     assert results[2] == [{"order_id": 7}]
 
 
+@pytest.mark.python_workers  # the stream between two nested schemas' tables
 def test_spark_reads_and_writes_a_nested_schema_table(tmp_path, spark):
     lake = DuckLake.attach(f"sqlite:{tmp_path / 'meta.sqlite'}", str(tmp_path / "data"), ducklake_version="1.1",
                            spark=spark, small_data_threshold=0)

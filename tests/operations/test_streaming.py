@@ -20,6 +20,9 @@ from tests.catalog.test_inlined import DDL, ROWS
 from tests.support.compare import duckdb_rows, spark_rows
 from tests.support.reference import attach
 
+# Streaming sources (and foreachBatch over Connect) run in Spark's non-daemon Python workers.
+pytestmark = pytest.mark.python_workers
+
 PHASE_1 = [
     "CREATE TABLE lake.t (id INTEGER, val VARCHAR)",
     "INSERT INTO lake.t SELECT i, 'a' || i FROM range(0, 40) r(i)",          # a data file
