@@ -133,10 +133,10 @@ if [ -n "${SPARK_DUCKLAKE_SERIAL:-}" ]; then
     run_group $lanes
 else
     groups=()
-    # Four groups that take about as long each on 2 cores (about 28 min on 2026-11-28: local1 + s3 1,650 s,
-    # connect 1,449 s + plugin, catalog + user + cluster + servers 1,677 s + dbt, local2 1,833 s; the same tests
-    # took 67 min on a slower day, 2026-11-29: the lanes are CPU-bound); user and cluster share the worker venv,
-    # so they run one after the other.
+    # Four groups that take about as long each on 2 cores; the lanes are CPU-bound, so the times follow the
+    # machine's speed. A clean clone on 2026-11-29, JVMs C1-only: local1 + s3 1,801 s, connect + plugin 2,146 s,
+    # catalog + user + cluster + servers 2,050 s, local2 + wheel 2,131 s, then workers 203 s; 2,349 s in all.
+    # User and cluster share the worker venv, so they run one after the other.
     for group in "local1 s3" "connect plugin" "catalog user cluster servers" "local2 wheel"; do
         selected=()
         for lane in $group; do [[ " $lanes " == *" $lane "* ]] && selected+=("$lane"); done
