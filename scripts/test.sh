@@ -134,9 +134,9 @@ if [ -n "${SPARK_DUCKLAKE_SERIAL:-}" ]; then
 else
     groups=()
     # Four groups that take about as long each on 2 cores; the lanes are CPU-bound, so the times follow the
-    # machine's speed. A clean clone on 2026-11-29, JVMs C1-only, took 2,349 s in all: local1 1,492 s, s3 309,
-    # plugin 178, wheel 69 | connect 1,968 | catalog 1,129, user 535, cluster 124, servers 262 | local2 2,062;
-    # then workers 203 s (plugin and wheel ran beside connect and local2 then, which ended last).
+    # machine's speed. A clean clone on 2026-11-29, JVMs C1-only, took 2,270 s in all: local1 1,447 s, s3 251,
+    # plugin 292, wheel 73 | connect 1,889 | catalog 1,063, user 506, cluster 112, servers 300 | local2 1,978;
+    # then workers 207 s.
     # User and cluster share the worker venv, so they run one after the other.
     for group in "local1 s3 plugin wheel" "connect" "catalog user cluster servers" "local2"; do
         selected=()
