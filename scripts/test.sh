@@ -56,23 +56,25 @@ run_lane() {  # run_lane NAME COMMAND...: time one lane, record its exit status 
 }
 
 lane_catalog() { SPARK_DUCKLAKE_TEST_NO_SPARK=1 "${pytest[@]}" -m "not spark and not cluster and not s3" "$@"; }
-lane_local() {
-    # Per-backend `catalog` cases on SQLite and PostgreSQL, on all four for the tests marked `every_backend` (the
-    # interop ones); the catalog lane runs every test on every backend.
-    SPARK_DUCKLAKE_TEST_BACKENDS_UNMARKED=sqlite,postgres \
-        "${pytest[@]}" -m "spark and not cluster and not s3 and not servers and not python_workers" "$@"
+# pytest on the local Spark session: per-backend `catalog` cases on SQLite and PostgreSQL, on all four for the
+# tests marked `every_backend` (the interop ones); the catalog lane runs every test on every backend.
+pytest_local() { SPARK_DUCKLAKE_TEST_BACKENDS_UNMARKED=sqlite,postgres "${pytest[@]}" "$@"; }
+# pytest over Spark Connect, small-data threshold 0: every operation moves its data through Connect, none takes the
+# in-process pyarrow path the other lanes (and users) get for small data. Tests with a `catalog` case per backend
+# run on SQLite only: the backend does not change how data moves.
+pytest_connect() {
+    SPARK_DUCKLAKE_SMALL_DATA_BYTES=0 SPARK_DUCKLAKE_TEST_CONNECT=1 SPARK_DUCKLAKE_TEST_BACKENDS=sqlite \
+        "${pytest[@]}" "$@"
 }
+lane_local() { pytest_local -m "spark and not cluster and not s3 and not servers and not python_workers" "$@"; }
 lane_local1() { lane_local tests/*/test_[a-e]*.py "$@"; }
 lane_local2() { lane_local --ignore-glob='*/test_[a-e]*.py' --ignore-glob='*/catalog_service/*' "$@"; }
 # The catalog plugin's tests (one shared child JVM, tests/support/plugin_session.py), the servers lane's aside.
 lane_plugin() { lane_local tests/catalog_service "$@"; }
 lane_connect() {
-    # Small-data threshold 0: every operation moves its data through Connect, none takes the in-process pyarrow
-    # path the other lanes (and users) get for small data. Tests with a `catalog` case per backend run on SQLite
-    # only: the backend does not change how data moves. Tests marked `own_session` (the catalog plugin's, a JVM
-    # class, and those starting Connect servers of their own) would run the same again over Connect.
-    SPARK_DUCKLAKE_SMALL_DATA_BYTES=0 SPARK_DUCKLAKE_TEST_CONNECT=1 SPARK_DUCKLAKE_TEST_BACKENDS=sqlite \
-        "${pytest[@]}" -m "spark and not cluster and not s3 and not own_session and not python_workers" \
+    # Tests marked `own_session` (the catalog plugin's, a JVM class, and those starting Connect servers of their
+    # own) would run the same again over Connect.
+    pytest_connect -m "spark and not cluster and not s3 and not own_session and not python_workers" \
         --deselect tests/catalog/test_concurrency.py "$@"
 }
 lane_user() {
@@ -110,12 +112,11 @@ lane_s3() {
     return $rc
 }
 lane_wheel() { bash scripts/wheel_smoke.sh; }
-lane_workers() {  # the local lanes' and the Connect lane's settings, the two side by side
+lane_workers() {  # locally and over Connect, side by side
     local log="$state/workers-connect.log" connect rc=0
-    SPARK_DUCKLAKE_SMALL_DATA_BYTES=0 SPARK_DUCKLAKE_TEST_CONNECT=1 SPARK_DUCKLAKE_TEST_BACKENDS=sqlite \
-        "${pytest[@]}" -m "spark and python_workers and not own_session" "$@" >"$log" 2>&1 &
+    pytest_connect -m "spark and python_workers and not own_session" "$@" >"$log" 2>&1 &
     connect=$!
-    SPARK_DUCKLAKE_TEST_BACKENDS_UNMARKED=sqlite,postgres "${pytest[@]}" -m "spark and python_workers" "$@" || rc=$?
+    pytest_local -m "spark and python_workers" "$@" || rc=$?
     wait "$connect" || rc=$?
     echo "--- the same tests over Spark Connect:"
     cat "$log"

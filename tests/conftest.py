@@ -181,9 +181,10 @@ def selects_no_spark(config) -> bool:
     except ImportError:
         return False
     compiled = Expression.compile(expression)
+    # The names in the expression (the characters pytest's own lexer takes for a name), each tried on and off.
     others = sorted(set(re.findall(r"[\w:+\-.\[\]\\/]+", expression)) - {"and", "or", "not", "spark"})
     bits = itertools.product((False, True), repeat=len(others))
-    assignments = (dict(zip(others, values, strict=True)) for values in bits)  # each mark on or off, spark on
+    assignments = (dict(zip(others, values, strict=True)) for values in bits)
     return not any(compiled.evaluate(lambda name, marks=marks, **_: name == "spark" or marks.get(name, False))
                    for marks in assignments)
 
